@@ -1,0 +1,3 @@
+from kerneltui.cli import main
+
+raise SystemExit(main())

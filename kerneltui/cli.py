@@ -1,0 +1,64 @@
+"""The ``kerneltui`` command. Subcommands live in ``kerneltui.commands`` (one module each).
+
+With no subcommand (or with a task path) it opens the TUI. Exit codes: 0 when every rung that
+ran passed, 1 when the kernel failed, 2 for usage or task errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from kerneltui import __version__
+
+# Modules under kerneltui.commands; each defines register(subparsers) and sets args.func.
+COMMAND_MODULES = (
+    "check",
+    "watch",
+    "new",
+    "demo",
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit 2 with a hint, as argparse does, but say what to run
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(try `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kerneltui", description="Write GPU kernels with an LLM agent against a harness you can trust.")
+    parser.add_argument("--version", action="version", version=f"kerneltui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"kerneltui.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    known = {name.replace("_", "-") for name in COMMAND_MODULES} | {"-h", "--help", "--version"}
+    if not argv or (argv[0] not in known and not argv[0].startswith("-")) or (argv and argv[0].startswith("--") and argv[0] not in known):
+        # `kerneltui` or `kerneltui TASK [options]` opens the TUI.
+        if "tui" in COMMAND_MODULES:
+            argv = ["tui", *argv]
+        elif not argv:
+            parser.print_help()
+            return EXIT_USAGE
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Shared pieces of the command-line front end: loading a task with a clean error, printing results."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.task import Task, TaskError, load_task
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+STATUS_COLOURS = {"ok": "32", "warn": "33", "fail": "31", "skip": "2"}
+
+
+def load_task_or_exit(path: str, kernel: str | None = None) -> Task:
+    try:
+        return load_task(path, kernel)
+    except TaskError as exc:
+        print(f"kerneltui: task error: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from exc
+
+
+def colour(text: str, code: str, stream: Any = None) -> str:
+    stream = stream or sys.stdout
+    if not getattr(stream, "isatty", lambda: False)():
+        return text
+    return f"\033[{code}m{text}\033[0m"
+
+
+def rung_line(result: RungResult) -> str:
+    line = result.line()
+    return colour(line, STATUS_COLOURS.get(result.status, "0"))
+
+
+def device_line(device: dict[str, Any]) -> str:
+    if not device:
+        return "device: unknown"
+    if device.get("gpu"):
+        return (f"device: {device.get('name')} ({device.get('arch')}, {device.get('sm_count')} SMs) · "
+                f"torch {device.get('torch')} · triton {device.get('triton')}")
+    extra = " · Triton interpreter" if device.get("interpreter") else ""
+    return f"device: no GPU (CPU){extra} · torch {device.get('torch')} · triton {device.get('triton')}"
+
+
+def json_safe(value: Any) -> Any:
+    """Strict JSON: non-finite floats become null (JSON has no NaN or infinity)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def print_json(data: Any) -> None:
+    json.dump(json_safe(data), sys.stdout, indent=2, default=str, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def parse_rungs(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [r.strip() for r in text.split(",") if r.strip()]

@@ -1,0 +1,73 @@
+"""``kerneltui watch TASK``: rerun the loop on every save, cancelling a run in flight."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from kerneltui.commands.check import history_observers
+from kerneltui.commands.common import device_line, load_task_or_exit, parse_rungs, rung_line
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("watch", help="rerun the loop on every save of the task's files")
+    p.add_argument("task")
+    p.add_argument("--kernel")
+    p.add_argument("--rungs", help="comma-separated rungs to run on each save")
+    p.add_argument("--timeout", type=float)
+    p.add_argument("--seeds", type=int)
+    p.add_argument("--arch")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    task = load_task_or_exit(args.task, args.kernel)
+    try:
+        asyncio.run(_watch(task, args))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
+    from kerneltui.core.events import Event, RunFinished, RungFinished, RunStarted
+    from kerneltui.core.loop import Loop
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.scheduler import RunScheduler
+    from kerneltui.core.watcher import watch_task
+    from kerneltui.core.worker.pool import WorkerPool
+
+    options = RunOptions(rungs=parse_rungs(args.rungs), seeds=args.seeds, timeout_s=args.timeout,
+                         arch=args.arch, origin="save")
+    saved_at: dict[str, float] = {}
+
+    def emit(event: Event) -> None:
+        if isinstance(event, RunStarted):
+            print(f"\n── run {event.run_id} · {time.strftime('%H:%M:%S')} · {event.source_hash}", flush=True)
+        elif isinstance(event, RungFinished):
+            extra = ""
+            if event.result.name == "correctness" and "save" in saved_at:
+                extra = f"  (verdict {time.perf_counter() - saved_at['save']:.2f} s after the save)"
+            print(rung_line(event.result) + extra, flush=True)
+        elif isinstance(event, RunFinished):
+            if event.cancelled:
+                print("cancelled: a newer save arrived", flush=True)
+            else:
+                print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)
+
+    pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
+    pool.prestart()
+    loop = Loop(task, pool=pool, emit=emit, observers=history_observers(task, options))
+    scheduler = RunScheduler(loop)
+    print(f"watching {task.root} ({task.backend}); save {task.kernel_file} to rerun · Ctrl+C to stop", flush=True)
+    scheduler.request(options)
+    try:
+        async for batch in watch_task(task):
+            names = ", ".join(p.name for p, _ in batch)
+            saved_at["save"] = time.perf_counter()
+            print(f"\nsaved: {names}", flush=True)
+            scheduler.request(options)
+    finally:
+        await scheduler.cancel()
+        await loop.close()

@@ -1,0 +1,141 @@
+"""Triton: JIT on the GPU, the Triton interpreter with no GPU (chosen by the worker at start-up)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from kerneltui.core.backends.base import BaseBackend
+
+# Known gaps of the interpreter that can make a correct kernel look wrong (or a wrong one right).
+INTERPRETER_CAVEATS = (
+    "Triton interpreter (no GPU): numerics follow numpy on the CPU; bf16 tl.dot can give wrong "
+    "numbers, fp8 is emulated, inline asm and some atomics/barriers do not run, and timing means nothing"
+)
+
+
+def describe_arg(value: Any) -> Any:
+    """A JSON description of one launch argument, enough to specialise an ahead-of-time compile."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return {"tensor": str(value.dtype).replace("torch.", ""), "aligned16": value.data_ptr() % 16 == 0,
+                "shape": list(value.shape), "stride": list(value.stride())}
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return {"int": value}
+    if isinstance(value, float):
+        return {"float": value}
+    if hasattr(value, "primitive_bitwidth") or type(value).__module__.startswith("triton"):
+        return {"triton": str(value)}
+    return {"object": type(value).__name__}
+
+
+class Backend(BaseBackend):
+    name = "triton"
+    label = "Triton"
+
+    def warm(self, state: Any) -> None:
+        import triton
+        import triton.language  # noqa: F401
+
+        self.triton = triton
+        self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
+        if self.interpret:
+            state.notes.append(INTERPRETER_CAVEATS)
+
+    def install_hooks(self, state: Any) -> None:
+        from triton.runtime import jit
+
+        classes = [jit.JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except ImportError:
+            pass
+        for cls in classes:
+            if getattr(cls.run, "_kerneltui_hook", False):
+                continue
+            original = cls.run
+
+            def run(self: Any, *args: Any, grid: Any, warmup: Any, _original: Any = original, **kwargs: Any) -> Any:
+                if not warmup and state.recording:
+                    name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel")
+                    state.record_launch(
+                        "triton", name,
+                        args=[describe_arg(a) for a in args],
+                        kwargs={k: describe_arg(v) for k, v in kwargs.items()},
+                        grid=_grid_repr(grid),
+                        jit_fn=self,
+                    )
+                return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+            run._kerneltui_hook = True  # type: ignore[attr-defined]
+            cls.run = run
+
+    def is_compile_error(self, exc: BaseException) -> bool:
+        from triton.compiler.errors import CompilationError
+
+        if isinstance(exc, CompilationError):
+            return True
+        # Errors raised while lowering (MLIR/ptxas) surface as RuntimeError/PTXASError.
+        return type(exc).__name__ in {"PTXASError", "MLIRCompilationError"}
+
+    def locate_error(self, exc: BaseException, state: Any) -> tuple[str, int] | None:
+        from triton.compiler.errors import CompilationError
+
+        err: BaseException | None = exc
+        while err is not None and not isinstance(err, CompilationError):
+            err = err.__cause__ or err.__context__
+        if err is None or getattr(err, "src", None) is None or not hasattr(err.node, "lineno"):
+            return None
+        for fn in self.jit_functions(state):
+            if getattr(fn, "_src", None) == err.src or getattr(fn, "src", None) == err.src:
+                raw = "".join(fn.raw_src)
+                lines = raw.splitlines()
+                def_offset = next((i for i, line in enumerate(lines) if line.lstrip().startswith("def ")), 0)
+                line = fn.starting_line_number + def_offset + err.node.lineno - 1
+                rel = state.original_path(fn.fn.__code__.co_filename)
+                if rel:
+                    return rel, line
+        return None
+
+    def jit_functions(self, state: Any) -> list[Any]:
+        from triton.runtime import jit
+
+        kinds: tuple[type, ...] = (jit.JITFunction,)
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            kinds = (*kinds, InterpretedFunction)
+        except ImportError:
+            pass
+        found: dict[int, Any] = {}
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if not file or state.original_path(file) is None:
+                continue
+            for value in vars(module).values():
+                inner = value
+                while inner is not None and not isinstance(inner, kinds) and hasattr(inner, "fn"):
+                    inner = inner.fn  # autotuner / heuristics wrappers
+                if isinstance(inner, kinds):
+                    found[id(inner)] = inner
+        return list(found.values())
+
+    def collect_artifacts(self, state: Any, arch: str, progress: Any) -> list[dict[str, Any]]:
+        from kerneltui.core.backends.triton_dump import collect
+
+        return collect(self, state, arch, progress)
+
+
+def _grid_repr(grid: Any) -> Any:
+    if callable(grid):
+        return "callable"
+    try:
+        return [int(g) for g in grid]
+    except Exception:
+        return str(grid)

@@ -1,0 +1,184 @@
+"""Plain dataclass events shared by the loop, the agent, the watcher, the session log and the UI.
+
+Events flow one way: producers call an ``emit`` callback with an event; the session log writes every
+event as one JSON line; the UI turns events into Textual messages. Replay feeds a saved stream back
+through the same path, so every event must round-trip through :func:`event_to_dict` /
+:func:`event_from_dict` unchanged.
+
+Add a new event type by subclassing :class:`Event` with ``@register_event``; its fields must be JSON
+types, other registered dataclasses (see ``_NESTED``), or lists/dicts of those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from kerneltui.core.rungs.result import RungResult, SourceLocation
+
+_EVENT_TYPES: dict[str, type[Event]] = {}
+# Dataclasses that may appear as event fields; serialised with a "__type__" tag.
+_NESTED: dict[str, type] = {"RungResult": RungResult, "SourceLocation": SourceLocation}
+
+E = TypeVar("E", bound="type[Event]")
+
+
+def register_event(cls: E) -> E:
+    kind = cls.__name__
+    if kind in _EVENT_TYPES and _EVENT_TYPES[kind] is not cls:
+        raise ValueError(f"event type {kind} registered twice")
+    _EVENT_TYPES[kind] = cls
+    return cls
+
+
+def register_nested(cls: type) -> type:
+    """Let instances of a dataclass appear inside events (e.g. a Proposal in ProposalMade)."""
+    _NESTED[cls.__name__] = cls
+    return cls
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event. ``at`` is a wall-clock timestamp (seconds since the epoch)."""
+
+    at: float = field(default_factory=time.time, kw_only=True)
+    kind: ClassVar[str] = "Event"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.kind = cls.__name__
+
+
+Emit = Callable[[Event], None]
+
+
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if name not in _NESTED and not isinstance(value, Event):
+            raise TypeError(f"{name} is not registered for use inside events")
+        data = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        data["__type__"] = name
+        return data
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "__type__" in value:
+            name = value["__type__"]
+            cls = _NESTED.get(name) or _EVENT_TYPES.get(name)
+            if cls is None:
+                raise ValueError(f"unknown nested type {name!r}")
+            kwargs = {k: _decode(v) for k, v in value.items() if k != "__type__"}
+            return _construct(cls, kwargs)
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def _construct(cls: type, kwargs: dict[str, Any]) -> Any:
+    names = {f.name for f in dataclasses.fields(cls)}
+    # Unknown keys come from newer writers; dropping them keeps old readers working.
+    known = {k: v for k, v in kwargs.items() if k in names}
+    from_dict = getattr(cls, "from_dict", None)
+    if from_dict is not None:
+        return from_dict(known)
+    return cls(**known)
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    data = {f.name: _encode(getattr(event, f.name)) for f in dataclasses.fields(event)}
+    data["type"] = event.kind
+    return data
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    kind = data.get("type")
+    cls = _EVENT_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}")
+    kwargs = {k: _decode(v) for k, v in data.items() if k != "type"}
+    return _construct(cls, kwargs)
+
+
+def event_types() -> dict[str, type[Event]]:
+    return dict(_EVENT_TYPES)
+
+
+# ----------------------------------------------------------------------------------------------
+# The verification loop
+# ----------------------------------------------------------------------------------------------
+
+
+@register_event
+@dataclass(frozen=True)
+class RunStarted(Event):
+    run_id: str
+    task: str
+    kernel_file: str
+    source_hash: str
+    rungs: list[str]
+    origin: str = "manual"  # "manual" | "save" | "proposal" | "auto" | "verify"
+
+
+@register_event
+@dataclass(frozen=True)
+class RungStarted(Event):
+    run_id: str
+    rung: str
+
+
+@register_event
+@dataclass(frozen=True)
+class RungProgress(Event):
+    run_id: str
+    rung: str
+    message: str
+    fraction: float | None = None
+
+
+@register_event
+@dataclass(frozen=True)
+class RungFinished(Event):
+    run_id: str
+    result: RungResult
+
+
+@register_event
+@dataclass(frozen=True)
+class RunFinished(Event):
+    run_id: str
+    ok: bool
+    results: list[RungResult]
+    duration_s: float
+    cancelled: bool = False
+    version_id: str | None = None
+    device: dict[str, Any] = field(default_factory=dict)
+
+
+@register_event
+@dataclass(frozen=True)
+class FileChanged(Event):
+    """A file of the task changed on disk (a save in any editor)."""
+
+    path: str
+    source_hash: str
+
+
+@register_event
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something a person should read: level is "info", "warning" or "error"."""
+
+    level: str
+    message: str
+    source: str = "kerneltui"

@@ -1,0 +1,198 @@
+"""One verification run: the rungs in order, each result emitted as it lands.
+
+The loop is the engine every front end drives: ``kerneltui check`` (headless), ``watch``, the TUI,
+the agent's trials and auto mode, and session re-verification. It emits plain events
+(``core.events``) and returns a :class:`RunReport`; it never prints and never touches a widget.
+
+Cancellation (a save during a run) cancels the asyncio task running :meth:`Loop.run`; the worker
+request in flight kills its worker's process group, and the loop reports the run as cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kerneltui.core import rungs as rung_registry
+from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
+from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
+from kerneltui.core.rungs.result import RungResult, fail, skip
+from kerneltui.core.task import Task, source_hash
+from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.process import WorkerFailure
+
+
+@dataclass
+class RunReport:
+    run_id: str
+    task: str
+    ok: bool
+    results: list[RungResult]
+    device: dict[str, Any]
+    source_hash: str
+    duration_s: float
+    cancelled: bool = False
+    version_id: str | None = None
+    version_dir: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)  # raw op results (not serialised to JSON output)
+
+    def result(self, name: str) -> RungResult | None:
+        return next((r for r in self.results if r.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "task": self.task,
+            "device": self.device,
+            "source_hash": self.source_hash,
+            "version": self.version_id,
+            "duration_s": round(self.duration_s, 3),
+            "cancelled": self.cancelled,
+            "rungs": [
+                {"name": r.name, "status": r.status, "summary": r.summary, "metrics": r.metrics, "error": r.error,
+                 "duration_s": round(r.duration_s, 3),
+                 "location": {"file": r.location.file, "line": r.location.line} if r.location else None}
+                for r in self.results
+            ],
+        }
+
+
+# Called after every run with the report; the history store registers itself here.
+RunObserver = Callable[[Task, str, RunReport, RunOptions], Any]
+
+
+class Loop:
+    def __init__(self, task: Task, pool: WorkerPool | None = None, emit: Emit | None = None,
+                 observers: list[RunObserver] | None = None) -> None:
+        self.task = task
+        self.pool = pool or WorkerPool(task.backend, arch=task.arch)
+        self.emit: Emit = emit or (lambda event: None)
+        self.observers: list[RunObserver] = list(observers or [])
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def run(self, options: RunOptions | None = None) -> RunReport:
+        options = options or RunOptions()
+        task = self.task
+        names = rung_registry.resolve(options.rungs)
+        source = options.kernel_source if options.kernel_source is not None else task.kernel_source()
+        overrides = {task.kernel_file: source}
+        files = task.read_sources(overrides)
+        digest = source_hash(source)
+        run_id = uuid.uuid4().hex[:12]
+        version_dir = task.state_dir / "versions" / digest
+        ctx = RunContext(
+            task=task, source=source, files=files, options=options, pool=self.pool, run_id=run_id,
+            emit=self.emit, source_hash=digest, version_dir=version_dir,
+        )
+        if options.arch:
+            self.pool.arch = options.arch
+        clock = Stopwatch()
+        self.emit(RunStarted(run_id=run_id, task=task.name, kernel_file=task.kernel_file, source_hash=digest,
+                             rungs=names, origin=options.origin))
+        results: list[RungResult] = []
+        cancelled = False
+        try:
+            for name in names:
+                result = await self._run_rung(ctx, name)
+                results.append(result)
+                ctx.results[name] = result
+                self.emit(RungFinished(run_id=run_id, result=result))
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            await ctx.release_workers()
+            device = ctx.device or dict(self.pool.device_info)
+            ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled
+            report = RunReport(
+                run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
+                duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data,
+            )
+            if not cancelled:
+                self._save_version(ctx, report)
+                for observer in self.observers:
+                    try:
+                        value = observer(task, source, report, options)
+                        if asyncio.iscoroutine(value):
+                            await value
+                    except Exception as exc:  # an observer must never lose the run's result
+                        self.emit(_notice("error", f"could not record the run: {exc}"))
+            self.emit(RunFinished(run_id=run_id, ok=ok, results=results, duration_s=clock.seconds,
+                                  cancelled=cancelled, version_id=report.version_id, device=device))
+        return report
+
+    async def _run_rung(self, ctx: RunContext, name: str) -> RungResult:
+        spec = rung_registry.spec(name)
+        for dep in spec.requires:
+            dep_result = ctx.results.get(dep)
+            if dep_result is not None and not dep_result.passed:
+                verb = "was skipped" if dep_result.status == "skip" else "failed"
+                return skip(name, f"{dep} {verb}")
+        pre = ctx.results.get("prechecks")
+        if name != "prechecks" and pre is not None and pre.status == "fail":
+            return skip(name, "prechecks failed (fix the strict findings first)")
+        if spec.needs_gpu and ctx.device and not ctx.has_gpu:
+            return skip(name, "no GPU: this rung needs one (CPU numbers are never shown as GPU performance)")
+        self.emit(RungStarted(run_id=ctx.run_id, rung=name))
+        watch = Stopwatch()
+        try:
+            result = await spec.run(ctx)
+        except asyncio.CancelledError:
+            raise
+        except WorkerFailure as exc:
+            result = fail(name, exc.message, details=exc.stderr, location=ctx.location_from(exc.error),
+                          metrics={"failure": exc.kind})
+        except Exception as exc:
+            import traceback
+
+            result = fail(name, f"internal error in the {name} rung: {type(exc).__name__}: {exc}",
+                          details=traceback.format_exc())
+        if not result.duration_s:
+            result = _with_duration(result, watch.seconds)
+        return result
+
+    def _save_version(self, ctx: RunContext, report: RunReport) -> None:
+        """Keep the checked source beside its dumps: the version folder is named by its hash."""
+        try:
+            ctx.version_dir.mkdir(parents=True, exist_ok=True)
+            target = ctx.version_dir / Path(ctx.task.kernel_file).name
+            if not target.exists():
+                target.write_text(ctx.source, encoding="utf-8")
+        except OSError as exc:
+            self.emit(_notice("warning", f"could not save the version to {ctx.version_dir}: {exc.strerror}"))
+
+
+def _with_duration(result: RungResult, seconds: float) -> RungResult:
+    from dataclasses import replace
+
+    return replace(result, duration_s=seconds)
+
+
+def _notice(level: str, message: str) -> Event:
+    from kerneltui.core.events import Notice
+
+    return Notice(level=level, message=message, source="loop")
+
+
+async def check_once(task: Task, options: RunOptions | None = None, emit: Emit | None = None,
+                     observers: list[RunObserver] | None = None, pool: WorkerPool | None = None) -> RunReport:
+    """Run the loop once with a private pool (headless commands)."""
+    own_pool = pool is None
+    if pool is None:
+        names = rung_registry.resolve(options.rungs if options else None)
+        # A one-shot run needs a second worker only for rungs that must not share the check worker.
+        pool = WorkerPool(task.backend, arch=(options.arch if options else None) or task.arch,
+                          replenish=any(rung_registry.spec(n).own_worker for n in names))
+    loop = Loop(task, pool=pool, emit=emit, observers=observers)
+    try:
+        return await loop.run(options)
+    finally:
+        if own_pool:
+            await loop.close()
+

@@ -1,0 +1,318 @@
+"""The ``prechecks`` rung: static checks of the kernel source, before any of it runs.
+
+Two levels. *Strict* findings fail the rung (and stop the run): they are the reward hacks that
+no correct kernel needs (calling the reference, patching timers, side streams, threads, tensor
+subclasses, no kernel of the task's backend at all). *Warnings* point at things that are often
+fine but deserve a look (a torch compute op in the host code, a precision downcast, a cache
+keyed on pointers). A task can waive a strict rule with ``allow = ["streams", …]`` in task.toml.
+
+Checks run on the syntax tree in the parent process: nothing is imported or executed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, warn
+
+# torch functions that only allocate, view or describe: fine in host code around a kernel.
+TORCH_ALLOWED = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+    "arange", "tensor", "as_tensor", "as_strided", "from_numpy", "device", "dtype", "Size", "finfo", "iinfo",
+    "is_tensor", "is_floating_point", "numel", "manual_seed", "Generator", "get_default_dtype", "broadcast_shapes",
+    "promote_types", "result_type", "can_cast", "no_grad", "inference_mode", "set_grad_enabled", "library",
+    "compile", "jit", "cuda", "backends", "utils", "nn", "ops", "_C", "testing", "float8_e4m3fn", "float8_e5m2",
+    "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "complex64", "cdiv", "empty_strided_cuda",
+}
+TORCH_SUBMODULE_ALLOWED = {"cuda": {"current_device", "device", "get_device_properties", "current_stream",
+                                    "is_available", "device_count", "get_device_capability", "set_device",
+                                    "synchronize"}}
+COMPUTE_METHODS = {
+    "matmul", "mm", "bmm", "softmax", "log_softmax", "sum", "mean", "exp", "log", "sqrt", "rsqrt", "max",
+    "min", "amax", "amin", "cumsum", "var", "std", "norm", "layer_norm", "relu", "gelu", "sigmoid", "tanh",
+    "addmm", "baddbmm", "einsum", "conv2d", "sort", "topk", "argmax", "argmin", "prod", "pow", "div", "mul",
+    "add", "sub",
+}
+DOWNCAST_METHODS = {"half", "bfloat16"}
+DOWNCAST_DTYPES = {"float16", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"}
+TIMER_TARGETS = re.compile(
+    r"^(time\.(perf_counter|perf_counter_ns|time|monotonic)|torch\.cuda\.(Event|synchronize|Stream|current_stream)|"
+    r"torch\.cuda\.Event\.\w+|torch\.(allclose|isclose|equal|testing\.\w+)|triton\.testing\.\w+|"
+    r"torch\.Tensor\.\w+)$"
+)
+BACKEND_MARKERS = {
+    "triton": (re.compile(r"@\s*(triton\.)?(jit|autotune|heuristics)\b"), "a @triton.jit kernel"),
+    "cute": (re.compile(r"@\s*(cute\.)?(kernel|jit)\b"), "a @cute.kernel (and a @cute.jit launcher)"),
+    "cuda": (re.compile(r"__global__"), "a __global__ kernel"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # "strict" | "warning"
+    rule: str  # the allow-able rule name, or "" when it cannot be waived
+    line: int
+    message: str
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, reference_module: str, kernel_is_python: bool) -> None:
+        self.findings: list[Finding] = []
+        self.reference_module = reference_module
+        self.torch_names: set[str] = set()  # local names bound to the torch module
+        self.functional_names: set[str] = set()  # names bound to torch.nn.functional
+        self.kernel_functions: set[str] = set()
+        self.in_kernel = 0
+
+    def add(self, level: str, rule: str, node: ast.AST, message: str) -> None:
+        self.findings.append(Finding(level, rule, getattr(node, "lineno", 0), message))
+
+    # imports -------------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._check_import(node, alias.name, alias.asname)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        mod = node.module or ""
+        if mod == "torch.nn" and any(a.name == "functional" for a in node.names):
+            for a in node.names:
+                if a.name == "functional":
+                    self.functional_names.add(a.asname or a.name)
+        if mod == "torch.nn.functional":
+            self.add("warning", "torch_ops", node, "imports torch.nn.functional ops: compute should happen in your kernel")
+        self._check_import(node, mod, None, [a.name for a in node.names])
+        self.generic_visit(node)
+
+    def _check_import(self, node: ast.AST, name: str, asname: str | None, names: list[str] | None = None) -> None:
+        root = name.split(".")[0]
+        if name == "torch":
+            self.torch_names.add(asname or "torch")
+        if name == "torch.nn.functional" and asname:
+            self.functional_names.add(asname)
+        if root == self.reference_module or (names and "ref_kernel" in names):
+            self.add("strict", "reference_import", node,
+                     f"imports the reference ({name}): the kernel must compute the answer itself, not call ref_kernel")
+        if root in ("threading", "concurrent", "multiprocessing", "_thread"):
+            self.add("strict", "threads", node,
+                     f"imports {root}: work on another thread can run outside the timed region")
+        if root in ("ctypes", "gc", "inspect") and name != "inspect":
+            self.add("warning", "", node, f"imports {root}: unusual in a kernel; make sure it is not touching the harness")
+
+    # definitions -----------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        is_kernel = any(_decorator_name(d) in {"jit", "autotune", "heuristics", "kernel"} for d in node.decorator_list)
+        if is_kernel:
+            self.kernel_functions.add(node.name)
+            self.in_kernel += 1
+        for d in node.decorator_list:
+            dn = _decorator_name(d)
+            if dn in {"lru_cache", "cache"}:
+                self.add("warning", "", node,
+                         f"{node.name} is memoised with @{dn}: results cached across calls are a known reward hack")
+        self.generic_visit(node)
+        if is_kernel:
+            self.in_kernel -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            if _dotted(base) in {"torch.Tensor", "Tensor"}:
+                self.add("strict", "", node, f"class {node.name} subclasses torch.Tensor: outputs must be plain tensors")
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name in {"__torch_function__", "__torch_dispatch__"}:
+                self.add("strict", "", item, f"{item.name} overrides torch's dispatch: not allowed in a kernel")
+        self.generic_visit(node)
+
+    # assignments -----------------------------------------------------------------------------
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._check_target(target, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_target(node.target, node)
+        self.generic_visit(node)
+
+    def _check_target(self, target: ast.AST, node: ast.AST) -> None:
+        name = _dotted(target)
+        if name and TIMER_TARGETS.match(_normalise_torch(name, self.torch_names)):
+            self.add("strict", "", node, f"reassigns {name}: patching timers or comparison functions is not allowed")
+        if name and name.startswith(("torch.backends.", "torch.cuda.matmul.")) and "allow_tf32" in name:
+            self.add("warning", "downcast", node, f"sets {name}: tf32 lowers float32 precision")
+
+    # calls -----------------------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dotted(node.func)
+        norm = _normalise_torch(name, self.torch_names) if name else ""
+        if name in {"setattr", "builtins.setattr"} and node.args:
+            owner = _dotted(node.args[0])
+            if owner and _normalise_torch(owner, self.torch_names).split(".")[0] in {"torch", "time", "triton"}:
+                self.add("strict", "", node, f"setattr on {owner}: patching library functions is not allowed")
+        if norm in {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.Stream"} or name.endswith(
+            ("cuda.Stream", "cudaStreamCreate", "cuStreamCreate")
+        ):
+            self.add("strict", "streams", node,
+                     f"creates or switches a CUDA stream ({name}): work on a side stream can escape the timed region")
+        if norm.startswith("threading.") or name in {"Thread", "ThreadPoolExecutor", "ProcessPoolExecutor"}:
+            self.add("strict", "threads", node, f"{name}: kernels must not start threads")
+        if name in {"ref_kernel", "reference.ref_kernel"}:
+            self.add("strict", "reference_import", node, "calls ref_kernel: the kernel must compute the answer itself")
+        if norm == "torch.set_float32_matmul_precision":
+            self.add("warning", "downcast", node, "changes float32 matmul precision (tf32/bf16 internally)")
+        if self.in_kernel == 0:
+            # Inside a kernel these are DSL ops (tl.sum, x.to(tl.float16) for the output): fine.
+            self._check_torch_compute(node, name, norm)
+            self._check_downcast(node, name)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "data_ptr":
+            self.add("warning", "", node,
+                     "uses data_ptr(): fine for launching, but results keyed on pointers are a known caching hack")
+        self.generic_visit(node)
+
+    def _check_torch_compute(self, node: ast.Call, name: str, norm: str) -> None:
+        if norm.startswith("torch.nn.functional.") or any(name.startswith(f + ".") for f in self.functional_names):
+            self.add("strict", "torch_ops", node, f"calls {name}: a torch library op computes the answer instead of your kernel")
+            return
+        if norm.startswith("torch."):
+            parts = norm.split(".")
+            head = parts[1] if len(parts) > 1 else ""
+            if head in TORCH_SUBMODULE_ALLOWED:
+                if len(parts) > 2 and parts[2] not in TORCH_SUBMODULE_ALLOWED[head] and parts[2][0].islower():
+                    self.add("warning", "", node, f"calls {name}")
+                return
+            if head and head not in TORCH_ALLOWED and not head[0].isupper():
+                self.add("strict", "torch_ops", node,
+                         f"calls {name}: a torch library op computes the answer instead of your kernel")
+            return
+        if isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS and norm.split(".")[0] not in {"tl", "triton", "cute", "math", "np", "numpy", "self"}:
+            self.add("warning", "torch_ops", node,
+                     f"calls .{node.func.attr}() outside a kernel: if this is a tensor op, the library computes it, not your kernel")
+
+    def _check_downcast(self, node: ast.Call, name: str) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in DOWNCAST_METHODS and not node.args:
+            self.add("warning", "downcast", node, f".{node.func.attr}() lowers precision; the float64-golden rule will judge it")
+        if isinstance(node.func, ast.Attribute) and node.func.attr in {"to", "type"}:
+            for arg in [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]:
+                d = _dotted(arg)
+                if d and d.split(".")[-1] in DOWNCAST_DTYPES:
+                    self.add("warning", "downcast", node, f"converts to {d}: lower precision than the inputs?")
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult) and self.in_kernel == 0:
+            self.add("warning", "torch_ops", node, "uses the @ operator outside a kernel: a torch matmul computes it, not your kernel")
+        self.generic_visit(node)
+
+
+def _decorator_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    name = _dotted(node)
+    return name.split(".")[-1] if name else ""
+
+
+def _dotted(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def _normalise_torch(name: str, torch_names: set[str]) -> str:
+    head, _, rest = name.partition(".")
+    if head in torch_names and head != "torch":
+        return "torch" + ("." + rest if rest else "")
+    return name
+
+
+def scan_python(source: str, backend: str, reference_module: str = "reference") -> tuple[list[Finding], SyntaxError | None]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return [], exc
+    scanner = _Scanner(reference_module, True)
+    scanner.visit(tree)
+    findings = scanner.findings
+    if backend == "torch":
+        # A torch candidate is allowed to call torch; it is compared with the reference all the same.
+        findings = [f for f in findings if f.rule not in {"torch_ops", "downcast"}]
+    return findings, None
+
+
+def scan_source(source: str, filename: str, backend: str, reference_module: str) -> tuple[list[Finding], SyntaxError | None]:
+    """All findings for one file of the candidate (Python or CUDA C++)."""
+    if filename.endswith((".cu", ".cuh", ".cpp", ".h", ".hpp")):
+        return scan_cuda(source), None
+    return scan_python(source, backend, reference_module)
+
+
+def scan_cuda(source: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for i, line in enumerate(source.splitlines(), 1):
+        code = line.split("//")[0]
+        if re.search(r"\bcudaStreamCreate|\bcuStreamCreate", code):
+            findings.append(Finding("strict", "streams", i, "creates a CUDA stream: work on a side stream can escape the timed region"))
+        if re.search(r"\bcublas|\bcudnn|\bcutlass::gemm::device", code):
+            findings.append(Finding("warning", "torch_ops", i, "calls a vendor library: make sure the kernel does the work"))
+    return findings
+
+
+def has_backend_kernel(source: str, backend: str) -> bool:
+    marker = BACKEND_MARKERS.get(backend)
+    return True if marker is None else bool(marker[0].search(source))
+
+
+async def run(ctx: RunContext) -> RungResult:
+    task = ctx.task
+    ref_module = task.reference_file.rsplit("/", 1)[-1].removesuffix(".py")
+    findings: list[Finding] = []
+    files_checked = []
+    candidate_files = [task.kernel_file]
+    if task.entry_file != task.kernel_file:
+        candidate_files.append(task.entry_file)
+    kernel_text = ctx.source
+    for name in candidate_files:
+        text = kernel_text if name == task.kernel_file else ctx.files.get(name, "")
+        found, syntax = scan_source(text, name, task.backend, ref_module)
+        files_checked.append(name)
+        if syntax is not None:
+            return fail(
+                "prechecks", f"{name}:{syntax.lineno}: syntax error: {syntax.msg}",
+                location=SourceLocation(name, syntax.lineno or 1, (syntax.offset or 1)),
+                metrics={"strict": 1, "warnings": 0},
+            )
+        findings.extend(Finding(f.level, f.rule, f.line, f"{name}:{f.line}: {f.message}") for f in found)
+    if task.backend != "torch" and not has_backend_kernel(kernel_text, task.backend):
+        what = BACKEND_MARKERS[task.backend][1]
+        findings.append(Finding("strict", "", 1, f"{task.kernel_file}: no {what} defined: the task's backend is {task.backend}"))
+
+    waived = [f for f in findings if f.level == "strict" and f.rule and f.rule in task.allow]
+    strict = [f for f in findings if f.level == "strict" and f not in waived]
+    warnings = [f for f in findings if f.level == "warning"]
+    details = "\n".join(
+        [f"STRICT  {f.message}" for f in strict]
+        + [f"warn    {f.message}" for f in warnings]
+        + [f"waived  {f.message} (allow = [\"{f.rule}\"])" for f in waived]
+    )
+    metrics = {"strict": len(strict), "warnings": len(warnings), "waived": len(waived), "files": files_checked}
+    first = strict[0] if strict else (warnings[0] if warnings else None)
+    loc = SourceLocation(task.kernel_file, first.line) if first and first.line else None
+    if strict:
+        more = f" (+{len(strict) - 1} more)" if len(strict) > 1 else ""
+        return fail("prechecks", strict[0].message + more, metrics=metrics, details=details, location=loc)
+    if warnings:
+        return warn("prechecks", f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''}: {warnings[0].message}",
+                    metrics=metrics, details=details, location=loc)
+    return ok("prechecks", "clean", metrics=metrics, details=details)

@@ -1,0 +1,238 @@
+"""The Task model and the one entry point that loads any supported task format.
+
+A task is what the person is optimising: a slow reference, the kernel being written, the shapes it
+is tested and benchmarked on, and how strict the comparison is. Three formats load into the same
+:class:`Task` (see ``core.task_loaders``): the native directory (``task.toml`` + ``reference.py`` +
+kernel), a KernelBench problem file, and a GPU MODE problem directory.
+
+Loading never imports task code (the parent process does not import torch); functions and
+signatures are checked on the syntax tree, and every problem is reported as a :class:`TaskError`
+that names the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Backend = Literal["triton", "cute", "cuda", "torch"]
+TaskFormat = Literal["native", "kernelbench", "gpumode"]
+BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch")
+
+# Files that travel to a worker with the task: small sources only, never data or build output.
+SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
+
+
+class TaskError(Exception):
+    """A task that cannot be used as it is, with the place to fix it."""
+
+    def __init__(self, message: str, file: Path | str | None = None, line: int | None = None) -> None:
+        self.file = str(file) if file is not None else None
+        self.line = line
+        where = ""
+        if self.file:
+            where = f"{self.file}:{line}: " if line else f"{self.file}: "
+        super().__init__(f"{where}{message}")
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test or benchmark case: keyword parameters for the input generator, and a seed."""
+
+    params: dict[str, Any]
+    seed: int | None = None
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return "default"
+        return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(self.params)
+        if self.seed is not None:
+            data["seed"] = self.seed
+        return data
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Overrides of the dtype-aware gate (``None`` means the harness default for the dtype)."""
+
+    atol: float | None = None
+    rtol: float | None = None
+    rel_l2: float | None = None  # bound on ||out - ref|| / ||ref||
+    min_psnr_db: float | None = None  # reduced-precision tasks: extra requirements
+    min_cosine: float | None = None
+    golden: bool = True  # allow the fp64-golden rule when allclose fails
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds each rung may take before its worker is killed."""
+
+    compile: float = 180.0
+    run: float = 60.0
+    correctness: float = 300.0
+    benchmark: float = 300.0
+    dump: float = 180.0
+    profile: float = 600.0
+    trace: float = 300.0
+
+    def for_rung(self, rung: str) -> float:
+        return float(getattr(self, rung, self.run))
+
+    def scaled_to(self, seconds: float) -> Timeouts:
+        return Timeouts(**{k: seconds for k in self.__dict__})
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    description: str
+    backend: Backend
+    format: TaskFormat
+    root: Path
+    kernel_file: str  # the file being written, relative to root
+    reference_file: str
+    entry_file: str  # the Python module whose custom_kernel (or ModelNew) the harness calls
+    tests: tuple[Case, ...]
+    benchmarks: tuple[Case, ...]
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    inplace: bool = False
+    seeds: int = 5
+    allow: frozenset[str] = frozenset()
+    arch: str = "sm_90a"
+    extra: dict[str, Any] = field(default_factory=dict)  # format-specific settings
+
+    @property
+    def kernel_path(self) -> Path:
+        return self.root / self.kernel_file
+
+    @property
+    def reference_path(self) -> Path:
+        return self.root / self.reference_file
+
+    @property
+    def entry_path(self) -> Path:
+        return self.root / self.entry_file
+
+    @property
+    def state_dir(self) -> Path:
+        """Where kerneltui keeps this task's versions, history and dumps."""
+        if self.format == "kernelbench":
+            return self.root / ".kerneltui" / Path(self.reference_file).stem
+        return self.root / ".kerneltui"
+
+    def watched_paths(self) -> list[Path]:
+        """Files whose save reruns the loop."""
+        return [self.root / name for name in sorted(self.source_files())]
+
+    def source_files(self) -> list[str]:
+        """Relative paths of the task's small source files (what a worker receives)."""
+        names: list[str] = []
+        for path in sorted(self.root.rglob("*")):
+            rel = path.relative_to(self.root)
+            if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+                continue
+            if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
+                continue
+            if len(rel.parts) > 3:
+                continue
+            try:
+                if path.stat().st_size > MAX_SOURCE_BYTES:
+                    continue
+            except OSError:
+                continue
+            names.append(rel.as_posix())
+        for required in (self.kernel_file, self.reference_file, self.entry_file):
+            if required not in names:
+                names.append(required)
+        return names
+
+    def read_sources(self, overrides: dict[str, str] | None = None) -> dict[str, str]:
+        """The task's source files as text, with ``overrides`` (e.g. a proposed kernel) applied."""
+        files: dict[str, str] = {}
+        for name in self.source_files():
+            try:
+                files[name] = (self.root / name).read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise TaskError(f"cannot read {name}: {exc.strerror}", self.root / name) from exc
+        if overrides:
+            files.update(overrides)
+        return files
+
+    def kernel_source(self) -> str:
+        try:
+            return self.kernel_path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise TaskError("the kernel file does not exist", self.kernel_path) from exc
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a worker needs to know about the task (JSON types only)."""
+        return {
+            "name": self.name,
+            "backend": self.backend,
+            "format": self.format,
+            "kernel_file": self.kernel_file,
+            "reference_file": self.reference_file,
+            "entry_file": self.entry_file,
+            "tests": [c.to_dict() for c in self.tests],
+            "benchmarks": [c.to_dict() for c in self.benchmarks],
+            "tolerance": self.tolerance.to_dict(),
+            "inplace": self.inplace,
+            "seeds": self.seeds,
+            "allow": sorted(self.allow),
+            "arch": self.arch,
+            "extra": self.extra,
+        }
+
+
+def source_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def cases_from_dicts(items: list[Any], what: str, file: Path) -> tuple[Case, ...]:
+    cases: list[Case] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise TaskError(f"{what} entry {i + 1} must be a table of parameters, not {type(item).__name__}", file)
+        params = {str(k): v for k, v in item.items() if k != "seed"}
+        seed = item.get("seed")
+        if seed is not None and not isinstance(seed, int):
+            raise TaskError(f"{what} entry {i + 1}: seed must be an integer, not {seed!r}", file)
+        cases.append(Case(params=params, seed=seed))
+    return tuple(cases)
+
+
+def load_task(path: str | Path, kernel: str | Path | None = None) -> Task:
+    """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory."""
+    from kerneltui.core.task_loaders import gpumode, kernelbench, native
+
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise TaskError("no such task: give a task directory, a KernelBench .py file or a GPU MODE directory", p)
+    p = p.resolve()
+    if p.is_file():
+        if p.name == "task.toml":
+            return native.load(p.parent, kernel)
+        if p.suffix == ".py":
+            return kernelbench.load(p, kernel)
+        raise TaskError("a task file must be a KernelBench problem (.py) or a task.toml", p)
+    if (p / "task.toml").exists():
+        return native.load(p, kernel)
+    if (p / "task.yml").exists() or (p / "task.yaml").exists():
+        return gpumode.load(p, kernel)
+    raise TaskError(
+        "not a task directory: expected task.toml (native) or task.yml (GPU MODE); "
+        "scaffold one with `kerneltui new DIR --from vector_add`",
+        p,
+    )

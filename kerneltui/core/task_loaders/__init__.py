@@ -1,0 +1,1 @@
+"""Adapters from each task format to :class:`kerneltui.core.task.Task`."""

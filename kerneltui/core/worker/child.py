@@ -1,0 +1,106 @@
+"""Entry point of a worker process: ``python -m kerneltui.core.worker.child --backend triton``.
+
+Start-up order matters:
+1. take the protocol off stdin/stdout onto private descriptors, and point fd 0 at /dev/null and
+   fd 1 at stderr, so whatever the candidate prints cannot corrupt the protocol;
+2. import torch, decide whether a GPU is there (no GPU: Triton runs under its interpreter, which
+   must be chosen before triton is imported), import the backend's DSL: this is the "warm" part;
+3. greet the parent with ``ready`` and serve requests until stdin closes.
+
+Candidate code is only ever imported by an op (``load``), after step 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+
+def _take_protocol_fds() -> tuple[IO[bytes], IO[bytes]]:
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    return proto_in, proto_out
+
+
+class Channel:
+    """Writes protocol messages; the only path results take back to the parent."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        from kerneltui.core.worker.protocol import encode
+
+        self._out = out
+        self._encode = encode
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._out.write(self._encode(message))
+        self._out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kerneltui-worker")
+    parser.add_argument("--backend", default="torch")
+    parser.add_argument("--arch", default=None, help="target for ahead-of-time compiles with no GPU (e.g. sm_90a)")
+    opts = parser.parse_args(argv)
+
+    proto_in, proto_out = _take_protocol_fds()
+    channel = Channel(proto_out)
+    from kerneltui.core.worker.protocol import read_message
+    from kerneltui.core.worker.state import WorkerState
+
+    started = time.perf_counter()
+    state = WorkerState(backend_name=opts.backend, arch=opts.arch)
+    try:
+        info = state.warm_up()
+    except BaseException as exc:  # a broken install must reach the person, not hang the parent
+        channel.send({"event": "ready", "ok": False, "error": _error_dict(exc, state)})
+        return 3
+    info["warm_up_s"] = round(time.perf_counter() - started, 3)
+    channel.send({"event": "ready", "ok": True, "info": info})
+
+    from kerneltui.core.worker.ops import OPS
+
+    while True:
+        message = read_message(proto_in)
+        if message is None:
+            return 0
+        req_id = message.get("id")
+        op = OPS.get(str(message.get("op")))
+        if op is None:
+            channel.send({"id": req_id, "ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {message.get('op')!r}"}})
+            continue
+
+        def progress(text: str, fraction: float | None = None, _id: Any = req_id) -> None:
+            channel.send({"id": _id, "event": "progress", "message": text, "fraction": fraction})
+
+        try:
+            result = op(state, message.get("args") or {}, progress)
+            channel.send({"id": req_id, "ok": True, "result": result})
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            channel.send({"id": req_id, "ok": False, "error": _error_dict(exc, state)})
+            if state.poisoned:
+                # A CUDA error leaves the context unusable; this process must not be reused.
+                return 4
+
+
+def _error_dict(exc: BaseException, state: Any) -> dict[str, Any]:
+    from kerneltui.core.worker.errors import describe_exception
+
+    try:
+        return describe_exception(exc, state)
+    except Exception:
+        return {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

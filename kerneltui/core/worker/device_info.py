@@ -1,0 +1,65 @@
+"""Facts about the worker's device and software, reported once at start-up."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from typing import Any
+
+
+def _version(module: str) -> str | None:
+    try:
+        from importlib.metadata import version
+
+        return version(module)
+    except Exception:
+        return None
+
+
+def nvidia_smi_query() -> dict[str, str]:
+    """Driver version and clocks from nvidia-smi (empty when it is missing)."""
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return {}
+    fields = ["driver_version", "clocks.max.sm", "clocks.max.mem", "name"]
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits", "-i", "0"],
+            capture_output=True, text=True, timeout=10,
+        ).stdout.strip().splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if not out:
+        return {}
+    values = [v.strip() for v in out[0].split(",")]
+    return dict(zip(["driver", "sm_clock_max_mhz", "mem_clock_max_mhz", "smi_name"], values, strict=False))
+
+
+def describe_device(state: Any) -> dict[str, Any]:
+    torch = state.torch
+    info: dict[str, Any] = {
+        "gpu": state.has_gpu,
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda_runtime": torch.version.cuda,
+        "triton": _version("triton"),
+        "cutlass_dsl": _version("nvidia-cutlass-dsl"),
+    }
+    if state.has_gpu:
+        props = torch.cuda.get_device_properties(0)
+        major, minor = props.major, props.minor
+        info.update(
+            name=props.name,
+            capability=f"{major}.{minor}",
+            # Hopper and Blackwell need the arch-specific target for wgmma/tcgen05.
+            arch=f"sm_{major}{minor}" + ("a" if major >= 9 else ""),
+            sm_count=props.multi_processor_count,
+            memory_bytes=int(props.total_memory),
+            l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
+        )
+        info.update(nvidia_smi_query())
+    else:
+        info.update(name="CPU (no GPU)", arch=None, interpreter=state.backend_name == "triton")
+    return info

@@ -1,0 +1,79 @@
+"""Identity checks on the functions the harness relies on.
+
+Candidate code runs in the same process as the checks, so a module-level ``torch.cuda.Event = …``
+or ``time.perf_counter = …`` would otherwise go unnoticed. The worker records the identity of
+every function it depends on before the candidate is imported and compares after import and after
+each call; any difference fails the run and names what was replaced.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+
+def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
+    watched: dict[str, tuple[Any, str]] = {
+        "time.perf_counter": (time, "perf_counter"),
+        "time.perf_counter_ns": (time, "perf_counter_ns"),
+        "time.time": (time, "time"),
+        "time.monotonic": (time, "monotonic"),
+        "torch.Tensor.clone": (torch.Tensor, "clone"),
+        "torch.Tensor.to": (torch.Tensor, "to"),
+        "torch.Tensor.__eq__": (torch.Tensor, "__eq__"),
+        "torch.allclose": (torch, "allclose"),
+        "torch.isclose": (torch, "isclose"),
+        "torch.equal": (torch, "equal"),
+        "torch.empty": (torch, "empty"),
+        "torch.empty_like": (torch, "empty_like"),
+        "torch.manual_seed": (torch, "manual_seed"),
+        "torch.randn": (torch, "randn"),
+        "torch.rand": (torch, "rand"),
+        "torch.cuda.synchronize": (torch.cuda, "synchronize"),
+        "torch.cuda.Event": (torch.cuda, "Event"),
+        "torch.cuda.Event.elapsed_time": (torch.cuda.Event, "elapsed_time"),
+        "torch.cuda.Event.record": (torch.cuda.Event, "record"),
+        "torch.cuda.current_stream": (torch.cuda, "current_stream"),
+        "torch.cuda.Stream.synchronize": (torch.cuda.Stream, "synchronize"),
+    }
+    try:
+        import torch.utils.deterministic as det
+
+        watched["torch.utils.deterministic"] = (torch.utils, "deterministic")
+        del det
+    except ImportError:
+        pass
+    return watched
+
+
+@dataclass
+class IdentitySnapshot:
+    ids: dict[str, int]
+
+    @classmethod
+    def take(cls, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> IdentitySnapshot:
+        watched = _watched(torch)
+        watched.update(extra or {})
+        return cls({name: id(getattr(owner, attr, None)) for name, (owner, attr) in watched.items()})
+
+    def changed(self, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> list[str]:
+        now = IdentitySnapshot.take(torch, extra)
+        return sorted(name for name, ident in self.ids.items() if now.ids.get(name) != ident)
+
+
+def check_identities(state: Any, when: str) -> None:
+    """Raise if anything the harness relies on was replaced since the snapshot."""
+    if state.integrity is None:
+        return
+    extra = state.runtime.watched_functions() if state.runtime is not None else None
+    changed = state.integrity.changed(state.torch, extra)
+    if changed:
+        raise HarnessTampering(
+            f"harness functions replaced {when}: {', '.join(changed)}. Kernels must not patch timers, "
+            "the reference or torch's comparison functions."
+        )
+
+
+class HarnessTampering(RuntimeError):
+    harness_message = True

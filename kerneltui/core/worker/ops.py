@@ -1,0 +1,16 @@
+"""The table of operations a worker serves, gathered from the op modules."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Each module exposes OPS: dict[str, callable(state, args, progress) -> dict].
+OP_MODULES = (
+    "kerneltui.core.worker.ops_check",
+    "kerneltui.core.worker.ops_device",
+)
+
+OPS: dict[str, Any] = {}
+for _name in OP_MODULES:
+    OPS.update(importlib.import_module(_name).OPS)

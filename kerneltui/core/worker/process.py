@@ -1,0 +1,265 @@
+"""The parent's handle on one worker process (asyncio).
+
+Every fault becomes a :class:`WorkerFailure` whose message says what happened: the op's exception
+text, "no answer after N s" (the worker's process group was killed), or the signal that ended the
+process (SIGSEGV, SIGABRT, …) with the last lines it wrote to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, decode_body, encode
+
+ProgressCallback = Callable[[str, float | None], None]
+STDERR_KEEP = 256 * 1024
+
+SIGNAL_MEANING = {
+    "SIGSEGV": "segmentation fault: an invalid memory access on the host",
+    "SIGABRT": "aborted: a failed assertion or a fatal error in native code",
+    "SIGBUS": "bus error: a misaligned or unmapped memory access",
+    "SIGFPE": "arithmetic exception",
+    "SIGILL": "illegal instruction",
+    "SIGKILL": "killed (out of memory, or by kerneltui)",
+    "SIGTERM": "terminated",
+}
+
+
+@dataclass
+class WorkerFailure(Exception):
+    """A request that did not produce a result."""
+
+    kind: str  # "error" (the op raised), "timeout", "crash", "start" (the worker never became ready)
+    message: str
+    error: dict[str, Any] = field(default_factory=dict)
+    stderr: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class WorkerProcess:
+    _ids = itertools.count(1)
+
+    def __init__(self, proc: asyncio.subprocess.Process, runner: Any, backend: str) -> None:
+        self.proc = proc
+        self.runner = runner
+        self.backend = backend
+        self.info: dict[str, Any] = {}
+        self.started_at = time.monotonic()
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._progress: dict[int, ProgressCallback] = {}
+        self._ready: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._stderr = bytearray()
+        self._stderr_dropped = 0  # bytes trimmed from the front, so marks stay valid
+        self._dead: str | None = None
+        self._ops: dict[int, str] = {}
+        self._last_progress: dict[int, str] = {}  # what the op said it was doing, for fault messages
+        self._reader = asyncio.create_task(self._read_loop())
+        self._err_reader = asyncio.create_task(self._read_stderr())
+        self.used = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @classmethod
+    async def start(cls, runner: Any, backend: str, arch: str | None = None) -> WorkerProcess:
+        proc = await runner.spawn(backend, arch)
+        return cls(proc, runner, backend)
+
+    async def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
+        try:
+            self.info = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+        except TimeoutError as exc:
+            self.kill()
+            raise WorkerFailure("start", f"the worker did not start within {timeout:.0f} s", stderr=self.stderr_tail()) from exc
+        return self.info
+
+    @property
+    def alive(self) -> bool:
+        return self._dead is None and self.proc.returncode is None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (the candidate may have spawned children)."""
+        self.runner.kill(self.proc)
+        if self._dead is None:
+            self._dead = "killed"
+
+    async def close(self) -> None:
+        if self.alive:
+            with contextlib.suppress(Exception):
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 2.0)
+            except TimeoutError:
+                self.kill()
+        else:
+            self.kill()
+        with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
+            await asyncio.wait_for(self.proc.wait(), 5.0)
+        for task in (self._reader, self._err_reader):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    # -- requests -----------------------------------------------------------------------------
+
+    async def request(
+        self, op: str, args: dict[str, Any] | None = None, timeout: float = 60.0,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        if not self.alive:
+            raise WorkerFailure("crash", f"the worker is no longer running ({self._dead or 'exited'})", stderr=self.stderr_tail())
+        self.used = True
+        req_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[req_id] = future
+        self._ops[req_id] = op
+        self._last_progress[req_id] = ""
+        if on_progress is not None:
+            self._progress[req_id] = on_progress
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(encode({"id": req_id, "op": op, "args": args or {}}))
+            await self.proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self._pending.pop(req_id, None)
+            raise await self._crash_failure(op) from exc
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(future), timeout)
+        except TimeoutError:
+            self.kill()
+            raise WorkerFailure(
+                "timeout",
+                f"no answer after {timeout:.0f} s during {self._phase(req_id, op)}: the kernel hangs or is far too "
+                "slow; the worker's process group was killed",
+                stderr=self.stderr_tail(),
+            ) from None
+        except asyncio.CancelledError:
+            # Cancelled by the caller (a save during a run): the worker is mid-op, so kill it.
+            self.kill()
+            raise
+        finally:
+            self._pending.pop(req_id, None)
+            self._progress.pop(req_id, None)
+        phase = self._phase(req_id, op)
+        self._last_progress.pop(req_id, None)
+        if reply.get("ok"):
+            return dict(reply.get("result") or {})
+        if reply.get("crashed"):
+            raise await self._crash_failure(phase)
+        error = dict(reply.get("error") or {})
+        raise WorkerFailure("error", str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
+
+    def _phase(self, req_id: int, op: str) -> str:
+        doing = self._last_progress.get(req_id)
+        return f"{op} ({doing})" if doing else op
+
+    async def _crash_failure(self, op: str) -> WorkerFailure:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), 5.0)
+        await asyncio.sleep(0.05)  # let the stderr reader drain the last lines
+        rc = self.proc.returncode
+        tail = self.stderr_tail(lines=15)
+        if rc is not None and rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            meaning = SIGNAL_MEANING.get(name, "")
+            msg = f"the worker died with {name}" + (f" ({meaning})" if meaning else "") + f" during {op}"
+        elif rc is not None:
+            msg = f"the worker exited with status {rc} during {op}"
+        else:
+            msg = f"the worker's connection closed during {op}"
+        last = [line for line in tail.splitlines() if line.strip()][-3:]
+        if last:
+            msg += "; last output: " + " | ".join(line.strip()[:200] for line in last)
+        return WorkerFailure("crash", msg, stderr=tail)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def _read_loop(self) -> None:
+        assert self.proc.stdout is not None
+        stream = self.proc.stdout
+        try:
+            while True:
+                header = await stream.readexactly(HEADER.size)
+                (length,) = HEADER.unpack(header)
+                if length > MAX_MESSAGE:
+                    raise ProtocolError(f"message of {length} bytes")
+                body = await stream.readexactly(length)
+                self._dispatch(decode_body(body))
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            pass
+        except ProtocolError as exc:
+            self._dead = f"protocol error: {exc}"
+        finally:
+            if self._dead is None:
+                self._dead = "exited"
+            if not self._ready.done():
+                self._ready.set_exception(WorkerFailure("start", "the worker exited before it was ready", stderr=self.stderr_tail()))
+                self._ready.exception()  # mark retrieved
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_result({"ok": False, "crashed": True})
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        event = message.get("event")
+        if event == "ready":
+            if message.get("ok", True):
+                if not self._ready.done():
+                    self._ready.set_result(dict(message.get("info") or {}))
+            else:
+                err = dict(message.get("error") or {})
+                if not self._ready.done():
+                    self._ready.set_exception(
+                        WorkerFailure("start", f"the worker could not start: {err.get('message')}", error=err, stderr=self.stderr_tail())
+                    )
+            return
+        req_id = message.get("id")
+        if event == "progress":
+            if req_id in self._last_progress:
+                self._last_progress[req_id] = str(message.get("message", ""))  # type: ignore[index]
+            cb = self._progress.get(req_id)  # type: ignore[arg-type]
+            if cb is not None:
+                cb(str(message.get("message", "")), message.get("fraction"))
+            return
+        future = self._pending.get(req_id)  # type: ignore[arg-type]
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    async def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        with contextlib.suppress(Exception):
+            while True:
+                chunk = await self.proc.stderr.read(65536)
+                if not chunk:
+                    break
+                self._stderr.extend(chunk)
+                if len(self._stderr) > STDERR_KEEP:
+                    cut = len(self._stderr) - STDERR_KEEP
+                    del self._stderr[:cut]
+                    self._stderr_dropped += cut
+
+    def stderr_mark(self) -> int:
+        return self._stderr_dropped + len(self._stderr)
+
+    def stderr_since(self, mark: int) -> str:
+        start = max(0, mark - self._stderr_dropped)
+        return self._stderr[start:].decode("utf-8", errors="replace")
+
+    def stderr_tail(self, lines: int = 40) -> str:
+        text = self._stderr.decode("utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])

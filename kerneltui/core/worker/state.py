@@ -1,0 +1,112 @@
+"""What a worker process holds between requests: device facts, the task copy, loaded modules."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+
+@dataclass
+class LaunchRecord:
+    """One kernel launch seen by a backend hook while candidate code ran."""
+
+    backend: str
+    kernel: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class WorkerState:
+    def __init__(self, backend_name: str, arch: str | None = None) -> None:
+        self.backend_name = backend_name
+        self.arch = arch or "sm_90a"  # target for ahead-of-time compiles when there is no GPU
+        self.backend: Any = None  # kerneltui.core.backends.<name>.Backend instance
+        self.torch: Any = None
+        self.device: str = "cpu"
+        self.has_gpu = False
+        self.info: dict[str, Any] = {}
+        self.workdir = Path(tempfile.mkdtemp(prefix="kerneltui-worker-"))
+        self.task_dir = self.workdir / "task"
+        self.task: dict[str, Any] = {}
+        self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime
+        self.launches: list[LaunchRecord] = []
+        self.recording = False
+        self.poisoned = False
+        self.integrity: Any = None  # kerneltui.core.worker.integrity.IdentitySnapshot
+        self.artifacts: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.first_call_error: dict[str, Any] | None = None
+        self.compile_launches: list[LaunchRecord] = []
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def warm_up(self) -> dict[str, Any]:
+        import torch
+        import torch._dynamo  # noqa: F401  (it rewraps torch.manual_seed on import: do it before any snapshot)
+
+        self.torch = torch
+        self.has_gpu = bool(torch.cuda.is_available())
+        if self.has_gpu:
+            self.device = "cuda"
+            torch.cuda.init()
+        else:
+            # The interpreter is chosen when triton.jit decorates, so it must be set before any
+            # candidate (or triton itself) is imported.
+            os.environ.setdefault("TRITON_INTERPRET", "1")
+        from kerneltui.core.backends import backend_for
+        from kerneltui.core.worker.device_info import describe_device
+
+        self.backend = backend_for(self.backend_name)
+        self.backend.warm(self)
+        self.info = describe_device(self)
+        self.info["backend"] = self.backend_name
+        return self.info
+
+    # -- the task ---------------------------------------------------------------------------
+
+    def install_task(self, task: dict[str, Any], files: dict[str, str]) -> None:
+        if self.task_dir.exists():
+            shutil.rmtree(self.task_dir)
+        self.task_dir.mkdir(parents=True)
+        for name, text in files.items():
+            target = (self.task_dir / name).resolve()
+            if self.task_dir.resolve() not in target.parents:
+                raise ValueError(f"refusing to write {name} outside the task copy")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        self.task = task
+        sys.path.insert(0, str(self.task_dir))
+        os.chdir(self.task_dir)
+
+    def import_file(self, rel: str, module_name: str) -> ModuleType:
+        path = self.task_dir / rel
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {rel}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    def record_launch(self, backend: str, kernel: str, **detail: Any) -> None:
+        if self.recording:
+            self.launches.append(LaunchRecord(backend, kernel, detail))
+
+    def original_path(self, path: str) -> str | None:
+        """Map a path inside the worker's task copy back to the task-relative name."""
+        try:
+            rel = Path(path).resolve().relative_to(self.task_dir.resolve())
+        except (ValueError, OSError):
+            return None
+        return rel.as_posix()
+
+    def sync(self) -> None:
+        if self.has_gpu:
+            self.torch.cuda.synchronize()

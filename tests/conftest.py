@@ -1,0 +1,60 @@
+"""Shared fixtures. GPU tests (marked ``gpu``) are skipped on machines without a CUDA device."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "kerneltui" / "examples"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _has_gpu() -> bool:
+    if os.environ.get("KERNELTUI_ASSUME_NO_GPU") == "1":
+        return False
+    if shutil.which("nvidia-smi") is None and not Path("/dev/nvidia0").exists():
+        return False
+    # Ask torch in a subprocess: the test process itself should not have to import torch.
+    probe = subprocess.run([sys.executable, "-c", "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                           capture_output=True)
+    return probe.returncode == 0
+
+
+HAS_GPU = _has_gpu()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAS_GPU:
+        return
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def example_task(tmp_path: Path):
+    """Copy a bundled example into a temp dir and return its path: ``example_task("vector_add")``."""
+
+    def make(name: str, kernel_text: str | None = None, kernel_name: str | None = None) -> Path:
+        dest = tmp_path / name
+        shutil.copytree(EXAMPLES / name, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+        if kernel_text is not None:
+            (dest / (kernel_name or "kernel.py")).write_text(kernel_text)
+        return dest
+
+    return make
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real ``kerneltui`` command line in a subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "kerneltui", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, env=full_env)
