@@ -182,3 +182,94 @@ class Notice(Event):
     level: str
     message: str
     source: str = "kerneltui"
+
+
+# ----------------------------------------------------------------------------------------------
+# The agent (produced by core.agent, rendered by the chat pane, written by the session log)
+# ----------------------------------------------------------------------------------------------
+
+
+@register_event
+@dataclass(frozen=True)
+class UserMessage(Event):
+    text: str
+
+
+@register_event
+@dataclass(frozen=True)
+class AgentTextDelta(Event):
+    """A streamed piece of the agent's reply (``turn_id`` groups one reply)."""
+
+    turn_id: str
+    text: str
+
+
+@register_event
+@dataclass(frozen=True)
+class AgentMessage(Event):
+    """The agent's complete reply text for one turn (after its deltas)."""
+
+    turn_id: str
+    text: str
+    provider: str = ""
+    model: str = ""
+
+
+@register_event
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    turn_id: str
+    call_id: str
+    name: str
+    summary: str  # one line: "search_context('wgmma layout')"
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@register_event
+@dataclass(frozen=True)
+class ToolCallFinished(Event):
+    turn_id: str
+    call_id: str
+    name: str
+    ok: bool
+    summary: str  # one line: "12 hits in context/" or the error
+    output: str = ""  # what the agent saw (may be long; the chat shows it collapsed)
+
+
+@register_event
+@dataclass(frozen=True)
+class ProposalEvent(Event):
+    """A proposal was made or changed state.
+
+    ``state`` is one of pending, trial, trial_done, accepted, rejected, redirected, stale,
+    superseded, undone; ``proposal`` carries the full proposal as a dict (id, rationale, kind,
+    new_source or diff, hunks, trial results, decision reason).
+    """
+
+    proposal_id: str
+    state: str
+    proposal: dict[str, Any] = field(default_factory=dict)
+
+
+@register_event
+@dataclass(frozen=True)
+class TokenUsage(Event):
+    turn_id: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = None  # None when the model has no price in the table
+    session_input_tokens: int = 0
+    session_output_tokens: int = 0
+    session_cost_usd: float | None = None
+
+
+@register_event
+@dataclass(frozen=True)
+class AgentError(Event):
+    """A provider or tool failure the person must see (no key, 401, 429, network)."""
+
+    turn_id: str
+    kind: str  # "no_key", "auth", "rate_limit", "network", "refused", "provider", "tool"
+    message: str
