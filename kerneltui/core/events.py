@@ -45,11 +45,11 @@ class Event:
     """Base of every event. ``at`` is a wall-clock timestamp (seconds since the epoch)."""
 
     at: float = field(default_factory=time.time, kw_only=True)
-    kind: ClassVar[str] = "Event"
+    type_name: ClassVar[str] = "Event"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.kind = cls.__name__
+        cls.type_name = cls.__name__
 
 
 Emit = Callable[[Event], None]
@@ -97,7 +97,7 @@ def _construct(cls: type, kwargs: dict[str, Any]) -> Any:
 
 def event_to_dict(event: Event) -> dict[str, Any]:
     data = {f.name: _encode(getattr(event, f.name)) for f in dataclasses.fields(event)}
-    data["type"] = event.kind
+    data["type"] = event.type_name
     return data
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
+from typing import TYPE_CHECKING
 
-from kerneltui.core.rungs.context import RungSpec
+if TYPE_CHECKING:  # context imports events, which imports rungs.result: keep this package light
+    from kerneltui.core.rungs.context import RungSpec
 
 # name, title, requires, needs_gpu, on_demand, own_worker
 _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
@@ -21,6 +23,8 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
 
 @cache
 def rung_specs() -> tuple[RungSpec, ...]:
+    from kerneltui.core.rungs.context import RungSpec
+
     specs = []
     for name, title, requires, needs_gpu, on_demand, own_worker in _TABLE:
         module = importlib.import_module(f"kerneltui.core.rungs.{name}")
