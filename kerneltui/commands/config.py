@@ -1,0 +1,65 @@
+"""``kerneltui config``: the effective settings and where each one came from."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
+
+# Modules that declare settings with config.register_defaults (imported so that every section shows).
+SETTING_MODULES = ("kerneltui.ui.defaults",)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("config", help="show the effective settings and where each came from")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--path", action="store_true", help="print only the config file's path")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    import importlib
+
+    from kerneltui import paths
+    from kerneltui.config import ConfigError, load_config
+
+    for name in SETTING_MODULES + _optional_setting_modules():
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    try:
+        cfg = load_config()
+    except ConfigError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.path:
+        print(cfg.file)
+        return EXIT_OK
+    if args.json:
+        data = {sec: {k: {"value": s.value, "source": s.source} for k, s in values.items()}
+                for sec, values in sorted(cfg.settings.items())}
+        json.dump({"file": str(cfg.file), "settings": data}, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    exists = "" if cfg.file and cfg.file.exists() else "  (does not exist: defaults and env only)"
+    print(f"config file: {cfg.file}{exists}")
+    print(f"user themes: {paths.user_themes_dir()}")
+    for section, values in sorted(cfg.settings.items()):
+        print(f"\n[{section}]")
+        if not values:
+            print("  (none set)")
+        for key, setting in sorted(values.items()):
+            shown = json.dumps(setting.value) if not isinstance(setting.value, str) else repr(setting.value)
+            secret = any(word in key for word in ("key", "token", "secret")) and section != "keys"
+            if secret and setting.value:
+                shown = "'…" + str(setting.value)[-4:] + "'"
+            print(f"  {key:<24} = {shown:<28} # {setting.source}")
+    return EXIT_OK
+
+
+def _optional_setting_modules() -> tuple[str, ...]:
+    """Parts that register their own settings, when they are installed."""
+    return ("kerneltui.core.agent.settings", "kerneltui.core.agent")

@@ -1,0 +1,58 @@
+"""``kerneltui [TASK]``: open the TUI on a task (the current directory when none is given)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tui", help="open the app on a task (the default command)")
+    p.add_argument("task", nargs="?", default=".", help="a task directory, KernelBench file or GPU MODE directory")
+    p.add_argument("--kernel", help="edit this kernel file instead of the task's own")
+    p.add_argument("--theme", help="a theme name (see the command palette, or themes/)")
+    p.add_argument("--timeout", type=float, help="seconds each rung may take (overrides the task's timeouts)")
+    p.add_argument("--no-watch", action="store_true", help="do not rerun on saves made outside the app")
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from kerneltui.config import ConfigError, load_config
+    from kerneltui.core.task import TaskError
+
+    if not sys.stdout.isatty():
+        print("kerneltui: the app needs a terminal; for scripts use `kerneltui check TASK` or `kerneltui watch TASK`",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        settings = load_config()
+    except ConfigError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.theme:
+        from kerneltui.config import Setting
+
+        settings.settings.setdefault("ui", {})["theme"] = Setting(args.theme, "--theme")
+    try:
+        app = open_app(Path(args.task), kernel=args.kernel, settings=settings, timeout=args.timeout,
+                       watch=not args.no_watch)
+    except TaskError as exc:
+        hint = "" if Path(args.task, "task.toml").exists() or args.task != "." else \
+            " (give a task directory, or try `kerneltui demo`)"
+        print(f"kerneltui: task error: {exc}{hint}", file=sys.stderr)
+        return EXIT_USAGE
+    app.run()
+    return EXIT_OK
+
+
+def open_app(task: Path, *, kernel: str | None = None, settings=None, timeout: float | None = None,  # type: ignore[no-untyped-def]
+             watch: bool = True, agent=None):  # type: ignore[no-untyped-def]
+    from kerneltui.ui.app import AppOptions, create_app
+
+    ui = settings.section("ui") if settings is not None else {}
+    options = AppOptions(watch=watch and bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)),
+                         run_timeout_s=timeout)
+    return create_app(task, kernel=kernel, settings=settings, options=options, agent=agent)

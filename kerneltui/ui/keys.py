@@ -1,0 +1,113 @@
+"""Every key binding, each with an id that the ``[keys]`` section of the config file can remap.
+
+``[keys]`` maps a binding id to one key or a comma-separated list, e.g. ``run_loop = "f5"``.
+Plain-letter keys live only on widgets that never take text (the rung table, the asm view, the
+chat history), so they cannot fire while typing in the editor or the chat input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+def _b(key: str, action: str, description: str, id: str, show: bool = True, priority: bool = False,
+       key_display: str | None = None) -> Binding:
+    return Binding(key, action, description, show=show, priority=priority, id=id, key_display=key_display)
+
+
+APP = [
+    _b("f1", "help", "Help", "help", key_display="F1"),
+    _b("ctrl+r", "run_loop", "Run", "run_loop"),
+    _b("ctrl+o", "toggle_maximise", "Maximise", "maximise"),
+    _b("alt+1", "focus_pane('chat')", "Chat", "focus_chat", show=False),
+    _b("alt+2", "focus_pane('editor')", "Editor", "focus_editor", show=False),
+    _b("alt+3", "focus_pane('rungs')", "Rungs", "focus_rungs", show=False),
+    _b("alt+4", "focus_pane('chart')", "Chart", "focus_chart", show=False),
+    _b("alt+5", "focus_pane('asm')", "Asm", "focus_asm", show=False),
+    _b("alt+right", "resize('wider')", "Wider", "pane_wider", show=False),
+    _b("alt+left", "resize('narrower')", "Narrower", "pane_narrower", show=False),
+    _b("alt+down", "resize('taller')", "Taller top row", "pane_taller", show=False),
+    _b("alt+up", "resize('shorter')", "Shorter top row", "pane_shorter", show=False),
+    _b("ctrl+q", "quit", "Quit", "quit", show=False, priority=True),
+]
+
+EDITOR = [
+    _b("ctrl+s", "save", "Save", "save"),
+]
+
+CHAT_LOG = [
+    _b("a", "decide('accept')", "Accept", "proposal_accept"),
+    _b("r", "decide('reject')", "Reject", "proposal_reject"),
+    _b("f", "feedback", "Feedback", "proposal_feedback"),
+    _b("i,enter", "compose", "Write", "chat_compose"),
+]
+
+CHAT_INPUT = [
+    _b("escape", "leave", "Back to history", "chat_leave", show=False),
+]
+
+RUNGS = [
+    _b("enter", "open_row", "Open", "rung_open", show=False),
+    _b("p", "profile", "Profile", "rung_profile"),
+    _b("r", "run_selected", "Run this rung", "rung_run"),
+]
+
+ASM = [
+    _b("right_square_bracket", "stage(1)", "Next stage", "asm_next_stage", key_display="]"),
+    _b("left_square_bracket", "stage(-1)", "Previous stage", "asm_prev_stage", show=False, key_display="["),
+    _b("enter", "jump_to_source", "Go to source", "asm_jump"),
+    _b("d", "toggle_filter('directives')", "Directives", "asm_directives"),
+    _b("c", "toggle_filter('comments')", "Comments", "asm_comments"),
+    _b("x", "toggle_filter('hex')", "Hex", "asm_hex"),
+    _b("v", "toggle_diff", "Diff vs accepted", "asm_diff"),
+    _b("g", "top", "Top", "asm_top", show=False),
+    _b("G", "bottom", "Bottom", "asm_bottom", show=False),
+]
+
+CHART = [
+    _b("u", "toggle_unit", "µs / % roofline", "chart_unit"),
+]
+
+PROPOSAL_SCREEN = [
+    _b("escape", "dismiss", "Close", "close", show=True),
+]
+
+
+@dataclass(frozen=True)
+class BindingGroup:
+    title: str
+    where: str  # when these keys work
+    bindings: list[Binding]
+
+
+GROUPS = [
+    BindingGroup("Everywhere", "any pane", APP),
+    BindingGroup("Editor", "the kernel editor", EDITOR),
+    BindingGroup("Chat history", "the chat pane (not while typing)", CHAT_LOG),
+    BindingGroup("Chat input", "while typing a message", CHAT_INPUT),
+    BindingGroup("Rungs", "the rung table", RUNGS),
+    BindingGroup("Asm", "the asm viewer", ASM),
+    BindingGroup("Chart", "the history chart", CHART),
+]
+
+
+def binding_ids() -> set[str]:
+    return {b.id for group in GROUPS for b in group.bindings if b.id}
+
+
+def keymap_from_settings(keys: dict[str, object]) -> tuple[dict[str, str], list[str]]:
+    """The keymap for ``App.set_keymap`` and a list of problems (unknown ids, bad values)."""
+    known = binding_ids()
+    keymap: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, value in keys.items():
+        if binding_id not in known:
+            problems.append(f"[keys] {binding_id}: no binding has this id (see F1 for the list)")
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"[keys] {binding_id}: give a key as a string, e.g. \"ctrl+r\" or \"f5,ctrl+r\"")
+            continue
+        keymap[binding_id] = value.replace(" ", "")
+    return keymap, problems

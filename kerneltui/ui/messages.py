@@ -1,0 +1,119 @@
+"""Textual messages made from core events, by one bridge object.
+
+The loop, the watcher and the agent call :meth:`EventBridge.emit` with plain events (possibly from
+another thread); the bridge posts one Textual message per event to the app, which hands state to
+the widgets ("attributes down, messages up"). Nothing that produces events touches a widget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from kerneltui.core import events as ev
+
+
+class CoreEvent(Message):
+    """Base of every message that carries a core event."""
+
+    def __init__(self, event: ev.Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class LoopEvent(CoreEvent):
+    """RunStarted, RungStarted, RungProgress, RungFinished, RunFinished."""
+
+
+class FileEvent(CoreEvent):
+    """A task file changed on disk (FileChanged)."""
+
+
+class NoticeEvent(CoreEvent):
+    """Something to read (Notice)."""
+
+
+class AgentEvent(CoreEvent):
+    """UserMessage, AgentTextDelta, AgentMessage, ToolCall*, ProposalEvent, TokenUsage, AgentError."""
+
+
+_LOOP = (ev.RunStarted, ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.RunFinished)
+_AGENT = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
+          ev.ProposalEvent, ev.TokenUsage, ev.AgentError)
+
+
+def message_for(event: ev.Event) -> CoreEvent:
+    if isinstance(event, _LOOP):
+        return LoopEvent(event)
+    if isinstance(event, ev.FileChanged):
+        return FileEvent(event)
+    if isinstance(event, ev.Notice):
+        return NoticeEvent(event)
+    if isinstance(event, _AGENT):
+        return AgentEvent(event)
+    return CoreEvent(event)
+
+
+class EventBridge:
+    """Turns core events into messages posted to ``target`` (the app); keeps a log for replay and tests."""
+
+    def __init__(self, target: Any, keep: int = 10_000) -> None:
+        self.target = target
+        self.keep = keep
+        self.log: list[ev.Event] = []
+
+    def emit(self, event: ev.Event) -> None:
+        self.log.append(event)
+        if len(self.log) > self.keep:
+            del self.log[: len(self.log) - self.keep]
+        # post_message is thread-safe: the loop's task and any agent thread may call this.
+        self.target.post_message(message_for(event))
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages between widgets (not core events)
+# ---------------------------------------------------------------------------------------------
+
+
+class JumpToSource(Message):
+    """Move the editor's cursor to a line of the kernel file."""
+
+    def __init__(self, line: int, column: int = 1) -> None:
+        super().__init__()
+        self.line = line
+        self.column = column
+
+
+class EditorCursorMoved(Message):
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+
+
+class SaveRequested(Message):
+    """The editor saved the kernel file (its content is what was written)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class ProposalDecision(Message):
+    def __init__(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+        super().__init__()
+        self.proposal_id = proposal_id
+        self.decision = decision
+        self.feedback = feedback
+
+
+class ChatSubmitted(Message):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class OpenProfile(Message):
+    def __init__(self, rung: str) -> None:
+        super().__init__()
+        self.rung = rung

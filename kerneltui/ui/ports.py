@@ -1,0 +1,106 @@
+"""The small interfaces the panes are drawn from, so each works with any source of its data.
+
+The agent, the history store, the asm dumps and the profiler are separate parts of kerneltui. The
+UI reads them through these shapes only: a real source (``ui.adapters``) in the app, fixed data in
+tests and snapshots. Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from kerneltui.core.events import Emit
+from kerneltui.core.rungs.result import RungResult
+
+# ---------------------------------------------------------------------------------------------
+# Agent
+# ---------------------------------------------------------------------------------------------
+
+
+class AgentController(Protocol):
+    """What the chat pane drives. Replies come back as agent events through ``emit``."""
+
+    label: str  # shown above the chat: provider and model, or why it is scripted
+
+    def attach(self, emit: Emit) -> None:
+        """Called once by the app with the callback that carries agent events to the UI."""
+
+    async def send(self, text: str) -> None:
+        """The person's message (the controller emits a UserMessage and the reply)."""
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+        """``decision`` is "accept", "reject" or "redirect" (feedback says where to go instead)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark history
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One version's benchmark: the median and its spread (e.g. the interquartile range), in µs."""
+
+    version: str  # short label (source hash prefix)
+    median_us: float
+    low_us: float
+    high_us: float
+    current: bool = False
+
+
+@dataclass(frozen=True)
+class HistorySeries:
+    points: list[HistoryPoint] = field(default_factory=list)
+    baseline_us: float | None = None  # the reference, timed the same way
+    floor_us: float | None = None  # the roofline floor: no correct kernel can be faster
+    note: str = ""  # why there is nothing to draw (no GPU, no benchmark yet)
+
+
+class HistorySource(Protocol):
+    def load(self) -> HistorySeries: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiler output
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AsmStage:
+    """One compiler stage's text and, per line, the kernel-file line it came from (1-based)."""
+
+    name: str  # "TTIR", "TTGIR", "LLIR", "PTX", "SASS", "MLIR"
+    text: str
+    source_lines: tuple[int | None, ...] = ()  # index: asm line (0-based); value: source line
+
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+@dataclass(frozen=True)
+class AsmListing:
+    stages: list[AsmStage] = field(default_factory=list)
+    note: str = ""  # why there are no stages (no dump yet, disassembler missing …)
+
+
+class AsmSource(Protocol):
+    def load(self, version_dir: Path | None) -> AsmListing: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Profile (ncu)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileTable:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+
+
+class ProfileSource(Protocol):
+    def table(self, result: RungResult) -> ProfileTable | None: ...

@@ -1,0 +1,1 @@
+"""Screens: main (the five panes), help, profile view, file-changed prompt, path prompts."""

@@ -1,0 +1,174 @@
+"""The main screen: chat | editor | rungs on top, chart | asm below, the status line and key hints.
+
+```
+┌ chat ─────┬ kernel.py ─────────┬ rungs ──────┐
+│           │                    │             │
+├ history ──┼ asm ───────────────┤  (details)  │
+└───────────┴────────────────────┴─────────────┘
+ status line
+ footer (keys of the focused pane)
+```
+
+Each pane is a ``Pane`` container that can be focused (alt+1…5), maximised (ctrl+o) and resized
+(alt+arrows); the widgets inside never reach into each other, the app moves data between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from kerneltui.ui.widgets.asm_view import AsmLines, AsmPane
+from kerneltui.ui.widgets.chat import ChatInput, ChatPane
+from kerneltui.ui.widgets.editor import KernelEditor
+from kerneltui.ui.widgets.history_chart import HistoryChart
+from kerneltui.ui.widgets.rungs import RungRow, RungsPanel, RungTable
+from kerneltui.ui.widgets.status_line import StatusLine
+
+PANES = ("chat", "editor", "rungs", "chart", "asm")
+COLUMN_OF = {"chat": 0, "chart": 0, "editor": 1, "asm": 1, "rungs": 2}
+TOP_ROW = {"chat", "editor"}
+
+
+class Pane(Vertical):
+    """A titled, focusable, maximisable region holding one pane's widget."""
+
+    ALLOW_MAXIMIZE = True
+    DEFAULT_CSS = """
+    Pane { border: round $panel; border-title-color: $text-muted; height: 1fr; }
+    Pane:focus-within { border: round $primary; border-title-color: $text; border-title-style: bold; }
+    """
+
+
+@dataclass
+class Layout:
+    """Column widths and the top row's share (fr units), changed by alt+arrows."""
+
+    columns: list[float] = field(default_factory=lambda: [1.0, 1.8, 1.3])
+    top: float = 1.2
+    bottom: float = 1.0
+
+    def resize(self, pane: str, how: str) -> None:
+        step = 0.15
+        if how in ("wider", "narrower"):
+            col = COLUMN_OF[pane]
+            delta = step if how == "wider" else -step
+            self.columns[col] = max(0.3, min(4.0, self.columns[col] + delta))
+        else:
+            grow_top = (how == "taller") == (pane in TOP_ROW)
+            delta = step if grow_top else -step
+            self.top = max(0.2, min(5.0, self.top + delta))
+
+
+class MainScreen(Screen[None]):
+    DEFAULT_CSS = """
+    MainScreen #columns { height: 1fr; }
+    MainScreen #col-left, MainScreen #col-middle, MainScreen #col-right { height: 1fr; }
+    """
+
+    def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, chart_unit: str,
+                 asm_filters: dict[str, bool]) -> None:
+        super().__init__()
+        self._editor = editor
+        self._rung_rows = rungs
+        self._chat_label = chat_label
+        self._chart_unit = chart_unit
+        self._asm_filters = asm_filters
+        self.layout_state = Layout()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="columns"):
+            with Vertical(id="col-left"):
+                with Pane(id="pane-chat") as p:
+                    p.border_title = "agent [dim]alt+1[/]"
+                    yield ChatPane(label=self._chat_label, id="chat")
+                with Pane(id="pane-chart") as p:
+                    p.border_title = "history [dim]alt+4[/]"
+                    yield HistoryChart(unit=self._chart_unit, id="chart")
+            with Vertical(id="col-middle"):
+                with Pane(id="pane-editor") as p:
+                    p.border_title = f"{self._editor.path.name} [dim]alt+2[/]"
+                    yield self._editor
+                with Pane(id="pane-asm") as p:
+                    p.border_title = "asm [dim]alt+5[/]"
+                    yield AsmPane(hide_directives=self._asm_filters.get("directives", True),
+                                  hide_comments=self._asm_filters.get("comments", False),
+                                  hide_hex=self._asm_filters.get("hex", True), id="asm")
+            with Vertical(id="col-right"):
+                with Pane(id="pane-rungs") as p:
+                    p.border_title = "rungs [dim]alt+3[/]"
+                    yield RungsPanel(self._rung_rows, id="rungs")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.apply_layout()
+        self._editor.focus()
+        ready = getattr(self.app, "main_ready", None)
+        if callable(ready):
+            ready()
+
+    # -- panes --------------------------------------------------------------------------------
+
+    def pane_target(self, name: str) -> Widget:
+        """The widget that takes focus for a pane."""
+        targets: dict[str, type[Widget]] = {"chat": ChatInput, "editor": KernelEditor, "rungs": RungTable,
+                                            "chart": HistoryChart, "asm": AsmLines}
+        return self.query_one(targets[name])
+
+    def focused_pane(self) -> str | None:
+        widget = self.focused
+        while widget is not None:
+            if isinstance(widget, Pane) and widget.id:
+                return widget.id.removeprefix("pane-")
+            widget = widget.parent if isinstance(widget.parent, Widget) else None
+        return None
+
+    def focus_pane(self, name: str) -> None:
+        if self.maximized is not None and self.maximized.id != f"pane-{name}":
+            self.minimize()
+        pane = self.query_one(f"#pane-{name}", Pane)
+        pane.display = True
+        self.pane_target(name).focus()
+
+    def toggle_pane(self, name: str) -> None:
+        pane = self.query_one(f"#pane-{name}", Pane)
+        visible = [p for p in self.query(Pane) if p.display]
+        if pane.display and len(visible) == 1:
+            self.notify("at least one pane stays visible", severity="warning")
+            return
+        pane.display = not pane.display
+        self._column_visibility()
+
+    def _column_visibility(self) -> None:
+        for col in self.query("#columns > Vertical"):
+            col.display = any(p.display for p in col.query(Pane))
+
+    def toggle_maximise(self, name: str | None = None) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        name = name or self.focused_pane() or "editor"
+        pane = self.query_one(f"#pane-{name}", Pane)
+        pane.display = True
+        self.maximize(pane, container=False)
+        self.pane_target(name).focus()
+
+    def resize(self, how: str) -> None:
+        pane = self.focused_pane() or "editor"
+        self.layout_state.resize(pane, how)
+        self.apply_layout()
+
+    def apply_layout(self) -> None:
+        cols = self.layout_state.columns
+        for col_id, frac in zip(("#col-left", "#col-middle", "#col-right"), cols, strict=True):
+            self.query_one(col_id).styles.width = f"{frac:g}fr"
+        for pane_id in ("#pane-chat", "#pane-editor"):
+            self.query_one(pane_id).styles.height = f"{self.layout_state.top:g}fr"
+        for pane_id in ("#pane-chart", "#pane-asm"):
+            self.query_one(pane_id).styles.height = f"{self.layout_state.bottom:g}fr"

@@ -1,0 +1,1 @@
+"""One widget module per pane of the main screen."""

@@ -1,0 +1,243 @@
+"""The agent chat: streamed Markdown replies, tool calls as one-line entries, proposals as cards.
+
+The pane renders agent events (``render_event``) and turns the person's input into messages
+(``ChatSubmitted``, ``ProposalDecision``) for the app, which owns the agent controller. Keys for
+proposals (a/r/f) live on the history, never on the input, so they cannot fire while typing.
+"""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Collapsible, Input, Markdown, Static
+
+from kerneltui.core import events as ev
+from kerneltui.ui import keys
+from kerneltui.ui.messages import ChatSubmitted, ProposalDecision
+
+OPEN_STATES = {"pending", "trial", "trial_done"}
+
+
+class ToolCallEntry(Collapsible):
+    DEFAULT_CSS = """
+    ToolCallEntry { border: none; padding: 0; margin: 0; background: transparent; }
+    ToolCallEntry > Contents { padding: 0 0 0 2; }
+    """
+
+    def __init__(self, call: ev.ToolCallStarted) -> None:
+        self.call = call
+        self.output = Static("", classes="tool-output")
+        super().__init__(self.output, title=f"⋯ {call.summary}", collapsed=True)
+
+    def finish(self, done: ev.ToolCallFinished) -> None:
+        mark = "✓" if done.ok else "✗"
+        self.title = f"{mark} {self.call.summary} — {done.summary}"
+        self.set_class(not done.ok, "-failed")
+        self.output.update(Text(done.output[-4000:] if done.output else "(no output)", style="dim"))
+
+
+class ProposalCard(Vertical):
+    DEFAULT_CSS = """
+    ProposalCard { height: auto; border: round $accent; padding: 0 1; margin: 1 0; }
+    ProposalCard.-closed { border: round $panel; }
+    ProposalCard .proposal-head { text-style: bold; }
+    ProposalCard .proposal-keys { color: $text-muted; }
+    """
+
+    def __init__(self, proposal_id: str, proposal: dict, state: str) -> None:
+        super().__init__()
+        self.proposal_id = proposal_id
+        self.proposal = dict(proposal)
+        self.state = state
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._head(), classes="proposal-head")
+        yield Static(self.proposal.get("rationale", ""), classes="proposal-rationale")
+        diff = self.proposal.get("diff") or ""
+        if diff:
+            yield Static(Syntax(diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
+                                word_wrap=True), classes="proposal-diff")
+        yield Static(self._keys(), classes="proposal-keys")
+
+    def _head(self) -> str:
+        kind = self.proposal.get("kind", "edit")
+        return f"proposal {self.proposal_id} · {kind} · {self.state}"
+
+    def _keys(self) -> str:
+        if self.state in OPEN_STATES:
+            return "[a]ccept  [r]eject  [f]eedback"
+        reason = self.proposal.get("decision_reason") or ""
+        return f"{self.state}" + (f": {reason}" if reason else "")
+
+    @property
+    def is_open(self) -> bool:
+        return self.state in OPEN_STATES
+
+    def update_state(self, state: str, proposal: dict) -> None:
+        self.state = state
+        self.proposal.update({k: v for k, v in proposal.items() if v not in (None, "")})
+        self.set_class(not self.is_open, "-closed")
+        if self.is_mounted:
+            self.query_one(".proposal-head", Static).update(self._head())
+            self.query_one(".proposal-keys", Static).update(self._keys())
+
+
+class ChatLog(VerticalScroll, can_focus=True):
+    BINDINGS: list[BindingType] = list(keys.CHAT_LOG)
+
+    def _pane(self) -> ChatPane:
+        return next(a for a in self.ancestors if isinstance(a, ChatPane))
+
+    def action_decide(self, decision: str) -> None:
+        self._pane().decide(decision)
+
+    def action_feedback(self) -> None:
+        self._pane().start_feedback()
+
+    def action_compose(self) -> None:
+        self._pane().query_one(ChatInput).focus()
+
+
+class ChatInput(Input):
+    BINDINGS: list[BindingType] = list(keys.CHAT_INPUT)
+
+    def action_leave(self) -> None:
+        pane = next(a for a in self.ancestors if isinstance(a, ChatPane))
+        pane.cancel_feedback()
+        pane.query_one(ChatLog).focus()
+
+
+class ChatPane(Vertical):
+    DEFAULT_CSS = """
+    ChatPane #chat-label { height: 1; color: $text-muted; padding: 0 1; }
+    ChatPane ChatLog { height: 1fr; padding: 0 1; }
+    ChatPane ChatInput { height: 3; }
+    ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
+    ChatPane .notice { color: $text-muted; }
+    ChatPane .agent-error { color: $error; }
+    ChatPane Markdown { margin: 0; padding: 0; background: transparent; }
+    """
+
+    def __init__(self, label: str = "", **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.label = label
+        self.replies: dict[str, Markdown] = {}
+        self.reply_text: dict[str, str] = {}
+        self.tools: dict[str, ToolCallEntry] = {}
+        self.cards: dict[str, ProposalCard] = {}
+        self.feedback_for: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.label, id="chat-label")
+        yield ChatLog(id="chat-log")
+        yield ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
+
+    def set_label(self, label: str) -> None:
+        self.label = label
+        self.query_one("#chat-label", Static).update(label)
+
+    # -- rendering events ---------------------------------------------------------------------
+
+    def _append(self, widget: object) -> None:
+        log = self.query_one(ChatLog)
+        at_end = log.max_scroll_y - log.scroll_y <= 2
+        log.mount(widget)  # type: ignore[arg-type]
+        if at_end:
+            log.call_after_refresh(log.scroll_end, animate=False)
+
+    def render_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.UserMessage):
+            self._append(Static(Text("you: ", style="bold") + Text(event.text), classes="user"))
+        elif isinstance(event, ev.AgentTextDelta):
+            self._delta(event.turn_id, event.text)
+        elif isinstance(event, ev.AgentMessage):
+            md = self.replies.get(event.turn_id)
+            if md is None:
+                md = Markdown(event.text)
+                self.replies[event.turn_id] = md
+                self._append(md)
+            elif self.reply_text.get(event.turn_id) != event.text:
+                md.update(event.text)
+            self.reply_text[event.turn_id] = event.text
+        elif isinstance(event, ev.ToolCallStarted):
+            entry = ToolCallEntry(event)
+            self.tools[event.call_id] = entry
+            self._append(entry)
+        elif isinstance(event, ev.ToolCallFinished):
+            started = self.tools.get(event.call_id)
+            if started is None:
+                started = ToolCallEntry(ev.ToolCallStarted(turn_id=event.turn_id, call_id=event.call_id,
+                                                           name=event.name, summary=event.name))
+                self.tools[event.call_id] = started
+                self._append(started)
+            started.finish(event)
+        elif isinstance(event, ev.ProposalEvent):
+            card = self.cards.get(event.proposal_id)
+            if card is None:
+                card = ProposalCard(event.proposal_id, event.proposal, event.state)
+                self.cards[event.proposal_id] = card
+                self._append(card)
+            else:
+                card.update_state(event.state, event.proposal)
+        elif isinstance(event, ev.AgentError):
+            self._append(Static(Text(f"agent error ({event.kind}): {event.message}"), classes="agent-error"))
+        elif isinstance(event, ev.Notice):
+            self._append(Static(Text(event.message), classes="notice" if event.level == "info" else "agent-error"))
+
+    def _delta(self, turn_id: str, text: str) -> None:
+        md = self.replies.get(turn_id)
+        self.reply_text[turn_id] = self.reply_text.get(turn_id, "") + text
+        if md is None:
+            md = Markdown(self.reply_text[turn_id])
+            self.replies[turn_id] = md
+            self._append(md)
+        else:
+            md.append(text)
+            log = self.query_one(ChatLog)
+            if log.max_scroll_y - log.scroll_y <= 2:
+                log.call_after_refresh(log.scroll_end, animate=False)
+
+    # -- input --------------------------------------------------------------------------------
+
+    def open_proposal(self) -> ProposalCard | None:
+        for card in reversed(list(self.cards.values())):
+            if card.is_open:
+                return card
+        return None
+
+    def decide(self, decision: str) -> None:
+        card = self.open_proposal()
+        if card is None:
+            self.notify("no open proposal to decide on", severity="warning")
+            return
+        self.post_message(ProposalDecision(card.proposal_id, decision))
+
+    def start_feedback(self) -> None:
+        card = self.open_proposal()
+        if card is None:
+            self.notify("no open proposal to give feedback on", severity="warning")
+            return
+        self.feedback_for = card.proposal_id
+        box = self.query_one(ChatInput)
+        box.placeholder = f"feedback on proposal {card.proposal_id}: where should it go instead? (esc cancels)"
+        box.focus()
+
+    def cancel_feedback(self) -> None:
+        self.feedback_for = None
+        self.query_one(ChatInput).placeholder = "ask the agent… (enter sends)"
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        event.input.value = ""
+        if self.feedback_for is not None:
+            pid = self.feedback_for
+            self.cancel_feedback()
+            self.post_message(ProposalDecision(pid, "redirect", text))
+        else:
+            self.post_message(ChatSubmitted(text))

@@ -1,0 +1,107 @@
+"""The kernel editor: a code TextArea that saves with ctrl+s and never loses an edit.
+
+The editor remembers the text it last read from or wrote to disk (``disk_text``). A change on disk
+that matches it is our own save; anything else is another editor's save: with no unsaved edits it
+reloads, with unsaved edits the app asks first (``screens.file_changed``).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from textual.binding import BindingType
+from textual.reactive import reactive
+from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
+
+from kerneltui.ui import keys
+from kerneltui.ui.messages import EditorCursorMoved, SaveRequested
+
+LANGUAGE_BY_SUFFIX = {".py": "python", ".cu": "cuda", ".cuh": "cuda", ".cpp": "cuda", ".cc": "cuda", ".h": "cuda",
+                      ".hpp": "cuda", ".toml": "toml"}
+
+
+@cache
+def cuda_language() -> tuple[object, str] | None:
+    """The tree-sitter CUDA grammar and our highlight query, or None when tree-sitter-cuda is absent."""
+    try:
+        import tree_sitter_cuda
+        from tree_sitter import Language
+    except ImportError:
+        return None
+    query = (Path(__file__).resolve().parent.parent / "queries" / "cuda.scm").read_text(encoding="utf-8")
+    return Language(tree_sitter_cuda.language()), query
+
+
+def language_for(path: Path) -> str | None:
+    return LANGUAGE_BY_SUFFIX.get(path.suffix)
+
+
+class KernelEditor(TextArea):
+    BINDINGS: list[BindingType] = list(keys.EDITOR)
+
+    dirty: reactive[bool] = reactive(False)
+
+    def __init__(self, path: Path, text: str, **kwargs: object) -> None:
+        super().__init__(text, soft_wrap=False, tab_behavior="indent", show_line_numbers=True,
+                         **kwargs)  # type: ignore[arg-type]
+        self.path = path
+        self.disk_text = text
+        self.highlighting_note = ""
+        self._cursor_row = 0
+
+    def on_mount(self) -> None:
+        self._apply_language()
+
+    def _apply_language(self) -> None:
+        language = language_for(self.path)
+        if language == "cuda":
+            grammar = cuda_language()
+            if grammar is None:
+                self.highlighting_note = "no CUDA highlighting: pip install tree-sitter-cuda"
+                return
+            self.register_language("cuda", grammar[0], grammar[1])  # type: ignore[arg-type]
+        if language is None:
+            return
+        try:
+            self.language = language
+        except Exception as exc:  # LanguageDoesNotExist: tree-sitter or the grammar is not installed
+            self.highlighting_note = f"no syntax highlighting: {str(exc).splitlines()[0]}"
+
+    # -- text and disk --------------------------------------------------------------------------
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.dirty = self.text != self.disk_text
+
+    def replace_from_disk(self, text: str) -> None:
+        """Show the file's new content, keeping the cursor on the same line where possible."""
+        row, col = self.cursor_location
+        scroll = self.scroll_offset
+        self.disk_text = text
+        self.load_text(text)
+        last = max(0, self.document.line_count - 1)
+        self.cursor_location = (min(row, last), col)
+        self.scroll_to(scroll.x, scroll.y, animate=False)
+        self.dirty = False
+
+    def action_save(self) -> None:
+        text = self.text
+        self.path.write_text(text, encoding="utf-8")
+        self.disk_text = text
+        self.dirty = False
+        self.post_message(SaveRequested(text))
+
+    # -- cursor ---------------------------------------------------------------------------------
+
+    def goto_line(self, line: int, column: int = 1) -> None:
+        """Move the cursor to a 1-based line (a failing rung's location) and show it."""
+        row = max(0, min(line - 1, self.document.line_count - 1))
+        self.selection = Selection.cursor((row, max(0, column - 1)))
+        self.scroll_cursor_visible(center=True, animate=False)
+
+    def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        row = event.selection.end[0]
+        if row != self._cursor_row:
+            self._cursor_row = row
+            self.post_message(EditorCursorMoved(row + 1))

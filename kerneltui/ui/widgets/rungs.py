@@ -1,0 +1,283 @@
+"""The rungs pane: one row per rung with its live status and headline, and the selected row's details."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from kerneltui.core.rungs.result import RungResult
+from kerneltui.ui import keys
+from kerneltui.ui.messages import JumpToSource, OpenProfile
+from kerneltui.ui.themes import rich_colour
+
+ICONS = {"idle": "·", "queued": "○", "running": "◐", "ok": "✓", "warn": "!", "fail": "✗", "skip": "–",
+         "cancelled": "⊘"}
+SPINNER = "◐◓◑◒"
+VARIABLE_FOR = {"ok": "pass", "warn": "warn", "fail": "fail", "skip": "skip", "running": "running", "queued": "skip",
+                "idle": "skip", "cancelled": "skip"}
+
+
+@dataclass
+class RungRow:
+    name: str
+    title: str
+    needs_gpu: bool = False
+    on_demand: bool = False
+    state: str = "idle"  # idle | queued | running | ok | warn | fail | skip | cancelled
+    started_at: float | None = None
+    progress: str = ""
+    fraction: float | None = None
+    result: RungResult | None = None
+    history: list[str] = field(default_factory=list)
+
+    def elapsed(self, now: float) -> float:
+        return now - self.started_at if self.started_at is not None else 0.0
+
+
+class RungTable(DataTable):
+    BINDINGS: list[BindingType] = list(keys.RUNGS)
+
+    def action_open_row(self) -> None:
+        panel = self._panel()
+        if panel is not None:
+            panel.open_selected()
+
+    def action_profile(self) -> None:
+        self.post_message(OpenProfile(self._selected_name() or "profile"))
+
+    def action_run_selected(self) -> None:
+        name = self._selected_name()
+        if name:
+            self.app.run_action(f"run_rungs('{name}')")
+
+    def _selected_name(self) -> str | None:
+        panel = self._panel()
+        if panel is None or not panel.rows:
+            return None
+        return list(panel.rows)[max(0, min(self.cursor_row, len(panel.rows) - 1))]
+
+    def _panel(self) -> RungsPanel | None:
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, RungsPanel):
+                return ancestor
+        return None
+
+
+class RungsPanel(Vertical):
+    DEFAULT_CSS = """
+    RungsPanel RungTable { height: auto; max-height: 14; }
+    RungsPanel #rung-note { color: $text-muted; padding: 0 1; height: auto; }
+    RungsPanel #rung-detail-scroll { height: 1fr; border-top: solid $panel; }
+    RungsPanel #rung-detail { padding: 0 1; }
+    """
+
+    def __init__(self, rows: list[RungRow], **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.rows: dict[str, RungRow] = {r.name: r for r in rows}
+        self.now = 0.0
+        self.device: dict = {}
+        self._tick = 0
+
+    def compose(self) -> ComposeResult:
+        table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
+        table.add_column("", key="icon", width=1)
+        table.add_column("rung", key="rung", width=12)
+        table.add_column("time", key="time", width=6)
+        table.add_column("headline", key="headline")
+        yield table
+        yield Static("", id="rung-note")
+        with VerticalScroll(id="rung-detail-scroll"):
+            yield Static("", id="rung-detail")
+
+    def on_mount(self) -> None:
+        table = self.query_one(RungTable)
+        for row in self.rows.values():
+            table.add_row(*self._cells(row), key=row.name)
+        self._update_note()
+        self._show_detail()
+
+    # -- state changes (called by the app) ------------------------------------------------------
+
+    def run_started(self, rungs: list[str], now: float) -> None:
+        self.now = now
+        for row in self.rows.values():
+            if row.name in rungs:
+                row.state, row.result, row.progress, row.fraction, row.started_at = "queued", None, "", None, None
+        self._refresh_rows()
+
+    def rung_started(self, name: str, now: float) -> None:
+        row = self.rows.get(name)
+        if row is not None:
+            row.state, row.started_at, row.progress = "running", now, ""
+            self.now = now
+            self._refresh_rows([name])
+
+    def rung_progress(self, name: str, message: str, fraction: float | None) -> None:
+        row = self.rows.get(name)
+        if row is not None:
+            row.progress, row.fraction = message, fraction
+            self._refresh_rows([name])
+
+    def rung_finished(self, result: RungResult) -> None:
+        row = self.rows.get(result.name)
+        if row is None:
+            return
+        row.state, row.result, row.progress, row.started_at = result.status, result, "", None
+        self._refresh_rows([result.name])
+        if self._selected() is row:
+            self._show_detail()
+
+    def run_finished(self, cancelled: bool, device: dict) -> None:
+        for row in self.rows.values():
+            if row.state in ("queued", "running"):
+                row.state = "cancelled" if cancelled else "idle"
+                row.started_at = None
+        if device:
+            self.device = device
+        self._update_note()
+        self._refresh_rows()
+        self._show_detail()
+
+    def set_device(self, device: dict) -> None:
+        self.device = device
+        self._update_note()
+
+    def tick(self, now: float) -> None:
+        """Advance the running rows' elapsed time and spinner."""
+        self.now = now
+        self._tick += 1
+        running = [r.name for r in self.rows.values() if r.state == "running"]
+        if running:
+            self._refresh_rows(running)
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def _colour(self, state: str) -> str:
+        return rich_colour(getattr(self.app, "theme_variables", {}), VARIABLE_FOR.get(state, "skip"))
+
+    def _cells(self, row: RungRow) -> tuple[Text, Text, Text, Text]:
+        colour = self._colour(row.state)
+        icon = SPINNER[self._tick % len(SPINNER)] if row.state == "running" else ICONS.get(row.state, "?")
+        if row.state == "running":
+            seconds = row.elapsed(self.now)
+            time_text = f"{seconds:4.1f}s"
+            head = row.progress or "running…"
+            if row.fraction is not None:
+                head = f"{int(row.fraction * 100):3d}% {head}"
+        elif row.result is not None:
+            seconds = row.result.duration_s
+            time_text = f"{seconds:4.1f}s" if seconds else ""
+            head = row.result.summary if row.result.status != "fail" else (row.result.error or row.result.summary)
+            head = head.splitlines()[0] if head else ""
+        else:
+            time_text = ""
+            head = {"queued": "queued", "cancelled": "cancelled: a newer save arrived"}.get(row.state, "")
+            if row.state == "idle":
+                head = "on demand (ctrl+p)" if row.on_demand else ""
+        name_style = "bold" if row.state in ("running", "fail") else ""
+        return (Text(icon, style=f"bold {colour}"), Text(row.name, style=name_style),
+                Text(time_text, style="dim"), Text(head, style=colour if row.state in ("fail", "warn") else ""))
+
+    def _refresh_rows(self, names: list[str] | None = None) -> None:
+        if not self.is_mounted:
+            return
+        table = self.query_one(RungTable)
+        for name in names or list(self.rows):
+            row = self.rows[name]
+            for key, cell in zip(("icon", "rung", "time", "headline"), self._cells(row), strict=True):
+                table.update_cell(name, key, cell, update_width=False)
+
+    def refresh_theme(self) -> None:
+        self._refresh_rows()
+        self._show_detail()
+
+    def _update_note(self) -> None:
+        if not self.is_mounted:
+            return
+        note = self.query_one("#rung-note", Static)
+        if not self.device:
+            note.update("starting a worker…")
+            return
+        if self.device.get("gpu"):
+            note.update(Text(f"{self.device.get('name', 'GPU')} · {self.device.get('arch', '')}", style="dim"))
+            return
+        cpu = [r.name for r in self.rows.values() if not r.needs_gpu]
+        gpu = [r.name for r in self.rows.values() if r.needs_gpu]
+        how = " (Triton interpreter)" if self.device.get("interpreter") else ""
+        text = f"no GPU: {', '.join(cpu)} run on the CPU{how}"
+        text += f"; {', '.join(gpu)} skipped (need a GPU)" if gpu else "; rungs that need a GPU are skipped"
+        note.update(text)
+
+    # -- selection and details ------------------------------------------------------------------
+
+    def _selected(self) -> RungRow | None:
+        if not self.is_mounted or not self.rows:
+            return None
+        table = self.query_one(RungTable)
+        names = list(self.rows)
+        return self.rows[names[max(0, min(table.cursor_row, len(names) - 1))]]
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._show_detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.open_selected()
+
+    def open_selected(self) -> None:
+        row = self._selected()
+        if row is None or row.result is None:
+            return
+        if row.result.location is not None:
+            self.post_message(JumpToSource(row.result.location.line, row.result.location.column))
+        elif row.name == "profile":
+            self.post_message(OpenProfile(row.name))
+
+    def select(self, name: str) -> None:
+        if name in self.rows:
+            self.query_one(RungTable).move_cursor(row=list(self.rows).index(name))
+            self._show_detail()
+
+    def _show_detail(self) -> None:
+        if not self.is_mounted:
+            return
+        row = self._selected()
+        detail = self.query_one("#rung-detail", Static)
+        if row is None:
+            detail.update("")
+            return
+        detail.update(render_detail(row, self._colour(row.state)))
+
+
+def render_detail(row: RungRow, colour: str) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column()
+    result = row.result
+    grid.add_row("rung", Text(f"{row.name} — {row.title}", style="bold"))
+    if result is None:
+        grid.add_row("status", Text(row.state, style=colour))
+        if row.needs_gpu:
+            grid.add_row("", Text("needs a GPU"))
+        return grid
+    grid.add_row("status", Text(result.status + (f" in {result.duration_s:.2f} s" if result.duration_s else ""),
+                                style=f"bold {colour}"))
+    if result.summary:
+        grid.add_row("summary", Text(result.summary))
+    if result.error:
+        grid.add_row("error", Text(result.error, style=colour))
+    if result.location is not None:
+        grid.add_row("where", Text(f"{result.location}  (enter: go to the line)", style="underline"))
+    for key, value in result.metrics.items():
+        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
+        grid.add_row(key, Text(shown[:400]))
+    if result.details.strip():
+        grid.add_row("output", Text(result.details.rstrip()[-20_000:]))
+    return grid

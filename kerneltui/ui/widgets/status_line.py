@@ -1,0 +1,74 @@
+"""The status line: what is running and since when, the last verdict, the agent's token cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from kerneltui.ui.themes import rich_colour
+
+
+@dataclass
+class StatusState:
+    task: str = ""
+    running_since: float | None = None  # monotonic seconds
+    running_rung: str = ""
+    origin: str = ""
+    last_ok: bool | None = None
+    last_cancelled: bool = False
+    last_duration_s: float = 0.0
+    last_at: str = ""  # wall-clock time of the last verdict, "14:02:11"
+    failed_rung: str = ""
+    cost: str = ""  # "1.2k in · 300 out · $0.004"
+    message: str = ""  # the latest notice
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.state = StatusState()
+        self.now = 0.0
+
+    def show(self, now: float | None = None) -> None:
+        if now is not None:
+            self.now = now
+        self.update(self.render_state())
+
+    def render_state(self) -> Text:
+        s = self.state
+        variables = getattr(self.app, "theme_variables", {})
+        text = Text()
+        if s.task:
+            text.append(s.task, style="bold")
+            text.append("  ")
+        if s.running_since is not None:
+            elapsed = max(0.0, self.now - s.running_since)
+            text.append("● running ", style=f"bold {rich_colour(variables, 'running')}")
+            text.append(f"{s.running_rung or 'starting'}", style="bold")
+            text.append(f" · {elapsed:.1f} s")
+            if s.origin:
+                text.append(f" · {s.origin}", style="dim")
+        elif s.last_cancelled:
+            text.append("cancelled: a newer save arrived", style="dim")
+        elif s.last_ok is not None:
+            colour = rich_colour(variables, "pass" if s.last_ok else "fail")
+            text.append("PASS" if s.last_ok else "FAIL", style=f"bold {colour}")
+            detail = f" · {s.failed_rung} failed" if not s.last_ok and s.failed_rung else ""
+            text.append(f"{detail} · {s.last_duration_s:.1f} s")
+            if s.last_at:
+                text.append(f" · {s.last_at}", style="dim")
+        else:
+            text.append("idle · save the kernel or press ctrl+r to run", style="dim")
+        if s.message:
+            text.append("  │ ", style="dim")
+            text.append(s.message)
+        if s.cost:
+            text.append("  │ ", style="dim")
+            text.append(s.cost, style="dim")
+        return text
