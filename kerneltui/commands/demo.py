@@ -1,8 +1,9 @@
-"""``kerneltui demo``: copy a bundled example into a scratch folder and run the loop on it."""
+"""``kerneltui demo``: copy a bundled example into a scratch folder and open the app on it."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -11,16 +12,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="try kerneltui on a bundled example in a scratch folder")
     p.add_argument("--example", default="vector_add", help="which bundled example (kerneltui new --list)")
     p.add_argument("--dir", help="scratch folder to use (default: a new temporary one)")
+    p.add_argument("--check", action="store_true", help="run the loop once, headless, instead of opening the app")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.commands import check
     from kerneltui.commands.new import scaffold
 
     target = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kerneltui-demo-")) / args.example
     scaffold(args.example, target, force=True)
     print(f"demo task copied to {target}")
-    ns = argparse.Namespace(task=str(target), kernel=None, json=False, rungs=None, timeout=None, seeds=None,
-                            arch=None, no_history=False)
-    return check.main(ns)
+    if args.check or not sys.stdout.isatty():
+        from kerneltui.commands import check
+
+        if not args.check:
+            print("(not a terminal: running the loop once instead of opening the app)")
+        ns = argparse.Namespace(task=str(target), kernel=None, json=False, rungs=None, timeout=None, seeds=None,
+                                arch=None, no_history=False)
+        return check.main(ns)
+    from kerneltui.commands import tui
+
+    return tui.main(argparse.Namespace(task=str(target), kernel=None, theme=None, timeout=None, no_watch=False))

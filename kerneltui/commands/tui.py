@@ -23,6 +23,14 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.task import TaskError
 
+    from kerneltui.core.task import load_task
+
+    try:
+        load_task(args.task, args.kernel)
+    except TaskError as exc:
+        hint = "" if Path(args.task, "task.toml").exists() else " (give a task directory, or try `kerneltui demo`)"
+        print(f"kerneltui: task error: {exc}{hint}", file=sys.stderr)
+        return EXIT_USAGE
     if not sys.stdout.isatty():
         print("kerneltui: the app needs a terminal; for scripts use `kerneltui check TASK` or `kerneltui watch TASK`",
               file=sys.stderr)
@@ -40,9 +48,7 @@ def main(args: argparse.Namespace) -> int:
         app = open_app(Path(args.task), kernel=args.kernel, settings=settings, timeout=args.timeout,
                        watch=not args.no_watch)
     except TaskError as exc:
-        hint = "" if Path(args.task, "task.toml").exists() or args.task != "." else \
-            " (give a task directory, or try `kerneltui demo`)"
-        print(f"kerneltui: task error: {exc}{hint}", file=sys.stderr)
+        print(f"kerneltui: task error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     app.run()
     return EXIT_OK

@@ -124,6 +124,7 @@ class KernelApp(App[None]):
         self.current_run: str | None = None
         self.replaying = False
         self._agent_attached = False
+        self.ready = False  # the main screen's panes exist
         self._load_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -174,6 +175,7 @@ class KernelApp(App[None]):
 
     def main_ready(self) -> None:
         """The main screen's panes exist (called from its on_mount, also after switching task)."""
+        self.ready = True
         if not self._agent_attached:
             self._agent_attached = True
             self.agent.attach(self.bridge.emit)
@@ -181,7 +183,6 @@ class KernelApp(App[None]):
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
         self.status.show(self.options.clock())
         self.chart.show(self.history.load())
-        self.asm_pane.show(AsmListing(note="no compiler output yet: it appears after a run that dumps it"))
         if self.options.prestart_worker:
             self.pool.prestart()
         if self.options.watch:
@@ -203,27 +204,27 @@ class KernelApp(App[None]):
 
     @property
     def editor(self) -> KernelEditor:
-        return self.main.query_one(KernelEditor)
+        return self.main.refs["editor"]  # type: ignore[return-value]
 
     @property
     def rungs(self) -> RungsPanel:
-        return self.main.query_one(RungsPanel)
+        return self.main.refs["rungs"]  # type: ignore[return-value]
 
     @property
     def chat(self) -> ChatPane:
-        return self.main.query_one(ChatPane)
+        return self.main.refs["chat"]  # type: ignore[return-value]
 
     @property
     def chart(self) -> HistoryChart:
-        return self.main.query_one(HistoryChart)
+        return self.main.refs["chart"]  # type: ignore[return-value]
 
     @property
     def asm_pane(self) -> AsmPane:
-        return self.main.query_one(AsmPane)
+        return self.main.refs["asm"]  # type: ignore[return-value]
 
     @property
     def status(self) -> StatusLine:
-        return self.main.query_one(StatusLine)
+        return self.main.refs["status"]  # type: ignore[return-value]
 
     # -- running the loop ---------------------------------------------------------------------
 
@@ -246,7 +247,7 @@ class KernelApp(App[None]):
         self.request_run("manual", [n for n in names.split(",") if n])
 
     def _tick(self) -> None:
-        if self.status.state.running_since is not None:
+        if self.ready and self.status.state.running_since is not None:
             now = self.options.clock()
             self.rungs.tick(now)
             self.status.show(now)
@@ -317,8 +318,8 @@ class KernelApp(App[None]):
         previous = self.asm_source.load(previous_dir) if previous_dir is not None else None
         self.post_message(AsmLoaded(listing, previous))
 
-    def on_asm_loaded(self, message: AsmLoaded) -> None:
-        self.asm_pane.show(message.listing, message.previous)
+    async def on_asm_loaded(self, message: AsmLoaded) -> None:
+        await self.asm_pane.show(message.listing, message.previous)
         self.asm_pane.link_source_line(self.editor.cursor_location[0] + 1)
 
     # -- files --------------------------------------------------------------------------------
@@ -411,9 +412,9 @@ class KernelApp(App[None]):
 
     @on(TextArea.Changed)
     def _editor_changed(self, message: TextArea.Changed) -> None:
-        pane = self.main.query_one("#pane-editor")
+        pane = self.main.panes["editor"]
         mark = " ●" if self.editor.dirty else ""
-        pane.border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]alt+2[/]"
+        pane.border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
 
     @on(OpenProfile)
     def _open_profile(self, message: OpenProfile) -> None:
@@ -471,13 +472,15 @@ class KernelApp(App[None]):
     # -- panes, help, themes ------------------------------------------------------------------
 
     def action_focus_pane(self, name: str) -> None:
-        self.main.focus_pane(name)
+        if self.screen is self.main:
+            self.main.focus_pane(name)
 
     def action_toggle_pane(self, name: str) -> None:
         self.main.toggle_pane(name)
 
     def action_toggle_maximise(self) -> None:
-        self.main.toggle_maximise()
+        if self.screen is self.main:
+            self.main.toggle_maximise()
 
     def action_maximise_pane(self, name: str) -> None:
         self.main.toggle_maximise(name)
@@ -505,6 +508,8 @@ class KernelApp(App[None]):
             editor.theme = "vscode_dark" if self.current_theme.dark else "github_light"
 
     def _on_theme_changed(self) -> None:
+        if not self.ready:
+            return  # main_ready applies the theme to the panes
         self._apply_editor_theme()
         self.rungs.refresh_theme()
         self.asm_pane.lines_widget.refresh_theme()
@@ -561,6 +566,7 @@ class KernelApp(App[None]):
             self.notify(f"unsaved edits of {self.kernel_task.kernel_path.name} kept in {saved}", timeout=10)
         await self.scheduler.cancel()
         await self.loop.close()
+        self.ready = False
         self.kernel_task = task
         self.pool = WorkerPool(task.backend, arch=task.arch, spares=1)
         self.loop = Loop(task, pool=self.pool, emit=self.bridge.emit, observers=_history_observers(task))

@@ -1,7 +1,8 @@
 """Every key binding, each with an id that the ``[keys]`` section of the config file can remap.
 
 ``[keys]`` maps a binding id to one key or a comma-separated list, e.g. ``run_loop = "f5"``.
-Plain-letter keys live only on widgets that never take text (the rung table, the asm view, the
+Pane focus uses F2–F6 (alt+1…5 too, where the terminal sends them as such: many terminals turn
+alt+digit into another character). Plain-letter keys live only on widgets that never take text (the rung table, the asm view, the
 chat history), so they cannot fire while typing in the editor or the chat input.
 """
 
@@ -18,14 +19,15 @@ def _b(key: str, action: str, description: str, id: str, show: bool = True, prio
 
 
 APP = [
-    _b("f1", "help", "Help", "help", key_display="F1"),
-    _b("ctrl+r", "run_loop", "Run", "run_loop"),
-    _b("ctrl+o", "toggle_maximise", "Maximise", "maximise"),
-    _b("alt+1", "focus_pane('chat')", "Chat", "focus_chat", show=False),
-    _b("alt+2", "focus_pane('editor')", "Editor", "focus_editor", show=False),
-    _b("alt+3", "focus_pane('rungs')", "Rungs", "focus_rungs", show=False),
-    _b("alt+4", "focus_pane('chart')", "Chart", "focus_chart", show=False),
-    _b("alt+5", "focus_pane('asm')", "Asm", "focus_asm", show=False),
+    # Priority: these must work from any pane (the editor has its own uses for F6/F7).
+    _b("f1", "help", "Help", "help", key_display="F1", priority=True),
+    _b("ctrl+r", "run_loop", "Run", "run_loop", priority=True),
+    _b("ctrl+o", "toggle_maximise", "Maximise", "maximise", priority=True),
+    _b("f2,alt+1", "focus_pane('chat')", "Chat", "focus_chat", show=False, priority=True),
+    _b("f3,alt+2", "focus_pane('editor')", "Editor", "focus_editor", show=False, priority=True),
+    _b("f4,alt+3", "focus_pane('rungs')", "Rungs", "focus_rungs", show=False, priority=True),
+    _b("f5,alt+4", "focus_pane('chart')", "Chart", "focus_chart", show=False, priority=True),
+    _b("f6,alt+5", "focus_pane('asm')", "Asm", "focus_asm", show=False, priority=True),
     _b("alt+right", "resize('wider')", "Wider", "pane_wider", show=False),
     _b("alt+left", "resize('narrower')", "Narrower", "pane_narrower", show=False),
     _b("alt+down", "resize('taller')", "Taller top row", "pane_taller", show=False),

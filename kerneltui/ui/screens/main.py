@@ -9,7 +9,7 @@
  footer (keys of the focused pane)
 ```
 
-Each pane is a ``Pane`` container that can be focused (alt+1…5), maximised (ctrl+o) and resized
+Each pane is a ``Pane`` container that can be focused (F2–F6), maximised (ctrl+o) and resized
 (alt+arrows); the widgets inside never reach into each other, the app moves data between them.
 """
 
@@ -85,28 +85,38 @@ class MainScreen(Screen[None]):
         with Horizontal(id="columns"):
             with Vertical(id="col-left"):
                 with Pane(id="pane-chat") as p:
-                    p.border_title = "agent [dim]alt+1[/]"
+                    p.border_title = "agent [dim]F2[/]"
                     yield ChatPane(label=self._chat_label, id="chat")
                 with Pane(id="pane-chart") as p:
-                    p.border_title = "history [dim]alt+4[/]"
+                    p.border_title = "history [dim]F5[/]"
                     yield HistoryChart(unit=self._chart_unit, id="chart")
             with Vertical(id="col-middle"):
                 with Pane(id="pane-editor") as p:
-                    p.border_title = f"{self._editor.path.name} [dim]alt+2[/]"
+                    p.border_title = f"{self._editor.path.name} [dim]F3[/]"
                     yield self._editor
                 with Pane(id="pane-asm") as p:
-                    p.border_title = "asm [dim]alt+5[/]"
+                    p.border_title = "asm [dim]F6[/]"
                     yield AsmPane(hide_directives=self._asm_filters.get("directives", True),
                                   hide_comments=self._asm_filters.get("comments", False),
                                   hide_hex=self._asm_filters.get("hex", True), id="asm")
             with Vertical(id="col-right"):
                 with Pane(id="pane-rungs") as p:
-                    p.border_title = "rungs [dim]alt+3[/]"
+                    p.border_title = "rungs [dim]F4[/]"
                     yield RungsPanel(self._rung_rows, id="rungs")
         yield StatusLine(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
+        # Kept now: while a pane is maximised, queries from the screen no longer see the others.
+        self.refs: dict[str, Widget] = {
+            "editor": self.query_one(KernelEditor), "rungs": self.query_one(RungsPanel),
+            "chat": self.query_one(ChatPane), "chart": self.query_one(HistoryChart),
+            "asm": self.query_one(AsmPane), "status": self.query_one(StatusLine),
+            "chat-input": self.query_one(ChatInput), "rung-table": self.query_one(RungTable),
+            "asm-lines": self.query_one(AsmLines),
+        }
+        self.panes: dict[str, Pane] = {name: self.query_one(f"#pane-{name}", Pane) for name in PANES}
+        self.columns = {name: self.query_one(f"#{name}") for name in ("col-left", "col-middle", "col-right")}
         self.apply_layout()
         self._editor.focus()
         ready = getattr(self.app, "main_ready", None)
@@ -117,9 +127,9 @@ class MainScreen(Screen[None]):
 
     def pane_target(self, name: str) -> Widget:
         """The widget that takes focus for a pane."""
-        targets: dict[str, type[Widget]] = {"chat": ChatInput, "editor": KernelEditor, "rungs": RungTable,
-                                            "chart": HistoryChart, "asm": AsmLines}
-        return self.query_one(targets[name])
+        targets = {"chat": "chat-input", "editor": "editor", "rungs": "rung-table", "chart": "chart",
+                   "asm": "asm-lines"}
+        return self.refs[targets[name]]
 
     def focused_pane(self) -> str | None:
         widget = self.focused
@@ -132,13 +142,14 @@ class MainScreen(Screen[None]):
     def focus_pane(self, name: str) -> None:
         if self.maximized is not None and self.maximized.id != f"pane-{name}":
             self.minimize()
-        pane = self.query_one(f"#pane-{name}", Pane)
+        pane = self.panes[name]
         pane.display = True
+        self._column_visibility()
         self.pane_target(name).focus()
 
     def toggle_pane(self, name: str) -> None:
-        pane = self.query_one(f"#pane-{name}", Pane)
-        visible = [p for p in self.query(Pane) if p.display]
+        pane = self.panes[name]
+        visible = [p for p in self.panes.values() if p.display]
         if pane.display and len(visible) == 1:
             self.notify("at least one pane stays visible", severity="warning")
             return
@@ -146,15 +157,15 @@ class MainScreen(Screen[None]):
         self._column_visibility()
 
     def _column_visibility(self) -> None:
-        for col in self.query("#columns > Vertical"):
-            col.display = any(p.display for p in col.query(Pane))
+        for col in self.columns.values():
+            col.display = any(p.display for p in self.panes.values() if p.parent is col)
 
     def toggle_maximise(self, name: str | None = None) -> None:
         if self.maximized is not None:
             self.minimize()
             return
         name = name or self.focused_pane() or "editor"
-        pane = self.query_one(f"#pane-{name}", Pane)
+        pane = self.panes[name]
         pane.display = True
         self.maximize(pane, container=False)
         self.pane_target(name).focus()
@@ -166,9 +177,9 @@ class MainScreen(Screen[None]):
 
     def apply_layout(self) -> None:
         cols = self.layout_state.columns
-        for col_id, frac in zip(("#col-left", "#col-middle", "#col-right"), cols, strict=True):
-            self.query_one(col_id).styles.width = f"{frac:g}fr"
-        for pane_id in ("#pane-chat", "#pane-editor"):
-            self.query_one(pane_id).styles.height = f"{self.layout_state.top:g}fr"
-        for pane_id in ("#pane-chart", "#pane-asm"):
-            self.query_one(pane_id).styles.height = f"{self.layout_state.bottom:g}fr"
+        for col_id, frac in zip(("col-left", "col-middle", "col-right"), cols, strict=True):
+            self.columns[col_id].styles.width = f"{frac:g}fr"
+        for name in ("chat", "editor"):
+            self.panes[name].styles.height = f"{self.layout_state.top:g}fr"
+        for name in ("chart", "asm"):
+            self.panes[name].styles.height = f"{self.layout_state.bottom:g}fr"

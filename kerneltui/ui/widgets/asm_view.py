@@ -304,15 +304,17 @@ class AsmPane(Vertical):
     def __init__(self, hide_directives: bool = True, hide_comments: bool = False, hide_hex: bool = True,
                  **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.listing = AsmListing(note="no compiler output yet")
+        self.listing = AsmListing(note="no compiler output yet: it appears after a run that dumps it")
         self.previous: AsmListing | None = None
         self.filters = {"directives": hide_directives, "comments": hide_comments, "hex": hide_hex}
         self.diff = False
         self.stage_name: str | None = None
+        self._populating = False
 
     def compose(self) -> ComposeResult:
         tabs = Tabs(id="asm-tabs")
         tabs.can_focus = False
+        tabs.display = False
         yield tabs
         yield Static("", id="asm-filters")
         yield Static(self.listing.note, id="asm-note")
@@ -322,17 +324,22 @@ class AsmPane(Vertical):
     def lines_widget(self) -> AsmLines:
         return self.query_one(AsmLines)
 
-    def show(self, listing: AsmListing, previous: AsmListing | None = None) -> None:
+    async def show(self, listing: AsmListing, previous: AsmListing | None = None) -> None:
         self.listing = listing
         self.previous = previous
         tabs = self.query_one(Tabs)
-        tabs.clear()
         names = [s.name for s in listing.stages]
-        for name in names:
-            tabs.add_tab(Tab(name, id=f"stage-{name.lower()}"))
+        self._populating = True  # adding tabs activates the first one: not a choice of the person
+        try:
+            await tabs.clear()
+            for name in names:
+                await tabs.add_tab(Tab(name, id=f"stage-{name.lower()}"))
+        finally:
+            self._populating = False
         note = self.query_one("#asm-note", Static)
         note.update(listing.note)
         note.display = not listing.stages
+        tabs.display = bool(listing.stages)
         if names:
             keep = self.stage_name if self.stage_name in names else ("SASS" if "SASS" in names else names[-1])
             self.stage_name = keep
@@ -343,7 +350,8 @@ class AsmPane(Vertical):
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
-        if event.tab is None:
+        # Adding tabs activates the first one; ignore activations that are no longer current.
+        if self._populating or event.tab is None or event.tab.id != self.query_one(Tabs).active:
             return
         name = str(event.tab.label.plain)
         if name != self.stage_name:

@@ -54,8 +54,8 @@ class ProposalCard(Vertical):
         self.state = state
 
     def compose(self) -> ComposeResult:
-        yield Static(self._head(), classes="proposal-head")
-        yield Static(self.proposal.get("rationale", ""), classes="proposal-rationale")
+        yield Static(Text(self._head()), classes="proposal-head")
+        yield Static(Text(str(self.proposal.get("rationale", ""))), classes="proposal-rationale")
         diff = self.proposal.get("diff") or ""
         if diff:
             yield Static(Syntax(diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
@@ -66,11 +66,17 @@ class ProposalCard(Vertical):
         kind = self.proposal.get("kind", "edit")
         return f"proposal {self.proposal_id} · {kind} · {self.state}"
 
-    def _keys(self) -> str:
+    def _keys(self) -> Text:
         if self.state in OPEN_STATES:
-            return "[a]ccept  [r]eject  [f]eedback"
+            text = Text()
+            for key, rest in (("a", "ccept"), ("r", "eject"), ("f", "eedback")):
+                text.append("[")
+                text.append(key, style="bold")
+                text.append(f"]{rest}  ")
+            text.append("(in the chat history)", style="dim")
+            return text
         reason = self.proposal.get("decision_reason") or ""
-        return f"{self.state}" + (f": {reason}" if reason else "")
+        return Text(f"{self.state}" + (f": {reason}" if reason else ""))
 
     @property
     def is_open(self) -> bool:
@@ -81,7 +87,7 @@ class ProposalCard(Vertical):
         self.proposal.update({k: v for k, v in proposal.items() if v not in (None, "")})
         self.set_class(not self.is_open, "-closed")
         if self.is_mounted:
-            self.query_one(".proposal-head", Static).update(self._head())
+            self.query_one(".proposal-head", Static).update(Text(self._head()))
             self.query_one(".proposal-keys", Static).update(self._keys())
 
 
@@ -112,7 +118,7 @@ class ChatInput(Input):
 
 class ChatPane(Vertical):
     DEFAULT_CSS = """
-    ChatPane #chat-label { height: 1; color: $text-muted; padding: 0 1; }
+    ChatPane #chat-label { height: auto; color: $text-muted; padding: 0 1; }
     ChatPane ChatLog { height: 1fr; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
     ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
@@ -129,15 +135,16 @@ class ChatPane(Vertical):
         self.tools: dict[str, ToolCallEntry] = {}
         self.cards: dict[str, ProposalCard] = {}
         self.feedback_for: str | None = None
+        self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
 
     def compose(self) -> ComposeResult:
-        yield Static(self.label, id="chat-label")
+        yield Static(Text(self.label), id="chat-label")
         yield ChatLog(id="chat-log")
         yield ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
 
     def set_label(self, label: str) -> None:
         self.label = label
-        self.query_one("#chat-label", Static).update(label)
+        self.query_one("#chat-label", Static).update(Text(label))
 
     # -- rendering events ---------------------------------------------------------------------
 
@@ -155,13 +162,14 @@ class ChatPane(Vertical):
             self._delta(event.turn_id, event.text)
         elif isinstance(event, ev.AgentMessage):
             md = self.replies.get(event.turn_id)
+            self.reply_text[event.turn_id] = event.text
+            self._pending.discard(event.turn_id)
             if md is None:
                 md = Markdown(event.text)
                 self.replies[event.turn_id] = md
                 self._append(md)
-            elif self.reply_text.get(event.turn_id) != event.text:
+            else:
                 md.update(event.text)
-            self.reply_text[event.turn_id] = event.text
         elif isinstance(event, ev.ToolCallStarted):
             entry = ToolCallEntry(event)
             self.tools[event.call_id] = entry
@@ -188,17 +196,26 @@ class ChatPane(Vertical):
             self._append(Static(Text(event.message), classes="notice" if event.level == "info" else "agent-error"))
 
     def _delta(self, turn_id: str, text: str) -> None:
-        md = self.replies.get(turn_id)
         self.reply_text[turn_id] = self.reply_text.get(turn_id, "") + text
-        if md is None:
-            md = Markdown(self.reply_text[turn_id])
+        if turn_id not in self.replies:
+            md = Markdown("")
             self.replies[turn_id] = md
             self._append(md)
-        else:
-            md.append(text)
-            log = self.query_one(ChatLog)
-            if log.max_scroll_y - log.scroll_y <= 2:
-                log.call_after_refresh(log.scroll_end, animate=False)
+        # Deltas arrive faster than a frame: re-render each streaming reply at most every 50 ms.
+        if not self._pending:
+            self.set_timer(0.05, self._flush)
+        self._pending.add(turn_id)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, set()
+        log = self.query_one(ChatLog)
+        at_end = log.max_scroll_y - log.scroll_y <= 2
+        for turn_id in pending:
+            md = self.replies.get(turn_id)
+            if md is not None:
+                md.update(self.reply_text[turn_id])
+        if at_end:
+            log.call_after_refresh(log.scroll_end, animate=False)
 
     # -- input --------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ def transform(series: HistorySeries, unit: str) -> tuple[list[tuple[HistoryPoint
 
 def render_chart(series: HistorySeries, unit: str, width: int, height: int,
                  colours: dict[str, str]) -> Text:
-    if width < 16 or height < 4:
+    if width < 16 or height < 5:
         return Text("(too small)", style="dim")
     if not series.points:
         return Text(series.note or "no benchmark yet", style="dim")
@@ -57,8 +57,8 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
     bottom = 0.0
     label_w = 7
     plot_w = width - label_w - 1
-    plot_h = height - 2  # one line for the legend, one for the x axis
-    visible = pts[-max(1, plot_w // 3):]
+    plot_h = height - 3  # the legend line, the x axis and the key below it
+    visible = pts[-max(1, plot_w // 2):]
     step = max(1, plot_w // max(1, len(visible)))
     grid: list[list[tuple[str, str]]] = [[(" ", "")] * plot_w for _ in range(plot_h)]
 
@@ -66,17 +66,15 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
         frac = (value - bottom) / (top - bottom) if top > bottom else 0.0
         return max(0, min(plot_h - 1, round((1.0 - frac) * (plot_h - 1))))
 
-    def hline(value: float | None, char: str, colour: str, label: str) -> None:
+    def hline(value: float | None, char: str, colour: str) -> None:
         if value is None:
             return
         r = row_of(value)
         for c in range(plot_w):
             grid[r][c] = (char, colour)
-        for i, ch in enumerate(label[: plot_w]):
-            grid[r][plot_w - len(label) + i] = (ch, f"bold {colour}")
 
-    hline(base, "─", colours["chart-baseline"], "ref")
-    hline(floor, "┄", colours["chart-floor"], "floor")
+    hline(base, "─", colours["chart-baseline"])
+    hline(floor, "┄", colours["chart-floor"])
     for i, (point, median, low, high) in enumerate(visible):
         c = min(plot_w - 1, i * step + step // 2)
         colour = colours["chart-current"] if point.current else colours["chart-point"]
@@ -94,13 +92,26 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
     if series.baseline_us and unit == "us":
         legend += f" · {series.baseline_us / current.median_us:.2f}× ref"
     text.append(legend[:width] + "\n", style="bold")
+    key = Text(" " * label_w + " ")
+    key.append("●", style=colours["chart-point"])
+    key.append(" median │ spread  ")
+    key.append("◆", style=colours["chart-current"])
+    key.append(" current  ")
+    if base is not None:
+        key.append("── ", style=colours["chart-baseline"])
+        key.append(f"ref {_fmt(base, unit)}  ")
+    if floor is not None:
+        key.append("┄┄ ", style=colours["chart-floor"])
+        key.append(f"floor {_fmt(floor, unit)}")
+    key.truncate(width)
     labels = {0: _fmt(top, unit), plot_h - 1: _fmt(bottom, unit), plot_h // 2: _fmt((top + bottom) / 2, unit)}
     for r in range(plot_h):
         text.append(f"{labels.get(r, ''):>{label_w}}┤" if r in labels else " " * label_w + "│", style="dim")
         for ch, style in grid[r]:
             text.append(ch, style=style)
         text.append("\n")
-    text.append(" " * label_w + "└" + "─" * plot_w, style="dim")
+    text.append(" " * label_w + "└" + "─" * plot_w + "\n", style="dim")
+    text.append_text(key)
     return text
 
 

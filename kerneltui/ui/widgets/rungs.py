@@ -71,7 +71,7 @@ class RungTable(DataTable):
 
 class RungsPanel(Vertical):
     DEFAULT_CSS = """
-    RungsPanel RungTable { height: auto; max-height: 14; }
+    RungsPanel RungTable { height: auto; max-height: 14; overflow-x: hidden; }
     RungsPanel #rung-note { color: $text-muted; padding: 0 1; height: auto; }
     RungsPanel #rung-detail-scroll { height: 1fr; border-top: solid $panel; }
     RungsPanel #rung-detail { padding: 0 1; }

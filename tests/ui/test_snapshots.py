@@ -1,0 +1,70 @@
+"""SVG snapshots of the main screen, the asm viewer and the help screen (fixed data, no clocks).
+
+Update after a deliberate visual change with ``pytest tests/ui/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kerneltui.config import load_config
+from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
+from kerneltui.ui.app import AppOptions, create_app
+from tests.ui import fixed_data
+
+SIZES = [(120, 40), (200, 50)]
+
+
+def snapshot_app(task: Path):
+    import kerneltui.ui.defaults  # noqa: F401
+
+    settings = load_config(file=Path("/home/you/.config/kerneltui/config.toml"), env={})
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
+    return create_app(task, settings=settings, options=options,
+                      agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0),
+                      history=fixed_data.FixedHistory(fixed_data.history()),
+                      asm=fixed_data.FixedAsm(fixed_data.listing()))
+
+
+async def _feed(pilot) -> None:
+    app = pilot.app
+    await pilot.pause()
+    app.editor.cursor_blink = False
+    app.chat.query_one("#chat-input").cursor_blink = False
+    for event in fixed_data.finished_run() + fixed_data.agent_turn():
+        app.bridge.emit(event)
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.editor.goto_line(13)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen(snap_compare, example_task, size) -> None:
+    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=_feed)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_asm_viewer(snap_compare, example_task, size) -> None:
+    async def run_before(pilot) -> None:
+        await _feed(pilot)
+        await pilot.press("alt+5", "ctrl+o")
+        for _ in range(6):
+            await pilot.press("down")
+        await pilot.pause()
+
+    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_screen(snap_compare, example_task, size) -> None:
+    async def run_before(pilot) -> None:
+        await _feed(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+
+    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
