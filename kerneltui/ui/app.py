@@ -38,7 +38,6 @@ from kerneltui.ui.adapters.asm import DumpFolderAsm
 from kerneltui.ui.adapters.history import SessionHistory
 from kerneltui.ui.adapters.profile import RungMetricsProfile
 from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.commands import KerneltuiCommands
 from kerneltui.ui.messages import (
     AgentEvent,
     ChatSubmitted,
@@ -53,17 +52,19 @@ from kerneltui.ui.messages import (
     SaveRequested,
 )
 from kerneltui.ui.ports import AgentController, AsmListing, AsmSource, HistorySource, ProfileSource
-from kerneltui.ui.screens.file_changed import FileChangedScreen
-from kerneltui.ui.screens.help import HelpScreen
 from kerneltui.ui.screens.main import PANES, MainScreen
-from kerneltui.ui.screens.profile import ProfileScreen
-from kerneltui.ui.screens.prompt import PromptScreen
 from kerneltui.ui.widgets.asm_view import AsmPane
 from kerneltui.ui.widgets.chat import ChatPane
 from kerneltui.ui.widgets.editor import KernelEditor
 from kerneltui.ui.widgets.history_chart import HistoryChart
 from kerneltui.ui.widgets.rungs import RungRow, RungsPanel
 from kerneltui.ui.widgets.status_line import StatusLine
+
+
+def _commands_provider() -> type:
+    from kerneltui.ui.commands import KerneltuiCommands  # loaded when the palette first opens
+
+    return KerneltuiCommands
 
 
 class AsmLoaded(Message):
@@ -96,7 +97,7 @@ class AppOptions:
 class KernelApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "kerneltui"
-    COMMANDS = App.COMMANDS | {KerneltuiCommands}
+    COMMANDS = App.COMMANDS | {_commands_provider}
     BINDINGS: list[BindingType] = list(keys.APP)
 
     def __init__(self, task: Task, *, settings: config_mod.Config, agent: AgentController,
@@ -125,6 +126,7 @@ class KernelApp(App[None]):
         self.replaying = False
         self._agent_attached = False
         self.ready = False  # the main screen's panes exist
+        self._shown_dirty = False
         self._load_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -191,6 +193,7 @@ class KernelApp(App[None]):
             self.request_run("start")
 
     async def on_unmount(self) -> None:
+        self.ready = False
         await self.scheduler.cancel()
         await self.loop.close()
 
@@ -375,6 +378,8 @@ class KernelApp(App[None]):
                 else:
                     editor.dirty = editor.text != editor.disk_text
 
+            from kerneltui.ui.screens.file_changed import FileChangedScreen
+
             self.push_screen(FileChangedScreen(path.name, str(backup.parent) + "/"), answer)
         self.request_run("save")
 
@@ -412,8 +417,14 @@ class KernelApp(App[None]):
 
     @on(TextArea.Changed)
     def _editor_changed(self, message: TextArea.Changed) -> None:
+        if not self.ready or not self.screen_stack:
+            return
+        dirty = self.editor.dirty
+        if dirty == self._shown_dirty:
+            return  # keystrokes that do not change the saved/unsaved state cost nothing here
+        self._shown_dirty = dirty
         pane = self.main.panes["editor"]
-        mark = " ●" if self.editor.dirty else ""
+        mark = " ●" if dirty else ""
         pane.border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
 
     @on(OpenProfile)
@@ -429,6 +440,8 @@ class KernelApp(App[None]):
             self.notify("no profile of this version yet: running the profile rung", timeout=4)
             self.request_run("manual", ["profile"])
             return
+        from kerneltui.ui.screens.profile import ProfileScreen
+
         table = self.profile_source.table(row.result)
         if table is None:
             self.notify(f"profile: {row.result.summary}", severity="warning")
@@ -489,6 +502,8 @@ class KernelApp(App[None]):
         self.main.resize(how)
 
     def action_help(self) -> None:
+        from kerneltui.ui.screens.help import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)
             return
@@ -548,6 +563,8 @@ class KernelApp(App[None]):
     # -- tasks and sessions ---------------------------------------------------------------------
 
     def action_switch_task(self) -> None:
+        from kerneltui.ui.screens.prompt import PromptScreen
+
         def chosen(value: str | None) -> None:
             if value:
                 self.run_worker(self.switch_task(value), group="switch", exclusive=True)
@@ -581,6 +598,8 @@ class KernelApp(App[None]):
         await self.switch_screen(self.get_default_screen())
 
     def action_open_session(self) -> None:
+        from kerneltui.ui.screens.prompt import PromptScreen
+
         def chosen(value: str | None) -> None:
             if value:
                 self.replay_session(Path(value).expanduser())

@@ -7,7 +7,6 @@ proposals (a/r/f) live on the history, never on the input, so they cannot fire w
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -58,6 +57,8 @@ class ProposalCard(Vertical):
         yield Static(Text(str(self.proposal.get("rationale", ""))), classes="proposal-rationale")
         diff = self.proposal.get("diff") or ""
         if diff:
+            from rich.syntax import Syntax  # pygments is slow to import: only when a diff is shown
+
             yield Static(Syntax(diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
                                 word_wrap=True), classes="proposal-diff")
         yield Static(self._keys(), classes="proposal-keys")
