@@ -20,7 +20,6 @@ from textual import on, work
 from textual.app import App
 from textual.binding import BindingType
 from textual.message import Message
-from textual.widgets import TextArea
 
 from kerneltui import config as config_mod
 from kerneltui import paths
@@ -126,7 +125,6 @@ class KernelApp(App[None]):
         self.replaying = False
         self._agent_attached = False
         self.ready = False  # the main screen's panes exist
-        self._shown_dirty = False
         self._load_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -322,7 +320,10 @@ class KernelApp(App[None]):
         self.post_message(AsmLoaded(listing, previous))
 
     async def on_asm_loaded(self, message: AsmLoaded) -> None:
-        await self.asm_pane.show(message.listing, message.previous)
+        listing = message.listing
+        if not listing.stages and "dump" not in self.rungs.rows:
+            listing = AsmListing(note="no compiler output: this build of kerneltui has no dump rung")
+        await self.asm_pane.show(listing, message.previous)
         self.asm_pane.link_source_line(self.editor.cursor_location[0] + 1)
 
     # -- files --------------------------------------------------------------------------------
@@ -367,8 +368,14 @@ class KernelApp(App[None]):
             editor.replace_from_disk(text)
             self.notify(f"{path.name} changed on disk: reloaded", timeout=3)
         else:
+            from kerneltui.ui.screens.file_changed import FileChangedScreen
+
             backup = self._backup_dir() / path.name
             editor.disk_text = text  # a later ctrl+s knowingly overwrites this version
+            if any(isinstance(screen, FileChangedScreen) for screen in self.screen_stack):
+                # Already asking: the answer applies to the newest disk version.
+                self.request_run("save")
+                return
 
             def answer(choice: str | None) -> None:
                 if choice == "reload":
@@ -377,8 +384,6 @@ class KernelApp(App[None]):
                     self.notify(f"your edits are saved in {saved}", timeout=10)
                 else:
                     editor.dirty = editor.text != editor.disk_text
-
-            from kerneltui.ui.screens.file_changed import FileChangedScreen
 
             self.push_screen(FileChangedScreen(path.name, str(backup.parent) + "/"), answer)
         self.request_run("save")
@@ -415,17 +420,12 @@ class KernelApp(App[None]):
     def _cursor_moved(self, message: EditorCursorMoved) -> None:
         self.asm_pane.link_source_line(message.line)
 
-    @on(TextArea.Changed)
-    def _editor_changed(self, message: TextArea.Changed) -> None:
-        if not self.ready or not self.screen_stack:
+    @on(KernelEditor.DirtyChanged)
+    def _editor_dirty(self, message: KernelEditor.DirtyChanged) -> None:
+        if not self.ready:
             return
-        dirty = self.editor.dirty
-        if dirty == self._shown_dirty:
-            return  # keystrokes that do not change the saved/unsaved state cost nothing here
-        self._shown_dirty = dirty
-        pane = self.main.panes["editor"]
-        mark = " ●" if dirty else ""
-        pane.border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
+        mark = " ●" if message.dirty else ""
+        self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
 
     @on(OpenProfile)
     def _open_profile(self, message: OpenProfile) -> None:
@@ -595,7 +595,8 @@ class KernelApp(App[None]):
         self.asm_source = DumpFolderAsm(task.kernel_file)
         if isinstance(self.agent, ScriptedAgent):
             self.agent.kernel_path = task.kernel_path
-        await self.switch_screen(self.get_default_screen())
+        await self.main.reset(KernelEditor(task.kernel_path, task.kernel_source(), id="editor"), self._rung_rows(),
+                              self.agent.label)
 
     def action_open_session(self) -> None:
         from kerneltui.ui.screens.prompt import PromptScreen

@@ -265,3 +265,57 @@ async def test_help_lists_binding_ids(example_task) -> None:
         table = bindings_table(app.keymap, "x")
         ids = {str(cell) for column in table.columns[2:] for cell in column._cells}
         assert {"run_loop", "save", "proposal_accept", "asm_diff", "focus_asm"} <= ids
+
+
+async def test_open_session_replays_events_into_the_panes(example_task, tmp_path: Path) -> None:
+    import json
+
+    from kerneltui.core.events import event_to_dict
+
+    log = tmp_path / "session.jsonl"
+    log.write_text("\n".join(json.dumps(event_to_dict(e)) for e in fixed_data.finished_run() + fixed_data.agent_turn()))
+    app = make_app(example_task("vector_add"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Open session")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        from kerneltui.ui.screens.prompt import PromptScreen
+
+        assert isinstance(app.screen, PromptScreen)
+        app.screen.query_one("Input").value = str(log)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert {row.state for row in app.rungs.rows.values()} == {"ok"}
+        assert app.chat.open_proposal() is not None
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text('{"type": "NoSuchEvent"}\n')
+        app.replay_session(bad)
+        await pilot.pause()
+        assert any("bad.jsonl:1" in str(n.message) for n in app._notifications)
+
+
+async def test_switch_task_opens_the_other_kernel(example_task, tmp_path: Path) -> None:
+    import shutil
+
+    first = example_task("vector_add")
+    other = tmp_path / "other"
+    shutil.copytree(first, other)
+    (other / "kernel.py").write_text((other / "kernel.py").read_text().replace("BLOCK = 1024", "BLOCK = 64"))
+    app = make_app(first)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.editor.move_cursor((0, 0))
+        app.editor.focus()
+        await pilot.press(*"# unsaved")
+        await app.switch_task(str(other))
+        await pilot.pause()
+        assert app.kernel_task.root == other.resolve() or app.kernel_task.root == other
+        assert "BLOCK = 64" in app.editor.text
+        kept = list((first / ".kerneltui" / "unsaved").iterdir())
+        assert kept and kept[0].read_text().startswith("# unsaved")
+        await app.switch_task(str(tmp_path / "nothing-here"))
+        await pilot.pause()
+        assert any("cannot open" in str(n.message) for n in app._notifications)

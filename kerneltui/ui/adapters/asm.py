@@ -133,7 +133,7 @@ class DumpFolderAsm:
             if stage and path.is_file() and stage not in found:
                 found[stage] = path
         if not found:
-            return AsmListing(note=f"no compiler output in {version_dir.name}: run the dump rung (ctrl+p → Run dump)")
+            return AsmListing(note=f"no compiler output for version {version_dir.name[:7]} yet: the dump rung writes it")
         stages = []
         for name in STAGE_ORDER:
             path = found.get(name)

@@ -64,5 +64,5 @@ class SessionHistory:
             if self.has_gpu is False:
                 note = "no benchmark numbers: timing needs a GPU (CPU times are never shown as performance)"
             else:
-                note = "no benchmark yet: run the benchmark rung (ctrl+p → Run benchmark)"
+                note = "no benchmark of this task yet: the benchmark rung times each version on the GPU"
         return HistorySeries(points=points, baseline_us=self.baseline_us, floor_us=self.floor_us, note=note)

@@ -27,7 +27,8 @@ def key_text(binding: Binding, keymap: dict[str, str]) -> str:
         if binding.key_display and raw == binding.key and len(raw.split(",")) == 1:
             shown.append(binding.key_display)
             continue
-        shown.append({"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?"}.get(key, key))
+        key = {"right_square_bracket": "]", "left_square_bracket": "[", "question_mark": "?"}.get(key, key)
+        shown.append(key.upper() if len(key) in (2, 3) and key[0] == "f" and key[1:].isdigit() else key)
     return " / ".join(shown)
 
 

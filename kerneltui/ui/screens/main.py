@@ -106,7 +106,19 @@ class MainScreen(Screen[None]):
         yield StatusLine(id="status")
         yield Footer()
 
+    async def reset(self, editor: KernelEditor, rungs: list[RungRow], chat_label: str) -> None:
+        """Show another task: compose the panes again around a new editor and rung list."""
+        if self.maximized is not None:
+            self.minimize()
+        self._editor, self._rung_rows, self._chat_label = editor, rungs, chat_label
+        await self.recompose()
+        # The new panes compose their own children: collect references once those are mounted.
+        self.call_after_refresh(self._collect)
+
     def on_mount(self) -> None:
+        self._collect()
+
+    def _collect(self) -> None:
         # Kept now: while a pane is maximised, queries from the screen no longer see the others.
         self.refs: dict[str, Widget] = {
             "editor": self.query_one(KernelEditor), "rungs": self.query_one(RungsPanel),

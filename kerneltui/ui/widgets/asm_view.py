@@ -312,22 +312,25 @@ class AsmPane(Vertical):
         self._populating = False
 
     def compose(self) -> ComposeResult:
-        tabs = Tabs(id="asm-tabs")
+        tabs = self.tabs = Tabs(id="asm-tabs")
         tabs.can_focus = False
         tabs.display = False
+        self.filters_label = Static("", id="asm-filters")
+        self.note_label = Static(self.listing.note, id="asm-note")
+        self.lines = AsmLines(id="asm-lines")
         yield tabs
-        yield Static("", id="asm-filters")
-        yield Static(self.listing.note, id="asm-note")
-        yield AsmLines(id="asm-lines")
+        yield self.filters_label
+        yield self.note_label
+        yield self.lines
 
     @property
     def lines_widget(self) -> AsmLines:
-        return self.query_one(AsmLines)
+        return self.lines
 
     async def show(self, listing: AsmListing, previous: AsmListing | None = None) -> None:
         self.listing = listing
         self.previous = previous
-        tabs = self.query_one(Tabs)
+        tabs = self.tabs
         names = [s.name for s in listing.stages]
         self._populating = True  # adding tabs activates the first one: not a choice of the person
         try:
@@ -336,7 +339,7 @@ class AsmPane(Vertical):
                 await tabs.add_tab(Tab(name, id=f"stage-{name.lower()}"))
         finally:
             self._populating = False
-        note = self.query_one("#asm-note", Static)
+        note = self.note_label
         note.update(listing.note)
         note.display = not listing.stages
         tabs.display = bool(listing.stages)
@@ -351,7 +354,7 @@ class AsmPane(Vertical):
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         event.stop()
         # Adding tabs activates the first one; ignore activations that are no longer current.
-        if self._populating or event.tab is None or event.tab.id != self.query_one(Tabs).active:
+        if self._populating or event.tab is None or event.tab.id != self.tabs.active:
             return
         name = str(event.tab.label.plain)
         if name != self.stage_name:
@@ -367,7 +370,7 @@ class AsmPane(Vertical):
             return
         index = names.index(self.stage_name) if self.stage_name in names else 0
         self.stage_name = names[(index + delta) % len(names)]
-        self.query_one(Tabs).active = f"stage-{self.stage_name.lower()}"
+        self.tabs.active = f"stage-{self.stage_name.lower()}"
         self._rebuild()
 
     def toggle_filter(self, name: str) -> None:
@@ -407,7 +410,7 @@ class AsmPane(Vertical):
             parts.append(f"{key}:{name} {'hidden' if self.filters[name] else 'shown'}")
         parts.append(f"v:diff {'on' if self.diff else 'off'}")
         size = f"{len(stage.lines()):,} lines · " if stage else ""
-        self.query_one("#asm-filters", Static).update(Text(size + " · ".join(parts), style="dim", no_wrap=True,
+        self.filters_label.update(Text(size + " · ".join(parts), style="dim", no_wrap=True,
                                                              overflow="ellipsis"))
 
     def link_source_line(self, line: int | None) -> None:

@@ -74,7 +74,7 @@ class ProposalCard(Vertical):
                 text.append("[")
                 text.append(key, style="bold")
                 text.append(f"]{rest}  ")
-            text.append("(in the chat history)", style="dim")
+            text.append("(typing? esc first)", style="dim")
             return text
         reason = self.proposal.get("decision_reason") or ""
         return Text(f"{self.state}" + (f": {reason}" if reason else ""))
@@ -105,7 +105,7 @@ class ChatLog(VerticalScroll, can_focus=True):
         self._pane().start_feedback()
 
     def action_compose(self) -> None:
-        self._pane().query_one(ChatInput).focus()
+        self._pane().input_widget.focus()
 
 
 class ChatInput(Input):
@@ -114,7 +114,7 @@ class ChatInput(Input):
     def action_leave(self) -> None:
         pane = next(a for a in self.ancestors if isinstance(a, ChatPane))
         pane.cancel_feedback()
-        pane.query_one(ChatLog).focus()
+        pane.log_widget.focus()
 
 
 class ChatPane(Vertical):
@@ -139,18 +139,21 @@ class ChatPane(Vertical):
         self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.label), id="chat-label")
-        yield ChatLog(id="chat-log")
-        yield ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
+        self.label_widget = Static(Text(self.label), id="chat-label")
+        self.log_widget = ChatLog(id="chat-log")
+        self.input_widget = ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
+        yield self.label_widget
+        yield self.log_widget
+        yield self.input_widget
 
     def set_label(self, label: str) -> None:
         self.label = label
-        self.query_one("#chat-label", Static).update(Text(label))
+        self.label_widget.update(Text(label))
 
     # -- rendering events ---------------------------------------------------------------------
 
     def _append(self, widget: object) -> None:
-        log = self.query_one(ChatLog)
+        log = self.log_widget
         at_end = log.max_scroll_y - log.scroll_y <= 2
         log.mount(widget)  # type: ignore[arg-type]
         if at_end:
@@ -209,7 +212,7 @@ class ChatPane(Vertical):
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, set()
-        log = self.query_one(ChatLog)
+        log = self.log_widget
         at_end = log.max_scroll_y - log.scroll_y <= 2
         for turn_id in pending:
             md = self.replies.get(turn_id)
@@ -239,13 +242,13 @@ class ChatPane(Vertical):
             self.notify("no open proposal to give feedback on", severity="warning")
             return
         self.feedback_for = card.proposal_id
-        box = self.query_one(ChatInput)
+        box = self.input_widget
         box.placeholder = f"feedback on proposal {card.proposal_id}: where should it go instead? (esc cancels)"
         box.focus()
 
     def cancel_feedback(self) -> None:
         self.feedback_for = None
-        self.query_one(ChatInput).placeholder = "ask the agent… (enter sends)"
+        self.input_widget.placeholder = "ask the agent… (enter sends)"
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from textual.binding import BindingType
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
@@ -73,6 +74,14 @@ class KernelEditor(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         self.dirty = self.text != self.disk_text
+
+    class DirtyChanged(Message):
+        def __init__(self, dirty: bool) -> None:
+            super().__init__()
+            self.dirty = dirty
+
+    def watch_dirty(self, dirty: bool) -> None:
+        self.post_message(self.DirtyChanged(dirty))
 
     def replace_from_disk(self, text: str) -> None:
         """Show the file's new content, keeping the cursor on the same line where possible."""

@@ -85,18 +85,20 @@ class RungsPanel(Vertical):
         self._tick = 0
 
     def compose(self) -> ComposeResult:
-        table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
+        table = self.table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
         table.add_column("", key="icon", width=1)
         table.add_column("rung", key="rung", width=12)
         table.add_column("time", key="time", width=6)
         table.add_column("headline", key="headline")
         yield table
-        yield Static("", id="rung-note")
+        self.note = Static("", id="rung-note")
+        self.detail = Static("", id="rung-detail")
+        yield self.note
         with VerticalScroll(id="rung-detail-scroll"):
-            yield Static("", id="rung-detail")
+            yield self.detail
 
     def on_mount(self) -> None:
-        table = self.query_one(RungTable)
+        table = self.table
         for row in self.rows.values():
             table.add_row(*self._cells(row), key=row.name)
         self._update_note()
@@ -187,11 +189,11 @@ class RungsPanel(Vertical):
     def _refresh_rows(self, names: list[str] | None = None) -> None:
         if not self.is_mounted:
             return
-        table = self.query_one(RungTable)
+        table = self.table
         for name in names or list(self.rows):
             row = self.rows[name]
             for key, cell in zip(("icon", "rung", "time", "headline"), self._cells(row), strict=True):
-                table.update_cell(name, key, cell, update_width=False)
+                table.update_cell(name, key, cell, update_width=key == "headline")
 
     def refresh_theme(self) -> None:
         self._refresh_rows()
@@ -200,7 +202,7 @@ class RungsPanel(Vertical):
     def _update_note(self) -> None:
         if not self.is_mounted:
             return
-        note = self.query_one("#rung-note", Static)
+        note = self.note
         if not self.device:
             note.update("starting a worker…")
             return
@@ -219,7 +221,7 @@ class RungsPanel(Vertical):
     def _selected(self) -> RungRow | None:
         if not self.is_mounted or not self.rows:
             return None
-        table = self.query_one(RungTable)
+        table = self.table
         names = list(self.rows)
         return self.rows[names[max(0, min(table.cursor_row, len(names) - 1))]]
 
@@ -242,14 +244,14 @@ class RungsPanel(Vertical):
 
     def select(self, name: str) -> None:
         if name in self.rows:
-            self.query_one(RungTable).move_cursor(row=list(self.rows).index(name))
+            self.table.move_cursor(row=list(self.rows).index(name))
             self._show_detail()
 
     def _show_detail(self) -> None:
         if not self.is_mounted:
             return
         row = self._selected()
-        detail = self.query_one("#rung-detail", Static)
+        detail = self.detail
         if row is None:
             detail.update("")
             return
