@@ -332,22 +332,25 @@ class Backend(BaseBackend):
             files = _ptx_files(art.PTX or "")
             file_map = {path: rel for path in files if (rel := state.original_path(path)) is not None}
             source_file = next(iter(file_map.values()), None) or _source_of(kernels, state)
-            out.append({
-                "kernel": kernels[0][0],
-                "variant": getattr(compiled, "function_name", ""),
-                "stages": stages,
-                "metadata": {
-                    "backend": "cute",
-                    "arch": target,
-                    "kernels": [{"name": name, "symbol": sym} for name, sym in kernels],
-                    "host_function": getattr(compiled, "function_name", ""),
-                    "file_map": file_map,
-                    "compile_only": self.compile_only,
-                    "cutlass_dsl": _dsl_version(),
-                },
-                "source_file": source_file,
-            })
-        progress(f"CuTe DSL: {len(out)} compiled program(s)")
+            host = getattr(compiled, "function_name", "")
+            for name, symbol in kernels:  # one entry per kernel; a program's kernels share its module
+                out.append({
+                    "kernel": name,
+                    "variant": host,
+                    "stages": stages,
+                    "metadata": {
+                        "backend": "cute",
+                        "arch": target,
+                        "symbol": symbol,
+                        "host_function": host,
+                        "module_kernels": [sym for _, sym in kernels],
+                        "file_map": file_map,
+                        "compile_only": self.compile_only,
+                        "cutlass_dsl": _dsl_version(),
+                    },
+                    "source_file": source_file,
+                })
+        progress(f"CuTe DSL: {len(out)} kernel(s) in {len(self.compiled)} compiled program(s)")
         return out
 
 
