@@ -285,10 +285,10 @@ def _pack_one(sig: Signature, param: Param, value: Any, tensors: list[Any], chec
         if param.size not in _FLOAT:
             raise TypeError(f"{where}: pass {param.size * 8}-bit floats as bytes or a ctypes object")
         return _FLOAT[param.size](float(value))
-    if isinstance(value, float) or not isinstance(value, int):
+    if not isinstance(value, (int, float)):
         value = _python_scalar(value, where)
-        if isinstance(value, float):
-            raise TypeError(f"{where} is an integer parameter, got the float {value!r}")
+    if isinstance(value, float):
+        raise TypeError(f"{where} is an integer parameter, got the float {value!r}")
     bits = param.size * 8
     lo = 0 if param.c_kind == "uint" else -(1 << (bits - 1))
     hi = (1 << (bits - 1)) - 1 if param.c_kind == "int" else (1 << bits) - 1

@@ -10,7 +10,7 @@
 constexpr int THREADS = 256;  // launch.py launches blocks of this size
 constexpr int UNROLL = 4;     // float4 vectors per thread
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS)
 axpb(const float* __restrict__ x, float* __restrict__ y, float a, float b, long long n) {
     const long long n4 = n / 4;  // whole vectors
     const long long first = static_cast<long long>(blockIdx.x) * THREADS * UNROLL + threadIdx.x;
