@@ -227,6 +227,9 @@ class Kernel:
                 storage: list[Any], tensors: list[Any]) -> None:
         import torch
 
+        from kerneltui.cuda.driver import driver
+
+        driver()  # no driver: say so before asking torch about devices
         devices = {t.device.index for t in tensors}
         if len(devices) > 1:
             raise ValueError(f"{self.name}: tensor arguments are on different devices {sorted(devices)}")
