@@ -21,9 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
-    from kerneltui.core.task import TaskError
-
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task import TaskError, load_task
 
     try:
         load_task(args.task, args.kernel)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App
@@ -97,7 +97,7 @@ class KernelApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "kerneltui"
     COMMANDS = App.COMMANDS | {_commands_provider}
-    BINDINGS: list[BindingType] = list(keys.APP)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.APP)
 
     def __init__(self, task: Task, *, settings: config_mod.Config, agent: AgentController,
                  history: HistorySource, asm: AsmSource, profile: ProfileSource, options: AppOptions | None = None,
@@ -263,7 +263,7 @@ class KernelApp(App[None]):
             s = self.status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
             self.status.show(now)
-        elif event.run_id != self.current_run and not self.replaying:
+        elif getattr(event, "run_id", None) != self.current_run and not self.replaying:
             return  # a late event of a cancelled run
         elif isinstance(event, ev.RungStarted):
             self.rungs.rung_started(event.rung, now)
@@ -470,8 +470,10 @@ class KernelApp(App[None]):
             return
         self.status.state.message = event.message
         self.status.show()
-        if event.level in ("warning", "error"):
-            self.notify(event.message, severity=event.level, timeout=8)
+        if event.level == "warning":
+            self.notify(event.message, severity="warning", timeout=8)
+        elif event.level == "error":
+            self.notify(event.message, severity="error", timeout=8)
 
     @on(ChatSubmitted)
     def _chat(self, message: ChatSubmitted) -> None:

@@ -99,7 +99,7 @@ def parse_theme(path: Path) -> ThemeFile:
     syntax = {str(k): str(v) for k, v in (data.get("syntax") or {}).items()}
     try:
         theme = Theme(name=name, dark=bool(data.get("dark", True)), ansi=bool(data.get("ansi", False)),
-                      variables=variables, **colours)
+                      variables=variables, **colours)  # type: ignore[arg-type]
         theme.to_color_system().generate()  # parse every colour now, to report the file
         for style in syntax.values():
             Style.parse(style)

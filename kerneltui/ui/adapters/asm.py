@@ -136,9 +136,10 @@ class DumpFolderAsm:
             return AsmListing(note=f"no compiler output for version {version_dir.name[:7]} yet: the dump rung writes it")
         stages = []
         for name in STAGE_ORDER:
-            path = found.get(name)
-            if path is None:
+            stage_path = found.get(name)
+            if stage_path is None:
                 continue
+            path = stage_path
             if path.stat().st_size > self.max_bytes:
                 stages.append(AsmStage(name=name, text=f"{path}: larger than {self.max_bytes >> 20} MiB, not shown"))
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -12,7 +14,7 @@ from textual.widgets import Button, Static
 class FileChangedScreen(ModalScreen[str]):
     """Dismisses with "reload" (take the disk version; your edits are saved aside) or "keep"."""
 
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l", "choose('reload')", "Load disk version", id="changed_reload"),
         Binding("k,escape", "choose('keep')", "Keep my edits", id="changed_keep"),
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -53,7 +55,7 @@ def bindings_table(keymap: dict[str, str], config_file: str) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,q", "dismiss", "Close", id="help_close"),
     ]
     DEFAULT_CSS = """

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,7 +15,7 @@ from kerneltui.ui.ports import ProfileTable
 
 
 class ProfileScreen(ModalScreen[None]):
-    BINDINGS: list[BindingType] = [Binding("escape,q", "dismiss", "Close", id="profile_close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close", id="profile_close")]
     DEFAULT_CSS = """
     ProfileScreen { align: center middle; }
     ProfileScreen > Vertical { width: 90%; height: 85%; border: round $primary; background: $surface; padding: 0 1; }

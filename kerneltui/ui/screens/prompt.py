@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -10,7 +12,7 @@ from textual.widgets import Input, Static
 
 
 class PromptScreen(ModalScreen[str | None]):
-    BINDINGS: list[BindingType] = [Binding("escape", "cancel", "Cancel", id="prompt_cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="prompt_cancel")]
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
     PromptScreen > Vertical { width: 80; height: auto; border: round $primary; background: $surface; padding: 0 1; }

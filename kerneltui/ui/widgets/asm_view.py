@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -95,7 +96,7 @@ def build_diff(old: list[ViewLine], new: list[ViewLine], context: int = 3) -> li
 class AsmLines(ScrollView, can_focus=True):
     """Line-API view of one stage's (filtered) lines with a cursor and source-linked highlights."""
 
-    BINDINGS: list[BindingType] = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "cursor(-1)", "Up", show=False),
         Binding("down,j", "cursor(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),

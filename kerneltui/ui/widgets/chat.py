@@ -7,6 +7,8 @@ proposals (a/r/f) live on the history, never on the input, so they cannot fire w
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -93,7 +95,7 @@ class ProposalCard(Vertical):
 
 
 class ChatLog(VerticalScroll, can_focus=True):
-    BINDINGS: list[BindingType] = list(keys.CHAT_LOG)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_LOG)
 
     def _pane(self) -> ChatPane:
         return next(a for a in self.ancestors if isinstance(a, ChatPane))
@@ -109,7 +111,7 @@ class ChatLog(VerticalScroll, can_focus=True):
 
 
 class ChatInput(Input):
-    BINDINGS: list[BindingType] = list(keys.CHAT_INPUT)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_INPUT)
 
     def action_leave(self) -> None:
         pane = next(a for a in self.ancestors if isinstance(a, ChatPane))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 from textual.binding import BindingType
 from textual.message import Message
@@ -40,7 +41,7 @@ def language_for(path: Path) -> str | None:
 
 
 class KernelEditor(TextArea):
-    BINDINGS: list[BindingType] = list(keys.EDITOR)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.EDITOR)
 
     dirty: reactive[bool] = reactive(False)
 

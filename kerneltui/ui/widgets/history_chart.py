@@ -6,6 +6,8 @@ the share of the roofline reached (floor ÷ time, higher is better); ``u`` toggl
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.binding import BindingType
 from textual.reactive import reactive
@@ -116,7 +118,7 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
 
 
 class HistoryChart(Widget, can_focus=True):
-    BINDINGS: list[BindingType] = list(keys.CHART)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.CHART)
     DEFAULT_CSS = """
     HistoryChart { height: 1fr; padding: 0 1; }
     """

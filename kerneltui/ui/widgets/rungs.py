@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -41,7 +42,7 @@ class RungRow:
 
 
 class RungTable(DataTable):
-    BINDINGS: list[BindingType] = list(keys.RUNGS)
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.RUNGS)
 
     def action_open_row(self) -> None:
         panel = self._panel()
@@ -51,10 +52,10 @@ class RungTable(DataTable):
     def action_profile(self) -> None:
         self.post_message(OpenProfile(self._selected_name() or "profile"))
 
-    def action_run_selected(self) -> None:
+    async def action_run_selected(self) -> None:
         name = self._selected_name()
         if name:
-            self.app.run_action(f"run_rungs('{name}')")
+            await self.app.run_action(f"run_rungs('{name}')")
 
     def _selected_name(self) -> str | None:
         panel = self._panel()
