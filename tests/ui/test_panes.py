@@ -319,3 +319,40 @@ async def test_switch_task_opens_the_other_kernel(example_task, tmp_path: Path) 
         await app.switch_task(str(tmp_path / "nothing-here"))
         await pilot.pause()
         assert any("cannot open" in str(n.message) for n in app._notifications)
+
+
+async def test_profile_view_and_token_cost(example_task) -> None:
+    from kerneltui.core import events as ev
+    from kerneltui.core.rungs.result import RungResult
+    from kerneltui.ui.adapters.profile import RungMetricsProfile
+    from kerneltui.ui.screens.profile import ProfileScreen
+
+    result = RungResult("profile", "ok", "ncu · 1 kernel", metrics={"table": {
+        "title": "add_kernel · ncu", "columns": ["metric", "value", "unit"],
+        "rows": [["dram throughput", 91.2, "% of peak"], ["achieved occupancy", 0.83, ""]],
+        "notes": ["memory-bound: DRAM is the limiter"]}})
+    table = RungMetricsProfile().table(result)
+    assert table is not None and table.rows[0] == ["dram throughput", "91.2", "% of peak"]
+    plain = RungMetricsProfile().table(RungResult("profile", "fail", "", metrics={"failure": "timeout"},
+                                                  error="ncu not found: install Nsight Compute"))
+    assert plain is not None and plain.rows == [["failure", "timeout"]] and plain.notes
+    app = make_app(example_task("vector_add"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await app.push_screen(ProfileScreen(table))
+        await pilot.pause()
+        from textual.widgets import DataTable
+
+        grid = app.screen.query_one(DataTable)
+        assert grid.row_count == 2
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ProfileScreen)
+        # No profile rung in this build: the view says so instead of opening empty.
+        await app.run_action("profile")
+        await pilot.pause()
+        assert any("no profile rung" in str(n.message) for n in app._notifications)
+        app.bridge.emit(ev.TokenUsage(turn_id="t", provider="openai", model="m", input_tokens=1200,
+                                      output_tokens=300, cost_usd=0.004, session_input_tokens=1200,
+                                      session_output_tokens=300, session_cost_usd=0.004))
+        await pilot.pause()
+        assert "1.2k in · 0.3k out · $0.004" in app.status.render_state().plain

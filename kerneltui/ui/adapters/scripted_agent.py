@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,7 +76,6 @@ class ScriptedAgent:
     _emit: Emit = field(default=lambda event: None, repr=False)
     _turn: int = 0
     _proposals: dict[str, str] = field(default_factory=dict)  # id -> proposed source
-    _clock: Callable[[], float] | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
