@@ -105,12 +105,46 @@ async def keystroke_echo(keys: int, during_run: bool = True) -> tuple[list[float
     return latencies, during
 
 
+async def plain_textarea_echo(keys: int) -> list[float]:
+    """The same measurement on a bare Textual app with one TextArea: the floor on this machine."""
+    from textual import events
+    from textual.app import App, ComposeResult
+    from textual.widgets import TextArea
+
+    source = (ROOT / "kerneltui" / "examples" / "vector_add" / "kernel.py").read_text()
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TextArea.code_editor(source, language="python")
+
+    app = Bare()
+    latencies: list[float] = []
+    async with app.run_test(size=(160, 45)) as pilot:
+        editor = app.query_one(TextArea)
+        editor.focus()
+        await pilot.pause()
+        for i in range(keys):
+            ch = "abcdefghij"[i % 10]
+            before = editor.text
+            painted = asyncio.Event()
+            start = time.perf_counter()
+            app.post_message(events.Key(ch, ch))
+            while editor.text == before:
+                await asyncio.sleep(0)
+            app.call_after_refresh(painted.set)
+            await painted.wait()
+            latencies.append(time.perf_counter() - start)
+            await asyncio.sleep(0.05)
+    return latencies
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=7)
     parser.add_argument("--keys", type=int, default=40)
     args = parser.parse_args()
     starts = cold_start(args.samples)
+    bare = sorted(x * 1000 for x in asyncio.run(plain_textarea_echo(args.keys)))
     idle, _ = asyncio.run(keystroke_echo(args.keys, during_run=False))
     idle_ms = sorted(x * 1000 for x in idle)
     echoes, state = asyncio.run(keystroke_echo(args.keys))
@@ -123,6 +157,8 @@ def main() -> None:
          f"{echoes_ms[-1]:.1f}", "≤ 16.7 (one frame)", f"{len(echoes_ms)} keys, p95 {p95:.1f}; rung still {state}"),
         ("keystroke echo, nothing running (ms)", f"{statistics.median(idle_ms):.1f}", f"{idle_ms[0]:.1f}",
          f"{idle_ms[-1]:.1f}", "reference", f"{len(idle_ms)} keys"),
+        ("keystroke echo, bare Textual TextArea app (ms)", f"{statistics.median(bare):.1f}", f"{bare[0]:.1f}",
+         f"{bare[-1]:.1f}", "floor here", f"{len(bare)} keys: the same method without kerneltui"),
     ]
     header = "| measure | median | min | max | target | notes |\n|---|---|---|---|---|---|"
     table = "\n".join([header] + [f"| {' | '.join(r)} |" for r in rows])
