@@ -210,11 +210,17 @@ class RungsPanel(Vertical):
         if self.device.get("gpu"):
             note.update(Text(f"{self.device.get('name', 'GPU')} · {self.device.get('arch', '')}", style="dim"))
             return
-        cpu = [r.name for r in self.rows.values() if not r.needs_gpu]
-        gpu = [r.name for r in self.rows.values() if r.needs_gpu]
+        # What the last run did, where there is one; otherwise what each rung declares.
+        results = [r for r in self.rows.values() if r.result is not None]
+        if results:
+            cpu = [r.name for r in results if r.result is not None and r.result.status != "skip"]
+            skipped = [r.name for r in results if r.result is not None and r.result.status == "skip"]
+        else:
+            cpu = [r.name for r in self.rows.values() if not r.needs_gpu and not r.on_demand]
+            skipped = [r.name for r in self.rows.values() if r.needs_gpu]
         how = " (Triton interpreter)" if self.device.get("interpreter") else ""
-        text = f"no GPU: {', '.join(cpu)} run on the CPU{how}"
-        text += f"; {', '.join(gpu)} skipped (need a GPU)" if gpu else "; rungs that need a GPU are skipped"
+        text = f"no GPU: {', '.join(cpu)} ran on the CPU{how}" if cpu else "no GPU"
+        text += f"; {', '.join(skipped)} skipped (see each row)" if skipped else "; rungs that need a GPU are skipped"
         note.update(text)
 
     # -- selection and details ------------------------------------------------------------------
