@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "watch",
     "new",
     "demo",
+    "device",
+    "history",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
