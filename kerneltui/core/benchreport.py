@@ -179,6 +179,11 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
     }
     if compile_note:
         metrics["torch_compile_note"] = compile_note
+    if candidate.get("threads_started_by_kernel"):
+        metrics["threads_started_by_kernel"] = candidate["threads_started_by_kernel"]
+        lines.append("threads started while the kernel was loaded and still running: "
+                     + ", ".join(candidate["threads_started_by_kernel"])
+                     + " (work they do outside a call is not timed; the recheck and the side-work check still apply)")
     if timed and not problems:
         # One case: its own median. Several: the geometric mean after the speed-of-light clamp.
         metrics["median_ms"] = timed[0]["candidate"]["median_ms"] if len(timed) == 1 else geomean(

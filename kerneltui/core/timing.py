@@ -19,7 +19,12 @@ torch.compile of the reference):
 3. **Side work.** The host then waits for the end event, notes the time, synchronises the whole
    device, and notes the time again. On an idle device that gap is the cost of the two calls
    (calibrated per case); a kernel that left work running on another stream or thread makes it
-   grow on every call. The parent flags it: the time would otherwise miss that work.
+   grow on every call. The parent flags it: the time would otherwise miss that work. Work on
+   another stream could also run early, while the flush still occupies the launch stream and
+   before the start event: so a sparse lattice of input elements is set to NaN before the flush
+   and restored after it, on the launch stream. Work that waits for the launch stream (as correct
+   multi-stream code does) never sees the NaNs; work that does not, reads them and fails the
+   recheck.
 4. **Recheck.** The output of every call is compared with the reference's output for the same
    inputs (``worker.recheck``): a cached or unfinished result fails the benchmark.
 5. **Adaptive stopping.** Warm-up (at least ``warmup_runs`` calls and ``warmup_ms``) is discarded;
@@ -108,6 +113,33 @@ class L2Flusher:
         self._scrub.zero_()
 
 
+class InputTrap:
+    """NaN on every TRAP_STRIDE-th element of the floating-point inputs while the flush runs
+    (step 3 of the module docstring). Few elements, so the restore leaves L2 nearly cold."""
+
+    TRAP_STRIDE = 4096
+
+    def __init__(self, rt: Any) -> None:
+        self.rt = rt
+        self.torch = rt.torch
+        self._saved: list[tuple[Any, Any]] = []
+
+    def arm(self, inputs: Any) -> None:
+        torch = self.torch
+        with torch.no_grad():
+            for _, t in self.rt.tensors(inputs):
+                if t.is_floating_point() and t.is_cuda and t.is_contiguous() and t.numel() > 0:
+                    lattice = t.view(-1)[:: self.TRAP_STRIDE]
+                    self._saved.append((lattice, lattice.clone()))
+                    lattice.fill_(float("nan"))
+
+    def disarm(self) -> None:
+        with self.torch.no_grad():
+            for lattice, values in self._saved:
+                lattice.copy_(values)
+        self._saved = []
+
+
 @dataclass
 class CallSample:
     ms: float  # CUDA event time on the launch stream
@@ -118,10 +150,11 @@ class CallSample:
 class CallTimer:
     """Times one call with the full protocol (steps 2 and 3 of the module docstring)."""
 
-    def __init__(self, torch: Any, flusher: L2Flusher, persisting: PersistingL2) -> None:
+    def __init__(self, torch: Any, flusher: L2Flusher, persisting: PersistingL2, trap: InputTrap | None = None) -> None:
         self.torch = torch
         self.flusher = flusher
         self.persisting = persisting
+        self.trap = trap
         self.stream = torch.cuda.current_stream()
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
@@ -140,7 +173,11 @@ class CallTimer:
         stream = self._launch_stream()
         torch.cuda.synchronize()
         self.persisting.reset()
+        if self.trap is not None:
+            self.trap.arm(inputs)
         self.flusher.flush()
+        if self.trap is not None:
+            self.trap.disarm()
         self.start.record(stream)
         t0 = time.perf_counter_ns()
         out = fn(inputs)
@@ -186,7 +223,16 @@ class InputSet:
 
 @dataclass
 class InputPool:
-    """Input sets generated ahead in batches; each handed out once (step 1 of the module docstring)."""
+    """A fixed set of input buffers ("slots") whose contents are renewed after every use.
+
+    The first batch generates ``sets`` input sets (as many as the memory budget allows, at most
+    ``max_sets``); they become the slots. Each is handed out once; when all have been used, every
+    slot gets the contents of a newly generated set (copied in place, outside the timed region) and
+    the reference output is recomputed. So call t always sees slot t mod sets, with data no call
+    has seen before: a cache keyed on pointers hits and returns stale results (the recheck fails
+    it), a cache keyed on content never hits. Inputs whose layout changes from seed to seed cannot
+    be copied in place; they are handed out as generated (``in_place`` turns False).
+    """
 
     rt: Any
     params: dict[str, Any]
@@ -194,11 +240,13 @@ class InputPool:
     with_reference: bool  # also compute the reference output for the recheck
     budget_bytes: int
     max_sets: int
-    sets: int = 0  # batch size, decided from the first set's size
+    sets: int = 0  # slots, decided from the first set's size
     set_bytes: int = 0
     generated: int = 0
     generate_s: float = 0.0
+    in_place: bool = True
     dtypes: list[str] = field(default_factory=list)  # of the first set's input tensors
+    _slots: list[Any] = field(default_factory=list)
     _ready: list[InputSet] = field(default_factory=list)
 
     def next(self) -> InputSet:
@@ -206,12 +254,17 @@ class InputPool:
             self._refill()
         return self._ready.pop(0)
 
-    def make(self, seed: int) -> InputSet:
+    def make(self, seed: int, into: Any = None) -> InputSet:
+        """A new input set for ``seed`` (copied into the buffers ``into`` when given) and, for the
+        recheck, the reference's output on a clone of it."""
         rt = self.rt
         t0 = time.perf_counter()
         inputs = rt.make_inputs(self.params, seed)
         if not self.dtypes:
             self.dtypes = input_dtypes(rt, inputs)
+        if into is not None:
+            _copy_into(rt, into, inputs)
+            inputs = into
         ref_out = rt.call_reference(rt.clone(inputs)) if self.with_reference else None
         rt.state.sync()
         self.generate_s += time.perf_counter() - t0
@@ -224,8 +277,21 @@ class InputPool:
             self.set_bytes = _nbytes(self.rt, first.inputs) + 2 * _nbytes(self.rt, first.ref_out)
             self.sets = max(1, min(self.max_sets, self.budget_bytes // max(self.set_bytes, 1)))
             self._ready = [first] + [self.make(next(self.seeds)) for _ in range(self.sets - 1)]
+            self._slots = [item.inputs for item in self._ready]
             return
-        self._ready = [self.make(next(self.seeds)) for _ in range(self.sets)]
+        ready = []
+        for i, slot in enumerate(self._slots):
+            seed = next(self.seeds)
+            if self.in_place:
+                try:
+                    ready.append(self.make(seed, into=slot))
+                    continue
+                except ValueError:
+                    self.in_place = False  # this task's inputs change layout between seeds
+            item = self.make(seed)
+            self._slots[i] = item.inputs
+            ready.append(item)
+        self._ready = ready
 
 
 def _nbytes(rt: Any, data: Any) -> int:
@@ -463,7 +529,7 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
     check = cx.target == "candidate"
     pool = InputPool(rt=rt, params=params, seeds=seeds, with_reference=check,
                      budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool)
-    timer = CallTimer(torch, cx.flusher, cx.persisting)
+    timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
     result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
     checker = None
     verify: Verify | None = None
@@ -483,7 +549,7 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
                         f"{cx.target.replace('_', '.')} {label}")
     result.update(series.to_dict())
     result["stream_changes"] = timer.stream_changes
-    result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated,
+    result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
                       "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
     result["dtypes"] = pool.dtypes
     result["dtype"] = main_dtype(params, pool.dtypes)

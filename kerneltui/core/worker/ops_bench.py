@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+import threading
 import time
 from typing import Any
 
@@ -52,8 +53,8 @@ def _guarded() -> dict[str, tuple[Any, str]]:
         for name, value in vars(module).items():
             if (inspect.isfunction(value) or inspect.isclass(value)) and getattr(value, "__module__", "") == module.__name__:
                 guarded[f"{module.__name__}.{name}"] = (module, name)
-    for cls in (timing.CallTimer, timing.InputPool, timing.L2Flusher, timing.PersistingL2, recheck.OutputCheck,
-                benchstats.RunningStats):
+    for cls in (timing.CallTimer, timing.InputPool, timing.InputTrap, timing.L2Flusher, timing.PersistingL2,
+                recheck.OutputCheck, benchstats.RunningStats):
         for name, value in vars(cls).items():
             if inspect.isfunction(value):
                 guarded[f"{cls.__qualname__}.{name}"] = (cls, name)
@@ -176,9 +177,17 @@ def op_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -
         cases.append(timing.benchmark_case(cx, i, case))
         if any((c.get("failure") or (c.get("graph") or {}).get("failure")) for c in cases[-1:]):
             break  # a wrong output ends the benchmark: the next cases would say the same
+    threads = {t.ident: t.name for t in threading.enumerate()}
+    new_threads: list[str] = []
     if target == "candidate":
         check_identities(state, "while the kernel was benchmarked")
         _check_guarded("while the kernel was benchmarked")
+        before = getattr(state, "bench_threads", None)
+        if before is not None:
+            # Threads that appeared between the baselines and now: started by the kernel's module.
+            new_threads = sorted(name for ident, name in threads.items() if ident not in before)
+    else:
+        state.bench_threads = set(threads)  # type: ignore[attr-defined]
     flush_bytes = flusher.nbytes
     del cx, flusher, fn
     torch.cuda.empty_cache()
@@ -188,6 +197,7 @@ def op_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -
         "flush_bytes": flush_bytes,
         "l2_bytes": l2,
         "persisting_l2": persisting.status,
+        "threads_started_by_kernel": new_threads,
         "seconds": round(time.perf_counter() - t0, 4),
     }
 

@@ -78,18 +78,28 @@ def tensors_close(out: Any, ref: Any, atol: float, rtol: float, rel_l2: float, t
         return True
     dtype = str(r.dtype).replace("torch.", "")
     if _kernel is not None and o.is_cuda and dtype in TRITON_DTYPES and o.dtype == r.dtype:
-        o = o.contiguous()
-        r = r.contiguous()
-        n = o.numel()
-        flag = torch.zeros(2, dtype=torch.int32, device=o.device)
-        sums = torch.zeros(2, dtype=torch.float64, device=o.device)
-        grid = ((n + BLOCK - 1) // BLOCK,)
-        _kernel[grid](o, r, n, float(atol), float(rtol), flag, sums, F64=dtype == "float64", BLOCK=BLOCK, num_warps=8)
-        bad, ran = flag.tolist()
-        if ran != 1:
-            raise RuntimeError("the output recheck kernel did not run: something replaced Triton's launcher")
-        d2, r2 = sums.tolist()
-        return bad == 0 and _scale_ok(d2, r2, rel_l2)
+        return triton_close(o, r, atol, rtol, rel_l2, torch)
+    return torch_close(o, r, atol, rtol, rel_l2, torch)
+
+
+def triton_close(o: Any, r: Any, atol: float, rtol: float, rel_l2: float, torch: Any) -> bool:
+    """The one-pass Triton check (``prepare()`` must have run)."""
+    o = o.contiguous()
+    r = r.contiguous()
+    n = o.numel()
+    flag = torch.zeros(2, dtype=torch.int32, device=o.device)
+    sums = torch.zeros(2, dtype=torch.float64, device=o.device)
+    grid = ((n + BLOCK - 1) // BLOCK,)
+    _kernel[grid](o, r, n, float(atol), float(rtol), flag, sums, F64=r.dtype == torch.float64, BLOCK=BLOCK, num_warps=8)
+    bad, ran = flag.tolist()
+    if ran != 1:
+        raise RuntimeError("the output recheck kernel did not run: something replaced Triton's launcher")
+    d2, r2 = sums.tolist()
+    return bad == 0 and _scale_ok(d2, r2, rel_l2)
+
+
+def torch_close(o: Any, r: Any, atol: float, rtol: float, rel_l2: float, torch: Any) -> bool:
+    """The same check with torch operations (any dtype, any device; several passes)."""
     if o.is_complex():
         o, r = torch.view_as_real(o), torch.view_as_real(r)
     o, r = o.to(torch.float64), r.to(torch.float64)
