@@ -87,6 +87,19 @@ def custom_kernel(x, y):
     return out
 '''
 
+# Correct, but tampers with the benchmark's stopping rule when imported (one run is "enough").
+PATCHES_THE_HARNESS = ADD_KERNEL + """
+import kerneltui.core.timing as _timing
+
+_timing.stop_reason = lambda *args, **kwargs: "converged"
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    launch(x, y, out)
+    return out
+"""
+
 
 @pytest.fixture(scope="module")
 def cache_dir(tmp_path_factory) -> Path:
@@ -164,6 +177,16 @@ def test_a_side_stream_racing_the_flush_is_caught(example_task, cache_dir):
     assert bench["status"] == "fail"
     # it either read the NaN trap laid during the flush, or finished after the timed stream
     assert "returned a wrong result" in bench["error"] or "still busy after the timed stream finished" in bench["error"]
+
+
+def test_a_kernel_that_patches_the_harness_is_caught(example_task, cache_dir):
+    task = example_task("vector_add", kernel_text=PATCHES_THE_HARNESS)
+    rungs = _check(task, _env(cache_dir))
+    assert rungs["correctness"]["status"] == "ok", rungs["correctness"]
+    bench = rungs["benchmark"]
+    assert bench["status"] == "fail"
+    assert "benchmark machinery replaced before the benchmark" in bench["error"]
+    assert "kerneltui.core.timing.stop_reason" in bench["error"]
 
 
 def test_a_time_under_the_roofline_floor_fails_as_impossible(example_task, cache_dir):

@@ -51,8 +51,9 @@ def _guarded() -> dict[str, tuple[Any, str]]:
     }
     for module in (timing, benchstats, recheck):
         for name, value in vars(module).items():
-            if (inspect.isfunction(value) or inspect.isclass(value)) and getattr(value, "__module__", "") == module.__name__:
+            if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
                 guarded[f"{module.__name__}.{name}"] = (module, name)
+    guarded["kerneltui.core.worker.recheck._kernel"] = (recheck, "_kernel")
     for cls in (timing.CallTimer, timing.InputPool, timing.InputTrap, timing.L2Flusher, timing.PersistingL2,
                 recheck.OutputCheck, benchstats.RunningStats):
         for name, value in vars(cls).items():
@@ -76,11 +77,14 @@ else:  # imported outside a worker (documentation, tests of other parts): nothin
     _BASELINE = {}
 
 
-def _check_guarded(when: str) -> None:
-    if not _BASELINE:
+def _check_guarded(state: WorkerState, when: str) -> None:
+    # The snapshot taken after the baselines (torch.compile has run, no kernel code has) is the
+    # reference; the one from start-up serves when there were no baselines in this worker.
+    baseline = getattr(state, "bench_guard", None) or _BASELINE
+    if not baseline:
         return
     now = _snapshot()
-    changed = sorted(name for name, ident in _BASELINE.items() if now.get(name) != ident)
+    changed = sorted(name for name, ident in baseline.items() if now.get(name) != ident)
     if changed:
         raise CheckFailure(
             f"benchmark machinery replaced {when}: {', '.join(changed[:8])}"
@@ -156,7 +160,7 @@ def op_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -
     settings = BenchSettings.from_mapping(args.get("settings"))
     if target == "candidate":
         check_identities(state, "before the benchmark")
-        _check_guarded("before the benchmark")
+        _check_guarded(state, "before the benchmark")
         fn = rt.call_candidate
     elif target == "reference":
         fn = rt.call_reference
@@ -181,13 +185,15 @@ def op_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -
     new_threads: list[str] = []
     if target == "candidate":
         check_identities(state, "while the kernel was benchmarked")
-        _check_guarded("while the kernel was benchmarked")
+        _check_guarded(state, "while the kernel was benchmarked")
         before = getattr(state, "bench_threads", None)
         if before is not None:
             # Threads that appeared between the baselines and now: started by the kernel's module.
             new_threads = sorted(name for ident, name in threads.items() if ident not in before)
     else:
         state.bench_threads = set(threads)  # type: ignore[attr-defined]
+        if _BASELINE:
+            state.bench_guard = _snapshot()  # type: ignore[attr-defined]
     flush_bytes = flusher.nbytes
     del cx, flusher, fn
     torch.cuda.empty_cache()
