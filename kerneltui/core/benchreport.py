@@ -214,7 +214,7 @@ def _speedup(x: float | None) -> str:
 
 def _case_line(case: dict[str, Any]) -> str:
     cand = case["candidate"]
-    parts = [f"{case['label']}:"]
+    parts = []
     if cand.get("median_ms"):
         parts.append(
             f"median {format_ms(cand['median_ms'])} (IQR {format_ms(cand['q1_ms'])}–{format_ms(cand['q3_ms'])}, "
@@ -233,7 +233,7 @@ def _case_line(case: dict[str, Any]) -> str:
     rc = case.get("recheck") or {}
     if rc:
         parts.append(f"{rc.get('checked', 0)} outputs rechecked")
-    return " · ".join(parts)
+    return f"{case['label']}: " + " · ".join(parts)
 
 
 def _summary(cases: list[dict[str, Any]], metrics: dict[str, Any]) -> str:

@@ -46,10 +46,11 @@ async def run(ctx: RunContext) -> RungResult:
     except (ValueError, ConfigError) as exc:
         return fail(NAME, f"benchmark settings: {exc}")
     progress = ctx.progress_for(NAME)
+    asked = time.perf_counter()
     worker = await ctx.pool.acquire()
     mark = worker.stderr_mark()
     started = time.perf_counter()
-    timings: dict[str, float] = {}
+    timings: dict[str, float] = {"worker_wait_s": started - asked}  # a spare still starting up
     phase = "measuring the device's peaks"
     try:
         peaks, peaks_note = await _peaks(worker, progress)
