@@ -79,12 +79,16 @@ class ProfileOutcome:
         }
 
 
+def _no_progress(message: str, fraction: float | None = None) -> None:
+    return None
+
+
 async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, timeout_s: float,
                        case_index: int | None = None, kernel_name: str | None = None,
                        launch_count: int | None = None, arch: str | None = None,
                        on_progress: Progress | None = None, env: dict[str, str] | None = None) -> ProfileOutcome:
     started = time.monotonic()
-    progress = on_progress or (lambda message, fraction=None: None)
+    progress: Progress = on_progress or _no_progress
     outcome = ProfileOutcome()
     ncu = find_ncu(env)
     if not isinstance(ncu, Path):
@@ -187,6 +191,13 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill the group and wait for the process, so nothing outlives the run (not even its pipes)."""
+    _kill_group(proc)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
+
+
 async def _run_ncu(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
                    progress: Progress) -> tuple[int | None, str, bool]:
     """Run ncu, passing its progress lines on; kill its process group on timeout or cancellation."""
@@ -216,12 +227,10 @@ async def _run_ncu(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: f
     try:
         await asyncio.wait_for(read(), timeout_s)
     except TimeoutError:
-        _kill_group(proc)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait(), 5.0)
+        await _reap(proc)
         return proc.returncode, "".join(chunks), True
     except asyncio.CancelledError:
-        _kill_group(proc)
+        await _reap(proc)
         raise
     finally:
         # ncu has exited here, but the profiled program may have left children in the group.
@@ -237,10 +246,10 @@ async def _run_simple(argv: list[str], timeout_s: float) -> tuple[int | None, st
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
     except TimeoutError:
-        _kill_group(proc)
+        await _reap(proc)
         return proc.returncode, "", True
     except asyncio.CancelledError:
-        _kill_group(proc)
+        await _reap(proc)
         raise
     text = out.decode("utf-8", errors="replace")
     if proc.returncode != 0:
