@@ -208,6 +208,16 @@ def test_hot_spots_of_a_matmul_include_inlined_library_lines():
     assert spots.top_source(1)[0].line == 29  # the A tile load waits on the barrier
 
 
+def test_paths_of_any_task_copy_become_task_relative():
+    name = task_relative("/tmp/kerneltui-profile-ab/task", ["kernel.py", "lib/helpers.py"])
+    assert name("/tmp/kerneltui-profile-ab/task/kernel.py") == "kernel.py"
+    # Triton's cache: compiled earlier in a check worker's copy of the same task.
+    assert name("/tmp/kerneltui-worker-x1/task/lib/helpers.py") == "lib/helpers.py"
+    assert name("/tmp/kerneltui-worker-x1/task/kernel.py") == "kernel.py"
+    assert name("/usr/lib/python3/site-packages/triton/language/standard.py").endswith("standard.py")
+    assert name("/home/me/other/kernel.py") == "/home/me/other/kernel.py"  # not a task copy
+
+
 def test_hot_spots_round_trip_through_json():
     spots = hotspots("memory_vector_add")
     again = KernelHotSpots.from_dict(json.loads(json.dumps(spots.to_dict())))

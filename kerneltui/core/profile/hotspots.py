@@ -15,7 +15,7 @@ and, with line information, per source line with that line's instructions under 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -205,11 +205,24 @@ def build_hotspots(sass_text: str, cuda_sass_text: str = "",
     return result
 
 
-def task_relative(task_dir: str | None) -> Callable[[str], str]:
-    """Map the profiled process's copy of the task back to task-relative names."""
+def task_relative(task_dir: str | None, names: Iterable[str] = ()) -> Callable[[str], str]:
+    """Map paths of task copies back to task-relative names (``kernel.py``).
+
+    The line information of a kernel names the file it was *compiled* from. That is the profiled
+    process's copy (``task_dir``) unless Triton's cache held the kernel already: then it is the copy
+    of the worker that compiled it during the checks (``<tmp>/kerneltui-worker-…/task/kernel.py``).
+    Both copies are laid out as ``…/task/<name>``, so a path ending in ``/task/<name>`` for one of
+    the task's own files (``names``) is that file too.
+    """
     prefix = (task_dir or "").rstrip("/") + "/"
+    suffixes = sorted(("/task/" + n for n in names), key=len, reverse=True)
 
     def name(path: str) -> str:
-        return path[len(prefix):] if task_dir and path.startswith(prefix) else path
+        if task_dir and path.startswith(prefix):
+            return path[len(prefix):]
+        for suffix in suffixes:
+            if path.endswith(suffix):
+                return suffix[len("/task/"):]
+        return path
 
     return name

@@ -159,7 +159,7 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
                                               evidence=_tail(output))
             return outcome
         outcome.hotspots = build_hotspots(pages["source-sass"], pages["source-cuda-sass"],
-                                          task_relative(outcome.target.get("task_dir")))
+                                          task_relative(outcome.target.get("task_dir"), files))
         outcome.duration_s = time.monotonic() - started
         saved = version_dir / PROFILE_JSON
         saved.write_text(json.dumps(outcome.to_dict(), indent=1), encoding="utf-8")
