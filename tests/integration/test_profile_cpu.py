@@ -190,3 +190,15 @@ def test_cli_rejects_a_case_that_does_not_exist(example_task, tmp_path):
     ncu = replay(tmp_path, DATA / "errors" / "no_kernels_profiled.txt", 0)
     proc = run_cli("profile", str(example_task("vector_add")), "--case", "-1", env={NCU_ENV: str(ncu)})
     assert proc.returncode == 2 and "--case must be ≥ 0" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["matmul_fp16", "fma_chain"])
+def test_the_gpu_profile_tasks_pass_their_checks(tmp_path, name):
+    """tests/gpu profiles these; a kernel that fails its checks would never reach the profile."""
+    src = Path(__file__).resolve().parent.parent / "gpu" / "profile_tasks" / name
+    root = tmp_path / name
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    proc = run_cli("check", str(root), "--json", "--seeds", "1", "--no-history")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["ok"], json.dumps(report["rungs"], indent=1)
+    assert next(r for r in report["rungs"] if r["name"] == "correctness")["status"] == "ok"
