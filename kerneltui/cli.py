@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "demo",
     "device",
     "history",
+    "profile",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
