@@ -20,6 +20,9 @@ COMMAND_MODULES = (
     "demo",
     "tui",
     "config",
+    "device",
+    "history",
+    "profile",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
