@@ -34,7 +34,7 @@ from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.ui import defaults as _defaults  # noqa: F401  (registers the [ui] and [keys] defaults)
 from kerneltui.ui import keys, themes
 from kerneltui.ui.adapters.asm import DumpFolderAsm
-from kerneltui.ui.adapters.history import SessionHistory
+from kerneltui.ui.adapters.history import StoreHistory
 from kerneltui.ui.adapters.profile import RungMetricsProfile
 from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
 from kerneltui.ui.messages import (
@@ -50,7 +50,14 @@ from kerneltui.ui.messages import (
     ProposalDecision,
     SaveRequested,
 )
-from kerneltui.ui.ports import AgentController, AsmListing, AsmSource, HistorySource, ProfileSource
+from kerneltui.ui.ports import (
+    AgentController,
+    AsmListing,
+    AsmSource,
+    HistorySeries,
+    HistorySource,
+    ProfileSource,
+)
 from kerneltui.ui.screens.main import PANES, MainScreen
 from kerneltui.ui.widgets.asm_view import AsmPane
 from kerneltui.ui.widgets.chat import ChatPane
@@ -71,6 +78,12 @@ class AsmLoaded(Message):
         super().__init__()
         self.listing = listing
         self.previous = previous
+
+
+class HistoryLoaded(Message):
+    def __init__(self, series: HistorySeries) -> None:
+        super().__init__()
+        self.series = series
 
 
 class ThemesChanged(Message):
@@ -182,7 +195,7 @@ class KernelApp(App[None]):
         self._apply_editor_theme()
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
         self.status.show(self.options.clock())
-        self.chart.show(self.history.load())
+        self.load_history()
         if self.options.prestart_worker:
             self.pool.prestart()
         if self.options.watch:
@@ -305,13 +318,21 @@ class KernelApp(App[None]):
         record = getattr(self.history, "record", None)
         if callable(record):
             record(digest, event.results, event.device)
-        self.chart.show(self.history.load())
+        self.load_history()
         version_dir = self.kernel_task.state_dir / "versions" / digest if digest else None
         previous = self.accepted_dirs[-1] if self.accepted_dirs else None
         if event.ok and version_dir is not None and (not self.accepted_dirs or self.accepted_dirs[-1] != version_dir):
             self.accepted_dirs.append(version_dir)
         self.last_report_dir = version_dir
         self.load_asm(version_dir, previous if previous != version_dir else None)
+
+    @work(thread=True, exclusive=True, group="history")
+    def load_history(self) -> None:
+        """Read the history store off the event loop (SQLite)."""
+        self.post_message(HistoryLoaded(self.history.load()))
+
+    def on_history_loaded(self, message: HistoryLoaded) -> None:
+        self.chart.show(message.series)
 
     @work(thread=True, exclusive=True, group="asm")
     def load_asm(self, version_dir: Path | None, previous_dir: Path | None) -> None:
@@ -592,7 +613,7 @@ class KernelApp(App[None]):
         self.scheduler = RunScheduler(self.loop)
         self.requested.clear()
         self.accepted_dirs.clear()
-        self.history = SessionHistory()
+        self.history = StoreHistory(task)
         self.profile_source = RungMetricsProfile()
         self.asm_source = DumpFolderAsm(task.kernel_file)
         if isinstance(self.agent, ScriptedAgent):
@@ -690,7 +711,7 @@ def create_app(task_path: str | Path, *, kernel: str | None = None, settings: co
     options = options or AppOptions(watch=bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)))
     return KernelApp(
         task, settings=settings, agent=agent or default_agent(task, settings),
-        history=history or SessionHistory(), asm=asm or DumpFolderAsm(task.kernel_file),
+        history=history or StoreHistory(task), asm=asm or DumpFolderAsm(task.kernel_file),
         profile=profile or RungMetricsProfile(), options=options,
     )
 

@@ -288,7 +288,7 @@ async def test_open_session_replays_events_into_the_panes(example_task, tmp_path
         app.screen.query_one("Input").value = str(log)
         await pilot.press("enter")
         await pilot.pause()
-        assert {row.state for row in app.rungs.rows.values()} == {"ok"}
+        assert all(app.rungs.rows[n].state == "ok" for n in ("prechecks", "compile", "run", "correctness"))
         assert app.chat.open_proposal() is not None
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"type": "NoSuchEvent"}\n')
@@ -347,12 +347,25 @@ async def test_profile_view_and_token_cost(example_task) -> None:
         assert grid.row_count == 2
         await pilot.press("escape")
         assert not isinstance(app.screen, ProfileScreen)
-        # No profile rung in this build: the view says so instead of opening empty.
-        await app.run_action("profile")
+        # From the rung row: p on a finished profile opens the view.
+        app.rungs.rung_finished(result)
+        app.rungs.select("profile")
+        await pilot.press("f4", "p")
         await pilot.pause()
-        assert any("no profile rung" in str(n.message) for n in app._notifications)
+        assert isinstance(app.screen, ProfileScreen)
+        await pilot.press("escape")
         app.bridge.emit(ev.TokenUsage(turn_id="t", provider="openai", model="m", input_tokens=1200,
                                       output_tokens=300, cost_usd=0.004, session_input_tokens=1200,
                                       session_output_tokens=300, session_cost_usd=0.004))
         await pilot.pause()
         assert "1.2k in · 0.3k out · $0.004" in app.status.render_state().plain
+
+
+def test_store_history_says_why_there_is_nothing_to_draw(example_task) -> None:
+    from kerneltui.core.task import load_task
+    from kerneltui.ui.adapters.history import StoreHistory
+
+    history = StoreHistory(load_task(str(example_task("vector_add")), None))
+    assert "no benchmark of this task yet" in history.load().note
+    history.record("abc", [], {"gpu": False})
+    assert "timing needs a GPU" in history.load().note

@@ -1,68 +1,49 @@
-"""Benchmark history for the chart, gathered from the runs of this session.
+"""Benchmark history for the chart, read from the task's history store (``core.history``).
 
-The benchmark rung reports its numbers in ``RungResult.metrics``; this adapter reads the median, the
-spread and the reference lines from there. Keys read (first present wins): median ``median_us``;
-spread ``q1_us``/``q3_us``, else ``min_us``/``max_us``, else the median; baseline
-``reference_us``/``baseline_us``; floor ``floor_us``/``roofline_floor_us``.
+The loop's history observer records every checked version; this adapter reads one benchmark case
+over the versions (``HistoryStore.series``): the candidate's median with its quartiles, the
+reference and the roofline floor, converted to µs. The version being shown is marked current.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from kerneltui.core.history import HistoryError, HistoryStore
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.task import Task
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 
 
-def _first(metrics: dict, *keys: str) -> float | None:
-    for key in keys:
-        value = metrics.get(key)
-        if isinstance(value, (int, float)) and value == value:
-            return float(value)
-    return None
-
-
-def point_from_result(version: str, result: RungResult) -> HistoryPoint | None:
-    m = result.metrics
-    median = _first(m, "median_us")
-    if median is None or not result.passed:
-        return None
-    low = _first(m, "q1_us", "p25_us", "min_us")
-    high = _first(m, "q3_us", "p75_us", "max_us")
-    return HistoryPoint(version=version[:7], median_us=median, low_us=low if low is not None else median,
-                        high_us=high if high is not None else median)
-
-
 @dataclass
-class SessionHistory:
-    """Points from the benchmark results seen since the app opened (one per source version)."""
-
-    points: dict[str, HistoryPoint] = field(default_factory=dict)
-    baseline_us: float | None = None
-    floor_us: float | None = None
-    current: str | None = None
+class StoreHistory:
+    task: Task
+    current: str | None = None  # source hash of the version on screen
     has_gpu: bool | None = None
 
     def record(self, source_hash: str, results: list[RungResult], device: dict) -> None:
-        self.has_gpu = bool(device.get("gpu")) if device else self.has_gpu
-        self.current = source_hash[:7]
-        for result in results:
-            if result.name != "benchmark":
-                continue
-            point = point_from_result(source_hash, result)
-            if point is not None:
-                self.points.pop(point.version, None)  # re-measured: move to the end
-                self.points[point.version] = point
-            self.baseline_us = _first(result.metrics, "reference_us", "baseline_us") or self.baseline_us
-            self.floor_us = _first(result.metrics, "floor_us", "roofline_floor_us") or self.floor_us
+        """Called after each run: which version is current, and whether timing was possible."""
+        self.current = source_hash or self.current
+        if device:
+            self.has_gpu = bool(device.get("gpu"))
 
     def load(self) -> HistorySeries:
-        points = [HistoryPoint(p.version, p.median_us, p.low_us, p.high_us, current=p.version == self.current)
-                  for p in self.points.values()]
+        try:
+            series = HistoryStore.for_task(self.task).series()
+        except (HistoryError, OSError) as exc:
+            return HistorySeries(note=f"cannot read the history: {exc}")
+        points = [HistoryPoint(version=p.source_hash[:7], median_us=p.median_ms * 1000,
+                               low_us=(p.q1_ms if p.q1_ms is not None else p.median_ms) * 1000,
+                               high_us=(p.q3_ms if p.q3_ms is not None else p.median_ms) * 1000,
+                               current=p.source_hash == self.current)
+                  for p in series.points if p.valid]
+        if points and not any(p.current for p in points):
+            last = points[-1]
+            points[-1] = HistoryPoint(last.version, last.median_us, last.low_us, last.high_us, current=True)
         note = ""
         if not points:
-            if self.has_gpu is False:
-                note = "no benchmark numbers: timing needs a GPU (CPU times are never shown as performance)"
-            else:
-                note = "no benchmark of this task yet: the benchmark rung times each version on the GPU"
-        return HistorySeries(points=points, baseline_us=self.baseline_us, floor_us=self.floor_us, note=note)
+            note = ("no benchmark numbers: timing needs a GPU (CPU times are never shown as performance)"
+                    if self.has_gpu is False else "no benchmark of this task yet: the benchmark rung times each "
+                    "version on the GPU")
+        return HistorySeries(points=points, baseline_us=series.reference_ms * 1000 if series.reference_ms else None,
+                             floor_us=series.floor_ms * 1000 if series.floor_ms else None, note=note)

@@ -1,10 +1,16 @@
-"""The profile rung's result as a compact table for the profile view.
+"""The profile rung's result as the compact table of the profile view.
 
-A profile result carries ``metrics["table"] = {"title", "columns", "rows", "notes"}`` when the
-profiler made one; otherwise its metrics are shown as name/value rows.
+The profile rung keeps its full outcome as JSON in the version folder (``metrics["summary_file"]``):
+the table is ``core.profile.render.summary_rows`` of its main kernel, with ncu's findings and the
+source hotspots as notes. Without that file (an older run, a skipped or failed profile) the rung's
+own metrics are shown as name/value rows, with its error.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.ui.ports import ProfileTable
@@ -16,10 +22,35 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _from_outcome(data: dict[str, Any]) -> ProfileTable | None:
+    from kerneltui.core.profile.render import headline, render_brief, summary_rows
+    from kerneltui.core.profile.summary import ProfileResult
+
+    if not isinstance(data.get("result"), dict):
+        return None
+    summary = ProfileResult.from_dict(data["result"]).summary
+    notes = [line for line in render_brief(summary).splitlines() if line.strip()]
+    for spot in (data.get("hotspots") or [])[:5]:
+        if isinstance(spot, dict):
+            where = f"{spot.get('file', '')}:{spot.get('line', '')}"
+            notes.append(f"hotspot {where} " + " ".join(f"{k}={_cell(v)}" for k, v in spot.items()
+                                                          if k not in ("file", "line", "source", "text")))
+    return ProfileTable(title=headline(summary), columns=["", ""], rows=[[a, b] for a, b in summary_rows(summary)],
+                        notes=notes)
+
+
 class RungMetricsProfile:
     def table(self, result: RungResult) -> ProfileTable | None:
         if result.status == "skip" and not result.metrics:
             return None
+        summary_file = result.metrics.get("summary_file")
+        if isinstance(summary_file, str) and Path(summary_file).is_file():
+            try:
+                table = _from_outcome(json.loads(Path(summary_file).read_text(encoding="utf-8")))
+            except (OSError, ValueError, KeyError, TypeError):
+                table = None
+            if table is not None:
+                return table
         data = result.metrics.get("table")
         if isinstance(data, dict) and data.get("columns"):
             return ProfileTable(
