@@ -137,7 +137,7 @@ class KernelApp(App[None]):
         self.current_run: str | None = None
         self.replaying = False
         self._agent_attached = False
-        self.ready = False  # the main screen's panes exist
+        self._panes_built = False  # the main screen's panes exist
         self._load_themes()
 
     # -- setup --------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ class KernelApp(App[None]):
 
     def main_ready(self) -> None:
         """The main screen's panes exist (called from its on_mount, also after switching task)."""
-        self.ready = True
+        self._panes_built = True
         if not self._agent_attached:
             self._agent_attached = True
             self.agent.attach(self.bridge.emit)
@@ -204,11 +204,16 @@ class KernelApp(App[None]):
             self.request_run("start")
 
     async def on_unmount(self) -> None:
-        self.ready = False
+        self._panes_built = False
         await self.scheduler.cancel()
         await self.loop.close()
 
     # -- widgets ------------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """The panes exist: after the main screen is built, until the app starts closing."""
+        return self._panes_built and bool(self.screen_stack) and isinstance(self.screen_stack[0], MainScreen)
 
     @property
     def main(self) -> MainScreen:
@@ -268,6 +273,8 @@ class KernelApp(App[None]):
 
     @on(LoopEvent)
     def _loop_event(self, message: LoopEvent) -> None:
+        if not self.ready:
+            return  # the panes are gone (closing) or not built yet
         event = message.event
         now = self.options.clock()
         if isinstance(event, ev.RunStarted):
@@ -332,7 +339,8 @@ class KernelApp(App[None]):
         self.post_message(HistoryLoaded(self.history.load()))
 
     def on_history_loaded(self, message: HistoryLoaded) -> None:
-        self.chart.show(message.series)
+        if self.ready:  # a thread worker may answer while the app is closing
+            self.chart.show(message.series)
 
     @work(thread=True, exclusive=True, group="asm")
     def load_asm(self, version_dir: Path | None, previous_dir: Path | None) -> None:
@@ -341,6 +349,8 @@ class KernelApp(App[None]):
         self.post_message(AsmLoaded(listing, previous))
 
     async def on_asm_loaded(self, message: AsmLoaded) -> None:
+        if not self.ready:
+            return
         listing = message.listing
         if not listing.stages and "dump" not in self.rungs.rows:
             listing = AsmListing(note="no compiler output: this build of kerneltui has no dump rung")
@@ -363,6 +373,8 @@ class KernelApp(App[None]):
 
     @on(FileEvent)
     def _file_changed(self, message: FileEvent) -> None:
+        if not self.ready:
+            return  # the panes are gone (closing) or not built yet
         event = message.event
         assert isinstance(event, ev.FileChanged)
         path = Path(event.path).resolve()
@@ -473,6 +485,8 @@ class KernelApp(App[None]):
 
     @on(AgentEvent)
     def _agent_event(self, message: AgentEvent) -> None:
+        if not self.ready:
+            return  # the panes are gone (closing) or not built yet
         event = message.event
         if isinstance(event, ev.TokenUsage):
             cost = f" · ${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else ""
@@ -484,6 +498,8 @@ class KernelApp(App[None]):
 
     @on(NoticeEvent)
     def _notice(self, message: NoticeEvent) -> None:
+        if not self.ready:
+            return  # the panes are gone (closing) or not built yet
         event = message.event
         assert isinstance(event, ev.Notice)
         if event.source == "agent":
@@ -606,7 +622,7 @@ class KernelApp(App[None]):
             self.notify(f"unsaved edits of {self.kernel_task.kernel_path.name} kept in {saved}", timeout=10)
         await self.scheduler.cancel()
         await self.loop.close()
-        self.ready = False
+        self._panes_built = False
         self.kernel_task = task
         self.pool = WorkerPool(task.backend, arch=task.arch, spares=1)
         self.loop = Loop(task, pool=self.pool, emit=self.bridge.emit, observers=_history_observers(task))
