@@ -86,6 +86,7 @@ def write_dump(dump_dir: Path, artifacts: list[KernelArtifact], *, arch: str, ba
     problems: list[str] = []
     if tools.disassembler is None and any(a.cubin for a in artifacts):
         problems.append(tools.missing_disassembler_message())
+    source_roots = list(source_roots) + infer_roots(artifacts, task_files, source_roots)
     used_slugs: dict[str, set[str]] = {}
     slugs = [_unique_slug(art.variant, used_slugs.setdefault(art.kernel, set())) for art in artifacts]
     progress(f"disassembling {len(artifacts)} kernel build(s) and reading their resources", None)
@@ -243,6 +244,31 @@ def ptx_matches_embedded(ptx_text: str, ptx: PtxListing, embedded: str) -> bool:
         if inst.line > len(kept) or kept[inst.line - 1] != mine[inst.line - 1]:
             return False
     return True
+
+
+_QUOTED_PATH = re.compile(r'"(/[^"\n]+)"')
+
+
+def infer_roots(artifacts: list[KernelArtifact], task_files: list[str], known: list[str]) -> list[str]:
+    """Folders that held the task's files when a stage was first compiled.
+
+    Triton's compile cache is keyed on the kernel's source, not its path, so a kernel compiled from
+    another copy of the same file (an earlier worker's private copy, the task folder itself) comes
+    back with that copy's paths in its line info. A quoted absolute path that ends in one of the
+    task's own files names such a copy, unless it is an installed package's file.
+    """
+    found: list[str] = []
+    rels = sorted({f for f in task_files if f}, key=len, reverse=True)
+    for art in artifacts:
+        for text in art.texts.values():
+            for path in set(_QUOTED_PATH.findall(text)):
+                if "-packages/" in path or any(path.startswith(r.rstrip("/") + "/") for r in [*known, *found]):
+                    continue
+                for rel in rels:
+                    if path.endswith("/" + rel):
+                        found.append(path[: -len(rel) - 1])
+                        break
+    return list(dict.fromkeys(found))
 
 
 def normalise_paths(text: str, roots: list[str]) -> str:
