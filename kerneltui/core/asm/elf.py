@@ -31,6 +31,7 @@ EIATTR_CRS_STACK_SIZE = 0x1E
 EIATTR_MAX_STACK_SIZE = 0x23
 EIATTR_REGCOUNT = 0x2F
 EIATTR_CUDA_API_VERSION = 0x37
+EIATTR_NUM_BARRIERS = 0x4C  # newer cubins (ELF ABI 8) count barriers here instead of in the section flags
 
 # Bits 20..26 of a .text section's flags count the named barriers it uses (nvdisasm's SHF_BARRIERS).
 _BARRIER_SHIFT, _BARRIER_MASK = 20, 0x7F
@@ -199,6 +200,8 @@ def _apply_attribute(kernels: dict[str, KernelResources], symbols: dict[int, str
         kernel.required_threads = words()[:3]
     elif attr == EIATTR_MAXREG_COUNT:
         kernel.max_registers = struct.unpack("<H", payload[:2])[0]
+    elif attr == EIATTR_NUM_BARRIERS:
+        kernel.barriers = payload[0] if payload else 0
 
 
 def _arch_from_flags(e_flags: int, data: bytes) -> str:

@@ -90,13 +90,13 @@ def collect(backend: Any, state: Any, arch: str, progress: Progress) -> list[dic
     artifacts = []
     for i, launch in enumerate(launches):
         label = variant_label(launch)
-        progress(f"compiling {launch.name} [{label}] for sm_{cap}", i / max(len(launches), 1))
+        progress(f"compiling {launch.name} [{label}] for {arch}", i / max(len(launches), 1))
         t0 = time.perf_counter()
         try:
             kernel, how = _compiled(launch, target, use_device, state, twins, triton)
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-            notes.append(f"{launch.name} [{label}]: Triton could not compile it for sm_{cap}: {type(exc).__name__}: {first}")
+            notes.append(f"{launch.name} [{label}]: Triton could not compile it for {arch}: {type(exc).__name__}: {first}")
             continue
         artifacts.append(_artifact(launch, label, kernel, how, time.perf_counter() - t0, state, cap))
     _disambiguate_labels(artifacts)
@@ -300,9 +300,35 @@ def _compiled(launch: Launch, target: Any, use_device: bool, state: Any, twins: 
         return triton.compile(source, target=target, options=launch.options.__dict__), "ahead of time"
 
 
+_LANGUAGE_SNAPSHOT: list[tuple[Any, str, Any]] = []
+_MISSING = object()
+
+
+def remember_language() -> None:
+    """Record ``triton.language`` as imported, before the interpreter runs anything.
+
+    An interpreted kernel calling one of Triton's own ``@jit`` helpers (``tl.max``, ``tl.sum``…)
+    patches the helper's module for the interpreter and never restores it, so after the first
+    interpreted run ``triton.language.core`` is no longer what the compiler needs. The dump puts
+    these recorded values back for the duration of an ahead-of-time compile.
+    """
+    if _LANGUAGE_SNAPSHOT:
+        return
+    import triton.language as tl
+
+    owners: list[Any] = [m for n, m in sorted(sys.modules.items()) if m is not None and n.startswith("triton.language")]
+    owners += [tl.core.tensor, tl.core.dtype]
+    if hasattr(tl.core, "tensor_descriptor_base"):
+        owners.append(tl.core.tensor_descriptor_base)
+    for owner in owners:
+        for name, value in list(vars(owner).items()):
+            _LANGUAGE_SNAPSHOT.append((owner, name, value))
+
+
 @contextmanager
 def aot_scope(state: Any, twins: Twins) -> Iterator[None]:
-    """Let the real compiler see JITFunctions where the interpreter left InterpretedFunctions."""
+    """Let the real compiler see ``triton.language`` as imported and JITFunctions where the
+    interpreter has InterpretedFunctions; everything is put back afterwards."""
     from triton import knobs
 
     try:
@@ -310,12 +336,17 @@ def aot_scope(state: Any, twins: Twins) -> Iterator[None]:
     except ImportError:
         yield
         return
+    if not _LANGUAGE_SNAPSHOT:
+        remember_language()  # late: right unless an interpreted kernel already ran in this process
     changes: list[tuple[Any, str, Any]] = []
 
     def patch(owner: Any, name: str, value: Any) -> None:
-        changes.append((owner, name, getattr(owner, name)))
+        changes.append((owner, name, owner.__dict__.get(name, _MISSING)))
         setattr(owner, name, value)
 
+    for owner, name, value in _LANGUAGE_SNAPSHOT:
+        if owner.__dict__.get(name, _MISSING) is not value:
+            patch(owner, name, value)
     modules = [m for n, m in list(sys.modules.items()) if m is not None and n.startswith("triton.language")]
     modules += _task_modules(state)
     for module in modules:
@@ -335,7 +366,10 @@ def aot_scope(state: Any, twins: Twins) -> Iterator[None]:
     finally:
         while changes:
             owner, name, value = changes.pop()
-            setattr(owner, name, value)
+            if value is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
 
 
 def _interpreted_inside(value: Any, kind: type) -> Any:
