@@ -58,7 +58,7 @@ def test_first_shape_only_is_caught(example_task):
     c = rung(report, "correctness")
     assert c["status"] == "fail"
     assert "NaN where the reference is finite" in c["error"]
-    assert "n=4097" in c["error"] or "n=65536" in c["error"]
+    assert "n=4097" in c["error"] or "n=12289" in c["error"]
 
 
 def test_hang_is_killed_with_a_message(example_task):

@@ -29,7 +29,7 @@ def test_every_bundled_example_loads(name):
 def test_native_fields(tmp_path):
     task = load_task(copy_example(tmp_path))
     assert task.name == "vector_add"
-    assert [c.params for c in task.tests] == [{"n": 1}, {"n": 1000}, {"n": 4097}, {"n": 65536}]
+    assert [c.params for c in task.tests] == [{"n": 1}, {"n": 1000}, {"n": 4097}, {"n": 12289}]
     assert task.benchmarks[0].params == {"n": 67108864}
     assert task.extra["has_flops"] and task.extra["has_bytes_moved"]
     assert "kernel.py" in task.read_sources()
