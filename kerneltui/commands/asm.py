@@ -167,6 +167,8 @@ def _list(dump: Any, args: argparse.Namespace) -> int:
         cases = v.metadata.get("cases") or []
         if cases:
             print(f"    cases: {', '.join(map(str, cases))}")
+        if v.metadata.get("autotune"):
+            print(f"    autotune: {v.metadata['autotune']}")
         if v.resources and v.resources.occupancy:
             print(f"    {v.resources.occupancy.get('text')}")
     for problem in dump.problems:

@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kerneltui.core.asm.mlir import matching_paren
 from kerneltui.core.asm.store import Dump, Variant
 
 _SASS_OFFSET = re.compile(r"/\*[0-9a-fA-F]{4,}\*/\s*")
-_MLIR_LOC = re.compile(r"\s+loc\((?:[^()]|\([^()]*(?:\([^()]*\))*[^()]*\))*\)\s*$")
-_LLVM_DBG = re.compile(r",\s*!dbg\s+!\d+")
+_MLIR_LOC_START = re.compile(r"\s*\bloc\(")
+_LLVM_DBG = re.compile(r",?\s*!dbg\s+!\d+")
 
 
 def code_only(stage: str, text: str) -> list[str]:
@@ -38,7 +39,7 @@ def code_only(stage: str, text: str) -> list[str]:
         elif stage in ("ttir", "ttgir", "mlir"):
             if line.lstrip().startswith("#loc"):
                 continue
-            line = _MLIR_LOC.sub("", line)
+            line = strip_mlir_locations(line)
         elif stage == "llir":
             if line.startswith("!") or line.startswith("declare !dbg"):
                 continue
@@ -46,6 +47,17 @@ def code_only(stage: str, text: str) -> list[str]:
         if line.strip():
             out.append(line)
     return out
+
+
+def strip_mlir_locations(line: str) -> str:
+    """The line without any ``loc(...)`` (operation and argument locations alike)."""
+    out = []
+    pos = 0
+    while (m := _MLIR_LOC_START.search(line, pos)) is not None:
+        out.append(line[pos:m.start()])
+        pos = matching_paren(line, m.end() - 1)
+    out.append(line[pos:])
+    return "".join(out).rstrip()
 
 
 @dataclass

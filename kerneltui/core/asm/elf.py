@@ -134,6 +134,29 @@ def read_cubin(data: bytes) -> CubinInfo:
     return info
 
 
+# ptxas writes the source file's modification time into the DWARF line table, so two builds of one
+# PTX differ there when the source file was touched or is gone; nothing else depends on it.
+_VOLATILE_SECTIONS = frozenset({".debug_line", ".rela.debug_line"})
+
+
+def same_code(a: bytes, b: bytes) -> bool:
+    """Whether two cubins hold the same code, resources and metadata (line-table timestamps aside)."""
+    if a == b:
+        return True
+    try:
+        ia, ib = read_cubin(a), read_cubin(b)
+    except CubinError:
+        return False
+    if [s.name for s in ia.sections] != [s.name for s in ib.sections]:
+        return False
+    for sa, sb in zip(ia.sections, ib.sections, strict=True):
+        if sa.name in _VOLATILE_SECTIONS:
+            continue
+        if sa.size != sb.size or (not sa.nobits and a[sa.offset:sa.offset + sa.size] != b[sb.offset:sb.offset + sb.size]):
+            return False
+    return True
+
+
 def _cstr(blob: bytes, offset: int) -> str:
     end = blob.find(b"\x00", offset)
     return blob[offset:end if end >= 0 else len(blob)].decode("utf-8", errors="replace")

@@ -1,7 +1,7 @@
 """Pygments lexers for the stages Pygments does not know: NVIDIA SASS and MLIR (Triton's TTIR and
 TTGIR, CuTe DSL's MLIR). PTX, LLVM IR and CUDA C++ use Pygments' own lexers.
 
-Both are registered as ``pygments.lexers`` entry points (pyproject.toml), so ``pygmentize -l sass``
+Both are registered as ``pygments.lexers`` entry points (pyproject.toml), so ``pygmentize -l nvsass``
 and ``get_lexer_by_name("mlir")`` find them once kerneltui is installed; :func:`lexer_for_stage`
 gives the right lexer for a dump stage without relying on the installation.
 """
@@ -32,13 +32,14 @@ _CONTROL_OPS = ("BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYN
                 "ELECT", "VOTE", "VOTEU")
 
 
-class SassLexer(RegexLexer):
+class NvidiaSassLexer(RegexLexer):
     """NVIDIA SASS as printed by nvdisasm and cuobjdump."""
 
-    name = "SASS"
-    aliases = ["sass", "nvdisasm"]
-    filenames = ["*.sass"]
-    mimetypes = ["text/x-sass-nvidia"]
+    name = "NVIDIA SASS"
+    # "sass" and *.sass belong to Pygments' lexer for the CSS language of that name.
+    aliases = ["nvsass", "nvidia-sass", "cuda-sass", "nvdisasm"]
+    filenames = ["*.nvsass"]
+    mimetypes = ["text/x-nvidia-sass"]
     url = "https://docs.nvidia.com/cuda/cuda-binary-utilities/"
 
     tokens = {
@@ -48,6 +49,7 @@ class SassLexer(RegexLexer):
             (r"//.*?$", Comment.Single),
             (r"(/\*)([0-9a-fA-F]+)(\*/)", bygroups(Comment.Special, Number.Hex, Comment.Special)),
             (r"/\*.*?\*/", Comment.Multiline),
+            (r"(Function)(\s*:\s*)(\S+)", bygroups(Keyword, Punctuation, Name.Function)),  # cuobjdump -sass
             (r"[\w.$]+:", Name.Label),
             (r"\.(?:section|sectionflags|sectioninfo|align|global|type|size|other|headerflags|elftype|"
              r"byte|short|word|dword|zero|weak)\b", Keyword.Pseudo),
@@ -60,7 +62,7 @@ class SassLexer(RegexLexer):
             (r"@\"[^\"]*\"", String),
             (r"@\w+", Name.Attribute),  # ELF symbol and section types: @function, @progbits
             (r"[\w.$]+", Text),
-            (r"[(),;\[\]{}`|+-]", Punctuation),
+            (r"[(),;:\[\]{}`|+-]", Punctuation),
         ],
         "operands": [
             (r"\n", Whitespace, "#pop"),
@@ -146,7 +148,7 @@ def lexer_for_stage(stage: str) -> Lexer:
     """A Pygments lexer instance for a dump stage (``sass``, ``ptx``, ``ttgir``, ``llir``, …)."""
     alias = STAGE_LEXER_ALIASES.get(stage, stage)
     if alias == "sass":
-        return SassLexer()
+        return NvidiaSassLexer()
     if alias == "mlir":
         return MlirLexer()
     from pygments.lexers import get_lexer_by_name

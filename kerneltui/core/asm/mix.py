@@ -62,7 +62,7 @@ class InstructionMix:
         """``4 HGMMA`` (the family of the commonest tensor op), or '' when there is none."""
         if not self.tensor:
             return ""
-        families = Counter()
+        families: Counter[str] = Counter()
         for op, n in self.tensor.items():
             families[_family(op)] += n
         family, _ = families.most_common(1)[0]

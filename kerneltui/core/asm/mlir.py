@@ -124,6 +124,11 @@ def _matching(s: str, pos: int, open_ch: str, close_ch: str) -> int:
     return len(s)
 
 
+def matching_paren(s: str, pos: int) -> int:
+    """Index just past the ``)`` that closes the ``(`` at ``pos`` (strings skipped)."""
+    return _matching(s, pos, "(", ")")
+
+
 def trailing_loc(line: str) -> str | None:
     """The ``loc(...)`` that ends an operation's line, if there is one."""
     stripped = line.rstrip()

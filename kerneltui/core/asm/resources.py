@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.asm.elf import CubinInfo, KernelResources
+from kerneltui.core.asm.elf import CubinInfo, KernelResources, same_code
 from kerneltui.core.asm.occupancy import estimate
 from kerneltui.core.asm.tools import Tool
 
@@ -79,7 +79,7 @@ def parse_ptxas_log(text: str) -> dict[str, PtxasFunction]:
 class PtxasRun:
     log: str
     functions: dict[str, PtxasFunction]
-    same_cubin: bool  # the rerun produced the very cubin the backend built
+    same_cubin: bool  # the rerun produced the backend's cubin (code, resources; see elf.same_code)
     command: list[str]
     tool: Tool
 
@@ -101,8 +101,8 @@ def rerun_ptxas(ptx: str, arch: str, tool: Tool, reference_cubin: bytes | None,
             raise RuntimeError(f"ptxas {tool.version} could not assemble the PTX for {arch}: {tail}")
         built = dst.read_bytes() if dst.exists() else b""
     shown = [Path(c).name if c.startswith(tmp) else c for c in cmd]
-    return PtxasRun(log=log, functions=parse_ptxas_log(log), same_cubin=reference_cubin is not None and built == reference_cubin,
-                    command=shown, tool=tool)
+    same = reference_cubin is not None and same_code(built, reference_cubin)
+    return PtxasRun(log=log, functions=parse_ptxas_log(log), same_cubin=same, command=shown, tool=tool)
 
 
 @dataclass

@@ -113,9 +113,11 @@ class Dump:
         return [v for v in self.variants_all if kernel is None or v.kernel == kernel]
 
     def primary(self) -> Variant:
+        """The specialisation the summary describes (the benchmark's first kernel)."""
         if not self.variants_all:
             raise DumpLookupError("the dump holds no kernels")
-        return next((v for v in self.variants_all if v.primary), self.variants_all[0])
+        return next((v for v in self.variants_all if v.primary and v.metadata.get("primary")),
+                    next((v for v in self.variants_all if v.primary), self.variants_all[0]))
 
     def variant(self, kernel: str | None = None, label: str | None = None) -> Variant:
         """A kernel's specialisation: by label or slug (or a unique prefix), else the primary one."""
@@ -125,7 +127,7 @@ class Dump:
         if not pool:
             raise DumpLookupError("the dump holds no kernels")
         if label is None:
-            return next((v for v in pool if v.primary), pool[0])
+            return self.primary() if kernel is None else next((v for v in pool if v.primary), pool[0])
         exact = [v for v in pool if label in (v.label, v.slug)]
         if exact:
             return exact[0]

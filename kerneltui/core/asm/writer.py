@@ -72,14 +72,14 @@ class DumpResult:
 
     @property
     def primary(self) -> VariantDump | None:
-        return next((v for v in self.variants if v.primary), self.variants[0] if self.variants else None)
+        return headline_variant(self.variants) if self.variants else None
 
 
 def write_dump(dump_dir: Path, artifacts: list[KernelArtifact], *, arch: str, backend: str,
                source_roots: list[str], task_files: list[str], tools: Toolset | None = None,
                progress: Progress | None = None, notes: list[str] | None = None) -> DumpResult:
     tools = tools or Toolset.discover()
-    progress = progress or (lambda message, fraction=None: None)
+    progress = progress or _no_progress
     if dump_dir.exists():
         shutil.rmtree(dump_dir)
     dump_dir.mkdir(parents=True)
@@ -115,6 +115,10 @@ def write_dump(dump_dir: Path, artifacts: list[KernelArtifact], *, arch: str, ba
     index["metrics"] = metrics
     (dump_dir / INDEX_NAME).write_text(json.dumps(index, indent=1, default=str), encoding="utf-8")
     return DumpResult(dump_dir=dump_dir, index=index, variants=variants, problems=problems)
+
+
+def _no_progress(message: str, fraction: float | None = None) -> None:
+    return None
 
 
 def _write_variant(dump_dir: Path, art: KernelArtifact, slug: str, arch: str, roots: list[str],
@@ -304,12 +308,20 @@ def _unique_slug(label: str, used: set[str]) -> str:
 
 
 def _choose_primary(variants: list[VariantDump]) -> None:
-    if not variants or any(v.primary for v in variants):
-        first = next((v for v in variants if v.primary), None)
-        for v in variants:
-            v.primary = v is first
-        return
-    variants[0].primary = True
+    """One primary specialisation per kernel: the benchmark's (the backend marks it), else the first."""
+    by_kernel: dict[str, list[VariantDump]] = {}
+    for v in variants:
+        by_kernel.setdefault(v.kernel, []).append(v)
+    for group in by_kernel.values():
+        chosen = next((v for v in group if v.metadata.get("primary")), group[0])
+        for v in group:
+            v.primary = v is chosen
+
+
+def headline_variant(variants: list[VariantDump]) -> VariantDump:
+    """The specialisation the summary describes: the first kernel the benchmark runs."""
+    return next((v for v in variants if v.primary and v.metadata.get("primary")),
+                next((v for v in variants if v.primary), variants[0]))
 
 
 def _group(variants: list[VariantDump]) -> list[dict[str, Any]]:
@@ -345,7 +357,7 @@ def summarise(variants: list[VariantDump], problems: list[str]) -> tuple[str, di
     metrics: dict[str, Any] = {"kernels": len({v.kernel for v in variants}), "variants": len(variants)}
     if not variants:
         return "no kernels compiled", metrics
-    primary = next((v for v in variants if v.primary), variants[0])
+    primary = headline_variant(variants)
     parts = variant_headline(primary.resources, primary.mix)
     if metrics["kernels"] > 1:
         parts.insert(0, primary.kernel)

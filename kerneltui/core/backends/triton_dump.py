@@ -57,7 +57,8 @@ class Launch:
     cases: list[str] = field(default_factory=list)
     grid: Any = None
     benchmark: bool = False
-    autotuned: bool = False
+    autotune: str | None = None  # "best of 4 configs (tuned on the GPU)", "config 2 of 4 (not tuned here)"
+    autotune_best: bool | None = None
 
 
 def collect(backend: Any, state: Any, arch: str, progress: Progress) -> list[dict[str, Any]]:
@@ -69,7 +70,7 @@ def collect(backend: Any, state: Any, arch: str, progress: Progress) -> list[dic
     cap = capability_of(arch)
     target = GPUTarget("cuda", cap, 32)
     device_arch = str((state.info or {}).get("arch") or "")
-    use_device = bool(state.has_gpu) and device_arch and capability_of(device_arch) == cap
+    use_device = bool(state.has_gpu) and bool(device_arch) and capability_of(device_arch) == cap
     if use_device:
         from triton.runtime import driver
 
@@ -118,8 +119,6 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
         cases.append(("benchmark", benchmarks[0], True))
     found: dict[tuple[int, str], Launch] = {}
     order: list[tuple[int, str]] = []
-    autotuners = _autotuners(state)
-    saved = {id(t): dict(t.cache) for t in autotuners}
     for index, (kind, case, is_bench) in enumerate(cases):
         params = {k: v for k, v in case.items() if k != "seed"}
         label = f"{kind} " + (" ".join(f"{k}={v}" for k, v in params.items()) or "default")
@@ -128,19 +127,19 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
         except Exception as exc:
             notes.append(f"{label}: could not make its inputs for the dump ({type(exc).__name__}: {exc})")
             continue
-        seen_here: list[tuple[Any, tuple[Any, ...], dict[str, Any], Any]] = []
+        seen_here: list[_Seen] = []
         try:
-            with intercepted_launches(lambda fn, args, kwargs, grid, _s=seen_here: _s.append((fn, args, kwargs, grid))):
+            with intercepted_launches(seen_here.append):
                 rt.call_candidate(inputs)
         except Exception as exc:
             # Host code that reads a kernel's result cannot run without the kernel: keep what launched.
             if not seen_here:
                 notes.append(f"{label}: the host code failed before launching a kernel ({type(exc).__name__}: {exc})")
-        for fn, args, kwargs, grid in seen_here:
+        for seen in seen_here:
             try:
-                launch = specialise(fn, args, kwargs, target_backend, twins, grid)
+                launch = specialise(seen.fn, seen.args, seen.kwargs, target_backend, twins, seen.grid)
             except Exception as exc:
-                notes.append(f"{label}: cannot specialise a launch of {_name(fn)} ({type(exc).__name__}: {exc})")
+                notes.append(f"{label}: cannot specialise a launch of {_name(seen.fn)} ({type(exc).__name__}: {exc})")
                 continue
             key = (id(launch.fn), launch.key)
             if key not in found:
@@ -149,11 +148,13 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
             entry = found[key]
             if label not in entry.cases:
                 entry.cases.append(label)
-            entry.benchmark = entry.benchmark or is_bench
+            if seen.autotune is not None:
+                entry.autotune = seen.autotune
+                entry.autotune_best = bool(entry.autotune_best) or bool(seen.autotune_best)
+            # Of an autotuner's configs, the benchmark runs the tuned best one (if tuning happened here).
+            if is_bench and (seen.autotune is None or seen.autotune_best or seen.autotune_first_untuned):
+                entry.benchmark = True
         del inputs
-    for tuner in autotuners:  # launches were intercepted: whatever the tuner "measured" is meaningless
-        tuner.cache.clear()
-        tuner.cache.update(saved.get(id(tuner), {}))
     return [found[k] for k in order]
 
 
@@ -220,12 +221,26 @@ def _add_cached_kernels(backend: Any, state: Any, launches: list[Launch], twins:
             meta = kernel.metadata
             launches.append(Launch(fn=jf, name=jf.fn.__name__, key=key, signature=dict(src.signature),
                                    constexprs=dict(src.constants), attrs=dict(src.attrs), options=meta,
-                                   cases=["compiled earlier in this worker"], autotuned=True))
+                                   cases=["compiled earlier in this worker"]))
+
+
+@dataclass
+class _Seen:
+    """One intercepted launch: the real arguments, as JITFunction.run received them."""
+
+    fn: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    grid: Any
+    autotune: str | None = None
+    autotune_best: bool = False
+    autotune_first_untuned: bool = False
 
 
 @contextmanager
-def intercepted_launches(sink: Callable[[Any, tuple[Any, ...], dict[str, Any], Any], None]) -> Iterator[None]:
-    """Kernel launches call ``sink(fn, args, kwargs, grid)`` instead of running."""
+def intercepted_launches(sink: Callable[[_Seen], None]) -> Iterator[None]:
+    """Kernel launches call ``sink`` instead of running. An autotuner launches every config it
+    would try (without timing anything: nothing runs) and says which one it had chosen, if any."""
     from triton.runtime import jit
 
     classes: list[type] = [jit.JITFunction]
@@ -235,19 +250,47 @@ def intercepted_launches(sink: Callable[[Any, tuple[Any, ...], dict[str, Any], A
         classes.append(InterpretedFunction)
     except ImportError:
         pass
-    saved = {cls: cls.__dict__.get("run") for cls in classes}
+    saved: dict[type, Any] = {cls: cls.__dict__.get("run") for cls in classes}
+    context: dict[str, Any] = {}
 
-    def make(cls: type) -> Callable[..., Any]:
-        def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
-            if warmup:
-                return None
-            sink(self, args, kwargs, grid)
+    def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+        if warmup:
+            return None
+        sink(_Seen(self, args, kwargs, grid, **context))
+        return None
+
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        Autotuner = None  # noqa: N806
+    if Autotuner is not None:
+        saved[Autotuner] = Autotuner.__dict__.get("run")
+
+        def tuner_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            self.nargs = dict(zip(self.arg_names, args, strict=False))
+            best = self.cache.get(_tuner_key(self, kwargs)) if len(self.configs) > 1 else self.configs[0]
+            try:
+                configs = self.prune_configs(kwargs) if len(self.configs) > 1 else list(self.configs)
+            except Exception:
+                configs = list(self.configs)
+            for i, config in enumerate(configs):
+                if best is not None:
+                    context.update(autotune=f"{'best' if config is best else 'config'} of {len(configs)} "
+                                            f"({'tuned in this worker' if len(configs) > 1 else 'one config'})",
+                                   autotune_best=config is best, autotune_first_untuned=False)
+                else:
+                    context.update(autotune=f"config {i + 1} of {len(configs)} (not tuned here: none timed)",
+                                   autotune_best=False, autotune_first_untuned=i == 0)
+                try:
+                    self.fn.run(*args, **{**kwargs, **config.all_kwargs()})
+                finally:
+                    context.clear()
             return None
 
-        return run
-
     for cls in classes:
-        cls.run = make(cls)  # type: ignore[attr-defined]
+        cls.run = run  # type: ignore[attr-defined]
+    if Autotuner is not None:
+        Autotuner.run = tuner_run  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -258,20 +301,13 @@ def intercepted_launches(sink: Callable[[Any, tuple[Any, ...], dict[str, Any], A
                 cls.run = original  # type: ignore[attr-defined]
 
 
-def _autotuners(state: Any) -> list[Any]:
-    try:
-        from triton.runtime.autotuner import Autotuner
-    except ImportError:
-        return []
-    out: dict[int, Any] = {}
-    for module in _task_modules(state):
-        for value in vars(module).values():
-            inner = value
-            while inner is not None and not isinstance(inner, Autotuner) and hasattr(inner, "fn"):
-                inner = inner.fn
-            if isinstance(inner, Autotuner) and isinstance(getattr(inner, "cache", None), dict):
-                out[id(inner)] = inner
-    return list(out.values())
+def _tuner_key(tuner: Any, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The autotuner's cache key for these arguments (as Autotuner.run computes it)."""
+    all_args = {**tuner.nargs, **kwargs}
+    args = {k: v for k, v in all_args.items() if k in tuner.arg_names}
+    key = [args[k] for k in tuner.keys if k in args]
+    key += [str(v.dtype) for v in args.values() if hasattr(v, "dtype")]
+    return tuple(key)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -444,6 +480,7 @@ def _artifact(launch: Launch, label: str, kernel: Any, how: str, seconds: float,
         "cases": list(launch.cases),
         "grid": launch.grid,
         "primary": launch.benchmark,
+        "autotune": launch.autotune,
         "compiled": how,
         "compile_s": round(seconds, 3),
         "triton_version": getattr(meta, "triton_version", None),
@@ -585,7 +622,7 @@ def _task_modules(state: Any) -> list[types.ModuleType]:
 
 
 def _name(fn: Any) -> str:
-    return getattr(getattr(fn, "fn", None), "__name__", None) or getattr(fn, "__name__", "kernel")
+    return str(getattr(getattr(fn, "fn", None), "__name__", None) or getattr(fn, "__name__", "kernel"))
 
 
 def _grid_repr(grid: Any) -> Any:

@@ -76,6 +76,8 @@ def describe(result: DumpResult, notes: list[str]) -> str:
         cases = v.metadata.get("cases") or []
         if cases:
             lines.append(f"    cases: {', '.join(map(str, cases[:6]))}" + (f" +{len(cases) - 6}" if len(cases) > 6 else ""))
+        if v.metadata.get("autotune"):
+            lines.append(f"    autotune: {v.metadata['autotune']}")
         if v.resources is not None and v.resources.occupancy:
             lines.append(f"    {v.resources.occupancy.get('text')}")
         if v.mix is not None:

@@ -132,6 +132,7 @@ def _triton_cases(out: Path, tools: dict[str, str]) -> list[str]:
         (case / "kernel.cubin").write_bytes(kernel.asm["cubin"])
         arch = f"sm_{cap}" + ("a" if cap >= 90 else "")
         meta = kernel.metadata
+        shutil.copy(fn.fn.__code__.co_filename, case / "source.py")
         _tool_outputs(case, tools, arch, tools["ptxas"])
         _save(case / "case.json", json.dumps({
             "producer": f"triton {triton.__version__} (ahead of time)", "kernel": meta.name, "arch": arch,
@@ -155,6 +156,7 @@ def _cuda_cases(out: Path, nvcc: Path, triton_tools: dict[str, str]) -> list[str
             shutil.rmtree(case)
         case.mkdir(parents=True)
         src = TASK_ROOT / source
+        shutil.copy(src, case / "source.cu")
         _run([str(nvcc), "-arch=sm_90a", "-lineinfo", "-ptx", "-o", str(case / "kernel.ptx"), str(src)])
         _run([str(nvcc), "-arch=sm_90a", "-lineinfo", "-cubin", "-o", str(case / "kernel.cubin"), str(src)])
         _tool_outputs(case, triton_tools, "sm_90a", str(ptxas))
