@@ -73,7 +73,7 @@ def main() -> int:
             if dest.exists():
                 shutil.rmtree(dest)
             shutil.copytree(version / "dump", dest)
-            shutil.copy(task_dir / task.kernel_file, dest / "source.py")
+            shutil.copy(task_dir / task.kernel_file, dest / ("source" + Path(task.kernel_file).suffix))
         for v in dump.variants():
             res, mix = v.resources, v.mix
             rows.append([

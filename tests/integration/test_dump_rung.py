@@ -11,7 +11,11 @@ import pytest
 
 from kerneltui.core.asm.store import Dump
 from kerneltui.core.task import load_task, source_hash
-from tests.conftest import run_cli
+from tests.conftest import EXAMPLES, run_cli
+
+STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"}}
+OTHER_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir()
+                        if (p / "task.toml").exists() and p.name not in ("vector_add", "matmul"))
 
 
 def _line_of(path: Path, needle: str) -> int:
@@ -63,9 +67,32 @@ def test_vector_add_dump_has_128_bit_loads(vector_task):
     assert primary.resources.spills_source.endswith("same cubin as the build")
 
 
+def _assert_complete(task: Path, dump: Dump) -> None:
+    """Every stage of the backend, a resource report, and SASS lines mapped to the kernel's source."""
+    t = load_task(str(task))
+    for v in dump.variants():
+        assert STAGES[t.backend] <= set(v.stages), (v.kernel, v.label, v.stage_names)
+        assert v.resources is not None and v.resources.registers, v.label
+        assert v.resources.spill_store_bytes is not None and v.resources.occupancy, v.label
+        assert v.mix is not None and v.mix.source == "sass" and v.mix.total > 0
+        source = v.source_file or t.kernel_file
+        assert dump.line_map(v, "sass").source_lines(source), f"no SASS line maps to {source}"
+        assert dump.line_map(v, "ptx").source_lines(source), f"no PTX line maps to {source}"
+
+
+@pytest.mark.parametrize("name", OTHER_EXAMPLES)
+def test_every_example_dumps_every_stage(example_task, name):
+    task = example_task(name)
+    rung = _dump_rung(task)
+    assert rung["status"] == "ok", rung
+    assert "regs" in rung["summary"] and "spills" in rung["summary"]
+    _assert_complete(task, Dump.load(_version_dir(task)))
+
+
 def test_vector_add_source_maps(vector_task):
     task, _ = vector_task
     dump = Dump.load(_version_dir(task))
+    _assert_complete(task, dump)
     v = dump.variant("add_kernel")
     load_x = _line_of(task / "kernel.py", "x = tl.load(")
     sass = dump.stage_text(v, "sass").splitlines()
@@ -124,6 +151,7 @@ def test_matmul_example_uses_wgmma_for_sm90a(example_task):
     assert "HGMMA" in rung["summary"]
     assert rung["metrics"]["tensor_op"] == "HGMMA" and rung["metrics"]["tensor_ops"] > 0
     dump = Dump.load(_version_dir(task))
+    _assert_complete(task, dump)
     v = dump.variant()
     assert "wgmma.mma_async" in dump.stage_text(v, "ptx")
     dot = _line_of(task / "kernel.py", "tl.dot(")

@@ -197,12 +197,14 @@ def test_mlir_location_grammar():
         '%1 = op2 loc(fused[#loc1, #loc])',
         '%2 = op3 loc(unknown)',
         '%3 = op4 loc("k.py":9:1 to 9:5)',
+        '%4 = op5 loc("-":18:138)',
     ])
     m = parse_mlir_locations(text)
     assert m.frames[6] == (Frame("lib.py", 20, 4), Frame("k.py", 7, 9))
     assert m.frames[7] == (Frame("k.py", 7, 9),)
     assert 8 not in m.frames
     assert m.frames[9] == (Frame("k.py", 9, 1),)
+    assert 10 not in m.frames  # "-": a position in IR text from stdin, not a source file
 
 
 def test_llvm_ir_debug_locations():

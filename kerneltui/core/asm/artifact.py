@@ -12,9 +12,10 @@ A backend returns, per compiled kernel and specialisation, one JSON object::
 
 Every stage is optional (a backend gives what its compiler produced); SASS is made here from the
 cubin for every backend. ``metadata.shared`` (or ``dynamic_shared_bytes``) is the dynamic shared
-memory of a launch, ``threads_per_block`` (or ``block`` [x, y, z], or ``num_warps``) its block size,
-``ptxas`` the path of the ptxas that built the cubin, ``primary`` marks the specialisation the
-benchmark runs.
+memory of a launch, ``threads_per_block`` (or ``block`` [x, y, z], or ``num_warps``) its block size
+(taken from a recorded launch with the same ``symbol`` when missing), ``ptxas`` the path of the
+ptxas that built the cubin, ``ptxas_options`` what else it was given, ``file_map`` absolute paths
+in the stages -> task-relative names, ``primary`` marks the specialisation the benchmark runs.
 """
 
 from __future__ import annotations

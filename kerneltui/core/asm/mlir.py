@@ -72,6 +72,8 @@ class _Parser:
         if s.startswith('"', pos):
             m = _FILE_LOC.match(s, pos)
             if m:
+                if m.group(1) == "-":  # a position in IR text read from stdin (CuTe DSL's passes), not a source file
+                    return (), m.end()
                 return (Frame(m.group(1), int(m.group(2)), int(m.group(3))),), m.end()
             end = _string_end(s, pos)
             pos = _skip(s, end)

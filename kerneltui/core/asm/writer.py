@@ -86,7 +86,8 @@ def write_dump(dump_dir: Path, artifacts: list[KernelArtifact], *, arch: str, ba
     problems: list[str] = []
     if tools.disassembler is None and any(a.cubin for a in artifacts):
         problems.append(tools.missing_disassembler_message())
-    source_roots = list(source_roots) + infer_roots(artifacts, task_files, source_roots)
+    source_roots = list(source_roots) + roots_from_file_maps(artifacts)
+    source_roots += infer_roots(artifacts, task_files, source_roots)
     used_slugs: dict[str, set[str]] = {}
     slugs = [_unique_slug(art.variant, used_slugs.setdefault(art.kernel, set())) for art in artifacts]
     progress(f"disassembling {len(artifacts)} kernel build(s) and reading their resources", None)
@@ -273,6 +274,19 @@ def infer_roots(artifacts: list[KernelArtifact], task_files: list[str], known: l
                         found.append(path[: -len(rel) - 1])
                         break
     return list(dict.fromkeys(found))
+
+
+def roots_from_file_maps(artifacts: list[KernelArtifact]) -> list[str]:
+    """Folders named by a backend's ``metadata.file_map`` (absolute path -> task-relative name)."""
+    out: list[str] = []
+    for art in artifacts:
+        file_map = art.metadata.get("file_map")
+        if not isinstance(file_map, dict):
+            continue
+        for path, rel in file_map.items():
+            if isinstance(path, str) and isinstance(rel, str) and path.endswith("/" + rel):
+                out.append(path[: -len(rel) - 1])
+    return list(dict.fromkeys(out))
 
 
 def normalise_paths(text: str, roots: list[str]) -> str:

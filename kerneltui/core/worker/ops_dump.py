@@ -18,6 +18,8 @@ def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> dict[str
     arch = str(args.get("arch") or state.info.get("arch") or state.arch)
     state.dump_notes = []
     artifacts = state.backend.collect_artifacts(state, arch, progress)
+    for artifact in artifacts:
+        _add_launch_config(artifact, state)
     roots = [str(state.task_dir)]
     resolved = str(state.task_dir.resolve())
     if resolved not in roots:
@@ -30,6 +32,26 @@ def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> dict[str
         "source_roots": roots,
         "on_gpu": bool(state.has_gpu),
     }
+
+
+def _add_launch_config(artifact: dict[str, Any], state: WorkerState) -> None:
+    """Block size and dynamic shared memory from a recorded launch, when the backend's metadata
+    lacks them (the occupancy estimate needs them)."""
+    meta = artifact.setdefault("metadata", {})
+    if any(k in meta for k in ("threads_per_block", "block", "num_warps")):
+        return
+    symbol = meta.get("symbol")
+    for rec in [*state.compile_launches, *state.launches]:
+        if (symbol and rec.detail.get("symbol") == symbol) or rec.kernel == artifact.get("kernel"):
+            block = rec.detail.get("block")
+            if isinstance(block, (list, tuple)) and block:
+                meta["block"] = [int(b) for b in block]
+                if isinstance(rec.detail.get("grid"), (list, tuple)):
+                    meta.setdefault("grid", [int(g) for g in rec.detail["grid"]])
+                shared = rec.detail.get("shared")
+                if isinstance(shared, int) and "shared" not in meta and "dynamic_shared_bytes" not in meta:
+                    meta["dynamic_shared_bytes"] = shared
+                return
 
 
 OPS = {"dump": op_dump}
