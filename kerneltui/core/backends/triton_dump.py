@@ -57,7 +57,7 @@ class Launch:
     cases: list[str] = field(default_factory=list)
     grid: Any = None
     benchmark: bool = False
-    autotune: str | None = None  # "best of 4 configs (tuned on the GPU)", "config 2 of 4 (not tuned here)"
+    autotune: str | None = None  # "best of 4 (tuned in this worker)", "config 2 of 4 (not tuned here: none timed)"
     autotune_best: bool | None = None
 
 
@@ -82,8 +82,8 @@ def collect(backend: Any, state: Any, arch: str, progress: Progress) -> list[dic
     launches = _launches_of_cases(state, target_backend, twins, notes)
     if use_device:
         _add_cached_kernels(backend, state, launches, twins)
-    if not launches:
-        launches = _launches_from_records(state, target_backend, twins, notes)
+    if not launches and not notes:
+        notes.append("no case launched a Triton kernel (custom_kernel must launch one)")
     if len(launches) > MAX_VARIANTS:
         notes.append(f"{len(launches)} specialisations were launched; the dump keeps the first {MAX_VARIANTS}")
         launches = launches[:MAX_VARIANTS]
@@ -156,26 +156,6 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
                 entry.benchmark = True
         del inputs
     return [found[k] for k in order]
-
-
-def _launches_from_records(state: Any, target_backend: Any, twins: Twins, notes: list[str]) -> list[Launch]:
-    """The first call's recorded launches (argument descriptions) when the cases gave none."""
-    out: dict[tuple[int, str], Launch] = {}
-    for rec in getattr(state, "compile_launches", []) or []:
-        fn = rec.detail.get("jit_fn")
-        if fn is None:
-            continue
-        try:
-            args = [_stand_in(a) for a in rec.detail.get("args") or []]
-            kwargs = {k: _stand_in(v) for k, v in (rec.detail.get("kwargs") or {}).items()}
-            launch = specialise(fn, args, kwargs, target_backend, twins)
-        except Exception as exc:
-            notes.append(f"cannot specialise the recorded launch of {rec.kernel}: {type(exc).__name__}: {exc}")
-            continue
-        launch.cases.append("first call")
-        launch.grid = rec.detail.get("grid")
-        out.setdefault((id(launch.fn), launch.key), launch)
-    return list(out.values())
 
 
 def specialise(fn: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any], target_backend: Any,
@@ -582,34 +562,6 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_value(v) for v in value]
     return str(value)
-
-
-def _stand_in(desc: Any) -> Any:
-    """A value with the properties Triton specialises on, from a recorded argument description."""
-    if isinstance(desc, dict):
-        if "tensor" in desc:
-            import torch
-
-            return _TensorStandIn(getattr(torch, desc["tensor"]), 0 if desc.get("aligned16", True) else 8)
-        if "int" in desc:
-            return int(desc["int"])
-        if "float" in desc:
-            return float(desc["float"])
-        if "triton" in desc:
-            import triton.language as tl
-
-            return tl.dtype(desc["triton"])
-        raise ValueError(f"a launch argument of type {desc.get('object', 'unknown')} cannot be reproduced ahead of time")
-    return desc
-
-
-class _TensorStandIn:
-    def __init__(self, dtype: Any, ptr: int) -> None:
-        self.dtype = dtype
-        self._ptr = ptr
-
-    def data_ptr(self) -> int:
-        return self._ptr
 
 
 def _task_modules(state: Any) -> list[types.ModuleType]:
