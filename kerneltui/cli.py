@@ -18,6 +18,9 @@ COMMAND_MODULES = (
     "watch",
     "new",
     "demo",
+    "device",
+    "history",
+    "profile",
     "asm",
 )
 
