@@ -78,7 +78,7 @@ def main() -> int:
             res, mix = v.resources, v.mix
             rows.append([
                 name, f"{v.kernel} [{v.label}]" + (" *" if v.primary else ""),
-                str(v.metadata.get("compiled", "?")),
+                str(v.metadata.get("compiled") or v.metadata.get("backend") or "?"),
                 str(res.registers if res else "?"),
                 res.spills_text() if res else "?",
                 mix.tensor_label() if mix and mix.tensor_ops else "-",
