@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "watch",
     "new",
     "demo",
+    "ask",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
