@@ -152,10 +152,11 @@ class AutoPilot:
         self.best = perf_of(baseline)
         self.result.baseline = self.result.best = summarise(baseline)
         session.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
-        if self.limits.target_pct_roofline is not None and self.best.correct and self.best.pct_roofline is None:
+        roofline = baseline.result("roofline")
+        if self.limits.target_pct_roofline is not None and (roofline is None or roofline.status == "skip"):
+            why = roofline.summary if roofline is not None else "this build has no roofline rung"
             session.emit(Notice(level="warning", source="agent", message=(
-                "auto mode: the target % of roofline cannot be checked here (no roofline numbers: no GPU or no "
-                "roofline rung); the other limits still apply")))
+                f"auto mode: the target % of roofline cannot be checked here ({why}); the other limits still apply")))
         stop = target_stop(self.limits, self.best)
         if stop:
             return self.finish(stop)

@@ -272,7 +272,7 @@ class AgentSession:
                          message=f"the agent {result.stopped} ([agent] max_tool_rounds); send a message to go on"))
 
     async def _request(self, turn_id: str, result: TurnResult) -> ModelReply | None:
-        request = ModelRequest(system=self.system, messages=self.messages, tools=TOOL_SPECS,
+        request = ModelRequest(system=self.system, messages=list(self.messages), tools=TOOL_SPECS,
                                max_tokens=self.settings.max_tokens, temperature=self.settings.temperature)
         streamed: list[str] = []
 
