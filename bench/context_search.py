@@ -5,10 +5,10 @@ Markdown; identifiers from the CuTe/CUTLASS vocabulary, sizes log-normal around 
 with kerneltui's context search and times:
 
 - the cold build (first use of a new folder),
-- a refresh with nothing changed (what every new session pays at its first search),
-- a refresh after touching 50 files,
-- queries (median and worst of several, over a warm index), and a query in a fresh process
-  including the freshness check.
+- a refresh with nothing changed and one after touching 50 files (a session runs this in the
+  background when it starts; searches do not wait for it),
+- queries as the search_context tool runs them (median and worst of several), a query of only very
+  common words, and the first query of a new process on the existing index.
 
 Usage: python bench/context_search.py [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
 Prints a table and appends it to bench/RESULTS.md.
@@ -114,6 +114,7 @@ def generate(folder: Path, files: int, mean_kb: float, seed: int = 0) -> int:
     return total
 
 
+COMMON_QUERIES = ["tile thread", "value index shape", "block warp element"]  # the commonest non-stopwords
 QUERIES = ["wgmma warpgroup fence", "make_tiled_copy", "TMA descriptor multicast", "swizzle bank conflict",
            "cp_async wait_group pipeline", "bfloat16_t accumulator epilogue", "ldmatrix", "persistent scheduler"]
 
@@ -146,30 +147,43 @@ def main() -> int:
             db.unlink()
         index = ContextIndex(folder, db_path=db)
         stats, cold = timed(index.refresh)
-        rows.append(("cold build", f"{cold:.1f} s ({stats.files:,} files, {nbytes / 1e6:.0f} MB, "
-                                   f"{stats.chunks_written:,} chunks, index {db.stat().st_size / 1e6:.0f} MB)"))
-        _, warm = timed(index.refresh)
-        rows.append(("refresh, nothing changed", f"{warm * 1000:.0f} ms"))
+        rows.append(("cold build (first use of a folder)",
+                     f"{cold:.1f} s ({stats.files:,} files, {nbytes / 1e6:.0f} MB, {stats.chunks_written:,} chunks, "
+                     f"index {db.stat().st_size / 1e6:.0f} MB)"))
+        walks = [timed(index.refresh)[1] for _ in range(3)]
+        rows.append(("background refresh, nothing changed", f"{statistics.median(walks) * 1000:.0f} ms (median of 3)"))
         touched = sorted(folder.rglob("*.hpp"))[:50]
         for p in touched:
             p.write_text(p.read_text() + "\n// touched wgmma\n")
         stats2, touch = timed(index.refresh)
-        rows.append(("refresh, 50 files changed", f"{touch * 1000:.0f} ms ({stats2.updated} updated)"))
+        rows.append(("background refresh, 50 files changed", f"{touch * 1000:.0f} ms ({stats2.updated} updated)"))
         times = []
         for q in QUERIES:
             for _ in range(3):
                 hits, t = timed(index.search, q, 8)
                 times.append(t)
                 assert hits, f"no hits for {q!r}"
-        rows.append(("query (warm), median", f"{statistics.median(times) * 1000:.1f} ms over {len(times)}"))
-        rows.append(("query (warm), worst", f"{max(times) * 1000:.1f} ms"))
+        rows.append(("search_context query, median", f"{statistics.median(times) * 1000:.1f} ms over {len(times)}"))
+        rows.append(("search_context query, worst", f"{max(times) * 1000:.1f} ms"))
+        common = []
+        sampled = 0
+        for q in COMMON_QUERIES:
+            hits, t = timed(index.search, q, 8)
+            common.append(t)
+            sampled += any(h.sampled for h in hits)
+        rows.append(("very common words only, worst", f"{max(common) * 1000:.0f} ms "
+                     f"({sampled} of {len(COMMON_QUERIES)} ranked on a sample of the matches)"))
         code = ("import sys,time; t=time.perf_counter(); sys.path.insert(0, sys.argv[1]);"
                 "from pathlib import Path; from kerneltui.core.agent.search import ContextIndex;"
-                "i=ContextIndex(Path(sys.argv[2]), db_path=Path(sys.argv[3])); i.refresh();"
+                "i=ContextIndex(Path(sys.argv[2]), db_path=Path(sys.argv[3]));"
                 "h=i.search('wgmma warpgroup fence', 8); assert h; print(time.perf_counter()-t)")
-        out = subprocess.run([sys.executable, "-c", code, str(ROOT), str(folder), str(db)], capture_output=True,
-                             text=True, check=True)
-        rows.append(("new process: import + freshness walk + query", f"{float(out.stdout) * 1000:.0f} ms"))
+        firsts = []
+        for _ in range(3):
+            out = subprocess.run([sys.executable, "-c", code, str(ROOT), str(folder), str(db)], capture_output=True,
+                                 text=True, check=True)
+            firsts.append(float(out.stdout))
+        rows.append(("first query of a new session (import + open + query)",
+                     f"{statistics.median(firsts) * 1000:.0f} ms (median of 3; the refresh runs in the background)"))
     finally:
         if not args.keep and not args.dir:
             shutil.rmtree(base, ignore_errors=True)
@@ -179,10 +193,14 @@ def main() -> int:
     print(header)
     print(table)
     if not args.no_record:
-        machine = f"{platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · SQLite {sqlite3.sqlite_version}"
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        machine = (f"{platform.node()} · {os.cpu_count()} CPUs (load average {load}) · Python "
+                   f"{platform.python_version()} · SQLite {sqlite3.sqlite_version}")
         with open(ROOT / "bench" / "RESULTS.md", "a", encoding="utf-8") as f:
             f.write(f"\n## Context search on {args.files:,} files ({datetime.date.today()})\n\n")
             f.write(f"`python bench/context_search.py --files {args.files} --mean-kb {args.mean_kb}` on {machine}\n\n")
+            f.write("Target: a search answers in under 1 s. The refresh walks every file (stat); sessions run it in "
+                    "the background.\n\n")
             f.write(header + "\n" + table + "\n")
     return 0
 

@@ -112,6 +112,7 @@ def proposal_card(p: dict[str, Any]) -> str:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
+    from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
 
     task = load_task_or_exit(args.task, args.kernel)
     if args.auto is not None and args.auto < 1:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.agent.diffs import DiffError, apply_hunk_subset, apply_unified_diff, hunks_between, unified_diff
+from kerneltui.core.agent.diffs import (
+    DiffError,
+    apply_hunk_subset,
+    apply_unified_diff,
+    hunks_between,
+    unified_diff,
+)
 
 BASE = "".join(f"line {i}\n" for i in range(1, 31))
 NEW = BASE.replace("line 3\n", "line three\n").replace("line 25\n", "line 25\nline 25b\n")

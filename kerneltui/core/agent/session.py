@@ -136,13 +136,11 @@ class AgentSession:
     # -- life cycle -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Say who the agent is, warm a worker for trials and bring the context index up to date."""
+        """Say who the agent is and bring the context index up to date (in the background)."""
         self.emit(Notice(level="info", message=f"agent: {self.provider.describe()}", source="agent"))
         if self.provider.name == "scripted":
             self.emit(Notice(level="warning", source="agent",
                              message="the agent is a scripted replay: no model is called, replies are recorded"))
-        if self._own_pool:
-            self.pool.prestart()
         if self.index.root.is_dir() and self._index_task is None:
             self._index_task = asyncio.create_task(
                 asyncio.to_thread(self.index.ensure_fresh, self.settings.index_refresh_s))
@@ -157,6 +155,18 @@ class AgentSession:
         await self.provider.close()
         if self._own_pool:
             await self.pool.close()
+
+    def conversation_json(self) -> str:
+        """The conversation as the model saw it (for the session log's resume); no keys in it."""
+        from kerneltui.core.agent.conversation import conversation_to_json
+
+        return conversation_to_json(self.messages)
+
+    def restore_conversation(self, text: str) -> None:
+        """Resume: put back a conversation saved with :meth:`conversation_json`."""
+        from kerneltui.core.agent.conversation import conversation_from_json
+
+        self.messages = conversation_from_json(text)
 
     @property
     def busy(self) -> bool:
@@ -266,6 +276,10 @@ class AgentSession:
             self.messages.append(Message(role="assistant", text=reply.text, tool_calls=reply.tool_calls))
             if not reply.tool_calls:
                 return
+            if self._own_pool:
+                # Warm a worker once the model is answering with tools (trials need one); not before,
+                # so a session that fails at its first request never pays for starting torch.
+                self.pool.prestart()
             await self._run_tools(turn_id, reply.tool_calls, result)
         result.stopped = f"stopped after {self.settings.max_tool_rounds} model requests in one turn"
         self.emit(Notice(level="warning", source="agent",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -9,13 +10,12 @@ from kerneltui.core.agent.errors import AUTH, NETWORK, PROVIDER, RATE_LIMIT, Pro
 
 
 def _sdk_classes(name: str) -> tuple[type, ...]:
+    """The SDKs' exception classes of that name, from the SDKs already loaded (importing one to
+    classify an error of the other would cost seconds)."""
     found: list[type] = []
     for module_name in ("openai", "anthropic"):
-        try:
-            module = __import__(module_name)
-        except ImportError:
-            continue
-        cls = getattr(module, name, None)
+        module = sys.modules.get(module_name)
+        cls = getattr(module, name, None) if module is not None else None
         if isinstance(cls, type):
             found.append(cls)
     return tuple(found)
