@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "watch",
     "new",
     "demo",
+    "profile",
     "ask",
 )
 

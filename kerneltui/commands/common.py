@@ -36,7 +36,7 @@ def rung_line(result: RungResult) -> str:
 
 def device_line(device: dict[str, Any]) -> str:
     if not device:
-        return "device: unknown"
+        return "device: not used (no rung needed a worker)"
     if device.get("gpu"):
         return (f"device: {device.get('name')} ({device.get('arch')}, {device.get('sm_count')} SMs) · "
                 f"torch {device.get('torch')} · triton {device.get('triton')}")

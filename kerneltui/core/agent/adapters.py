@@ -111,24 +111,32 @@ def _read_stage_file(folder: Path, stage: str, kernel: str | None) -> str:
 
 
 def profile_brief(task: Task, report: RunReport | None) -> str:
-    """The Nsight Compute brief for the agent, from the profile rung of the latest run."""
-    profile = _optional("kerneltui.core.profile")
-    brief_fn: Callable[..., str] | None = getattr(profile, "agent_brief", None) if profile else None
+    """The Nsight Compute brief for the agent: the saved profile of the version, else the profile rung's text."""
     if report is not None:
         folder = version_dir(task, report.source_hash)
-        if brief_fn is not None:
-            text = brief_fn(folder)
-            if text:
-                return text
+        saved = _saved_profile_brief(folder)
+        if saved:
+            return saved
         result = report.result("profile")
         if result is not None:
             if result.status in ("fail", "skip"):
                 raise Unavailable(f"the profile rung {'failed' if result.status == 'fail' else 'was skipped'}: "
                                   f"{result.error or result.summary}")
-            brief = result.metrics.get("brief")
-            return str(brief) if isinstance(brief, str) and brief else (result.details or result.summary)
-        for name in ("profile_brief.txt", "profile.brief.txt"):
-            if (folder / name).is_file():
-                return (folder / name).read_text(encoding="utf-8", errors="replace")
+            return result.details or result.summary
     raise Unavailable("no profile for this version: the profile rung runs on demand on a GPU machine with ncu "
-                      "(run_candidate with rungs=['profile'] where this build has that rung)")
+                      "(run_candidate with rungs=['profile'])")
+
+
+def _saved_profile_brief(folder: Path) -> str | None:
+    """``profile.json`` in the version folder, rendered by the profile module's brief for the agent."""
+    runner = _optional("kerneltui.core.profile.runner")
+    render = _optional("kerneltui.core.profile.render")
+    summary = _optional("kerneltui.core.profile.summary")
+    if runner is None or render is None or summary is None:
+        return None
+    data = runner.load_profile(folder)
+    result = (data or {}).get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("summary"), dict):
+        return None
+    brief: str = render.render_brief(summary.ProfileSummary.from_dict(result["summary"]))
+    return brief

@@ -81,6 +81,11 @@ class Backend(BaseBackend):
 
         if isinstance(exc, CompilationError):
             return True
+        # Under the interpreter the kernel body runs as Python on the first call; what fails
+        # there (bad arguments, non-power-of-two shapes, type errors) is what the compiler would
+        # reject on a GPU.
+        if type(exc).__name__ == "InterpreterError":
+            return True
         # Errors raised while lowering (MLIR/ptxas) surface as RuntimeError/PTXASError.
         return type(exc).__name__ in {"PTXASError", "MLIRCompilationError"}
 

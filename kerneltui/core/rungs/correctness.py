@@ -44,7 +44,8 @@ async def run(ctx: RunContext) -> RungResult:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         return fail("correctness", problems[0] + more, metrics=metrics, details="\n".join(problems) + "\n\n" + details,
                     summary=f"{result['passed']}/{result['checks']} checks passed · {problems[0][:120]}")
-    summary = f"{result['checks']} checks ({result['cases']} cases × {result['seeds']}+1 seeds) · {head}"
+    cases = f"{result['cases']} case{'s' if result['cases'] != 1 else ''}"
+    summary = f"{result['checks']} checks ({cases} × {result['seeds']}+1 seeds) · {head}"
     if result.get("warnings"):
         return warn("correctness", summary + f" · {len(result['warnings'])} warning(s): {result['warnings'][0]}",
                     metrics=metrics, details=details)

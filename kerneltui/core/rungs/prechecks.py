@@ -27,6 +27,8 @@ TORCH_ALLOWED = {
     "compile", "jit", "cuda", "backends", "utils", "nn", "ops", "_C", "testing", "float8_e4m3fn", "float8_e5m2",
     "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "complex64", "cdiv", "empty_strided_cuda",
+    # random initialisation (e.g. nn.Parameter(torch.randn(n)) in a KernelBench ModelNew)
+    "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "randint_like", "normal",
 }
 TORCH_SUBMODULE_ALLOWED = {"cuda": {"current_device", "device", "get_device_properties", "current_stream",
                                     "is_available", "device_count", "get_device_capability", "set_device",

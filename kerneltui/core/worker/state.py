@@ -49,7 +49,6 @@ class WorkerState:
 
     def warm_up(self) -> dict[str, Any]:
         import torch
-        import torch._dynamo  # noqa: F401  (it rewraps torch.manual_seed on import: do it before any snapshot)
 
         self.torch = torch
         self.has_gpu = bool(torch.cuda.is_available())
@@ -57,9 +56,11 @@ class WorkerState:
             self.device = "cuda"
             torch.cuda.init()
         else:
-            # The interpreter is chosen when triton.jit decorates, so it must be set before any
-            # candidate (or triton itself) is imported.
+            # The interpreter is chosen when triton.jit decorates (triton's own library functions
+            # too), so it must be set before anything imports triton — torch._dynamo does.
             os.environ.setdefault("TRITON_INTERPRET", "1")
+        import torch._dynamo  # noqa: F401  (it rewraps torch.manual_seed on import: do it before any snapshot)
+
         from kerneltui.core.backends import backend_for
         from kerneltui.core.worker.device_info import describe_device
 

@@ -1,0 +1,272 @@
+"""Run one profile: ncu around the profiling target, then read the report back and summarise it.
+
+ncu runs as a separate process in its own process group; the timeout and cancellation (a save
+during the run) kill the whole group, the profiled program included. The report and the CSV pages
+stay in the version's folder next to the kernel source they describe:
+
+    <version>/profile.ncu-rep              open it in the Nsight Compute GUI
+    <version>/profile-raw.csv              every metric of every profiled launch
+    <version>/profile-details.csv          sections and ncu's rule results
+    <version>/profile-source-sass.csv      samples per SASS instruction
+    <version>/profile-source-cuda-sass.csv samples per source line, with its instructions
+    <version>/profile.json                 the summary and hot spots (what the TUI and agent read)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kerneltui.core.profile.command import DEFAULT_LAUNCH_COUNT, REPORT_NAME, ProfileCommand, import_argv
+from kerneltui.core.profile.csvpages import parse_details, parse_raw
+from kerneltui.core.profile.errors import ProfilerProblem, diagnose, no_ncu
+from kerneltui.core.profile.hotspots import KernelHotSpots, build_hotspots, task_relative
+from kerneltui.core.profile.locate import find_ncu
+from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv, target_env
+from kerneltui.core.profile.summary import ProfileResult, summarise_report
+from kerneltui.core.task import Task
+
+Progress = Callable[[str, float | None], None]
+PAGES = {  # file suffix -> (page, source view)
+    "raw": ("raw", None),
+    "details": ("details", None),
+    "source-sass": ("source", "sass"),
+    "source-cuda-sass": ("source", "cuda,sass"),
+}
+IMPORT_TIMEOUT_S = 120.0
+OUTPUT_KEEP = 256 * 1024
+PROFILE_JSON = "profile.json"
+_PROFILING = re.compile(r'==PROF== Profiling "([^"]+)"(?: - \d+)?(?: \((\d+)/(\d+)\))?')
+
+
+@dataclass
+class ProfileOutcome:
+    command: list[str] = field(default_factory=list)
+    output: str = ""  # ncu's stdout and stderr, with the profiled program's (tail)
+    problem: ProfilerProblem | None = None
+    result: ProfileResult | None = None
+    hotspots: list[KernelHotSpots] = field(default_factory=list)
+    target: dict[str, Any] = field(default_factory=dict)  # what the profiling target reported
+    report: Path | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.result is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "result": self.result.to_dict() if self.result else None,
+            "hotspots": [h.to_dict() for h in self.hotspots],
+            "case": self.target.get("case"),
+            "kernels_launched": self.target.get("kernels"),
+            "report": str(self.report) if self.report else None,
+            "files": self.files,
+            "command": self.command,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+def _no_progress(message: str, fraction: float | None = None) -> None:
+    return None
+
+
+async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, timeout_s: float,
+                       case_index: int | None = None, kernel_name: str | None = None,
+                       launch_count: int | None = None, arch: str | None = None,
+                       on_progress: Progress | None = None, env: dict[str, str] | None = None) -> ProfileOutcome:
+    started = time.monotonic()
+    progress: Progress = on_progress or _no_progress
+    outcome = ProfileOutcome()
+    ncu = find_ncu(env)
+    if not isinstance(ncu, Path):
+        outcome.problem = no_ncu(ncu)
+        return outcome
+    try:
+        case = choose_case(task, case_index)
+    except CaseChoiceError as exc:
+        outcome.problem = ProfilerProblem("usage", str(exc), "pick one of the listed cases")
+        return outcome
+    version_dir.mkdir(parents=True, exist_ok=True)
+    report = version_dir / f"{REPORT_NAME}.ncu-rep"
+    _remove_old(version_dir, report)
+    workdir = Path(tempfile.mkdtemp(prefix="kerneltui-profile-"))
+    try:
+        spec_path, result_path = workdir / "spec.json", workdir / "target.json"
+        spec = make_spec(task, files, case, result_path, arch=arch, workdir=workdir)
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        cmd = ProfileCommand(ncu=ncu, report=report, target=target_argv(spec_path), kernel_name=kernel_name,
+                             launch_count=launch_count or DEFAULT_LAUNCH_COUNT)
+        outcome.command = cmd.argv()
+        progress(f"ncu on {case['label']}", None)
+        deadline = started + timeout_s
+        rc, output, timed_out = await _run_ncu(outcome.command, workdir, target_env(env), timeout_s, progress)
+        outcome.output = output
+        if result_path.exists():
+            with contextlib.suppress(ValueError, OSError):
+                outcome.target = json.loads(result_path.read_text(encoding="utf-8"))
+        if timed_out:
+            outcome.problem = ProfilerProblem(
+                "timeout", f"the profile took longer than {timeout_s:.0f} s; ncu and the kernel were killed",
+                "profile a smaller benchmark case (`--case N`), fewer kernels (`--kernel-name`, `--launch-count`), "
+                "or raise [timeouts] profile in task.toml", evidence=_tail(output))
+            return outcome
+        error = outcome.target.get("error") if not outcome.target.get("ok", True) else None
+        target_error = None
+        if error:
+            where = f"{error.get('file')}:{error.get('line')}: " if error.get("file") else ""
+            target_error = f"{where}{error.get('message')}"
+        outcome.problem = diagnose(output, rc, report.exists(), target_error, kernel_name)
+        if outcome.problem is not None:
+            return outcome
+        outcome.report = report
+        outcome.files["report"] = str(report)
+        pages: dict[str, str] = {}
+        for suffix, (page, source) in PAGES.items():
+            left = max(10.0, deadline - time.monotonic())
+            progress(f"reading the report ({page}{' ' + source if source else ''})", None)
+            prc, text, ptimeout = await _run_simple(import_argv(ncu, report, page, source), min(left, IMPORT_TIMEOUT_S))
+            if prc != 0 or ptimeout:
+                outcome.problem = ProfilerProblem(
+                    "ncu_failed", f"ncu could not read back its report ({page} page)",
+                    f"open {report} in the Nsight Compute GUI, or run `{' '.join(import_argv(ncu, report, page, source))}`",
+                    evidence=_tail(text))
+                return outcome
+            path = version_dir / f"{REPORT_NAME}-{suffix}.csv"
+            path.write_text(text, encoding="utf-8")
+            outcome.files[suffix] = str(path)
+            pages[suffix] = text
+        raw = parse_raw(pages["raw"])
+        details = parse_details(pages["details"])
+        outcome.result = summarise_report(raw, details, task_bytes=outcome.target.get("bytes_moved"),
+                                          task_flops=outcome.target.get("flops"),
+                                          case=str(outcome.target.get("case") or case["label"]))
+        if outcome.result is None:
+            outcome.problem = ProfilerProblem("no_kernels", "the report holds no kernel launch",
+                                              "profile again; if it repeats, open the report in the GUI",
+                                              evidence=_tail(output))
+            return outcome
+        outcome.hotspots = build_hotspots(pages["source-sass"], pages["source-cuda-sass"],
+                                          task_relative(outcome.target.get("task_dir"), files))
+        outcome.duration_s = time.monotonic() - started
+        saved = version_dir / PROFILE_JSON
+        saved.write_text(json.dumps(outcome.to_dict(), indent=1), encoding="utf-8")
+        outcome.files["json"] = str(saved)
+        return outcome
+    finally:
+        outcome.duration_s = time.monotonic() - started
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _remove_old(version_dir: Path, report: Path) -> None:
+    """A failed run must not leave an older profile looking like its result."""
+    for path in [report, version_dir / PROFILE_JSON, *(version_dir / f"{REPORT_NAME}-{s}.csv" for s in PAGES)]:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    """Kill the group and wait for the process, so nothing outlives the run (not even its pipes)."""
+    _kill_group(proc)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
+
+
+async def _run_ncu(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
+                   progress: Progress) -> tuple[int | None, str, bool]:
+    """Run ncu, passing its progress lines on; kill its process group on timeout or cancellation."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    chunks: list[str] = []
+    size = 0
+
+    async def read() -> None:
+        nonlocal size
+        assert proc.stdout is not None
+        async for raw_line in proc.stdout:
+            line = raw_line.decode("utf-8", errors="replace")
+            chunks.append(line)
+            size += len(line)
+            while size > OUTPUT_KEEP and len(chunks) > 1:
+                size -= len(chunks.pop(0))
+            m = _PROFILING.search(line)
+            if m:
+                what = f"profiling {m.group(1)}"
+                if m.group(2):
+                    what += f" (launch {m.group(2)} of at most {m.group(3)})"
+                progress(what, None)
+        await proc.wait()
+
+    try:
+        await asyncio.wait_for(read(), timeout_s)
+    except TimeoutError:
+        await _reap(proc)
+        return proc.returncode, "".join(chunks), True
+    except asyncio.CancelledError:
+        await _reap(proc)
+        raise
+    finally:
+        # ncu has exited here, but the profiled program may have left children in the group.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, "".join(chunks), False
+
+
+async def _run_simple(argv: list[str], timeout_s: float) -> tuple[int | None, str, bool]:
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
+    except TimeoutError:
+        await _reap(proc)
+        return proc.returncode, "", True
+    except asyncio.CancelledError:
+        await _reap(proc)
+        raise
+    text = out.decode("utf-8", errors="replace")
+    if proc.returncode != 0:
+        text += err.decode("utf-8", errors="replace")
+    return proc.returncode, text, False
+
+
+def load_profile(version_dir: Path) -> dict[str, Any] | None:
+    """The saved summary and hot spots of a version (``profile.json``), if it was profiled."""
+    path = Path(version_dir) / PROFILE_JSON
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def load_hotspots(version_dir: Path) -> list[KernelHotSpots]:
+    """Per-kernel hot spots for the PTX/SASS viewer's heat column (empty when not profiled)."""
+    data = load_profile(version_dir) or {}
+    return [KernelHotSpots.from_dict(h) for h in data.get("hotspots") or []]
