@@ -289,3 +289,21 @@ async def test_proposal_events_carry_the_card(example_task, tmp_path):
     assert card["rationale"] == "BLOCK 2048" and card["kind"] == "diff" and card["file"] == "kernel.py"
     assert card["hunks"][0]["lines"][3:5] == ["-    BLOCK = 1024", "+    BLOCK = 2048"]
     assert card["trial"]["rungs"][0]["name"] == "prechecks" and card["submitted_diff"] == BLOCK_2048
+
+
+async def test_front_end_attach_and_label(example_task, tmp_path):
+    from kerneltui.core.events import Notice
+
+    turns = [{"tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "ok"}]
+    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    seen: list = []
+    try:
+        session.attach(seen.append)  # what the UI does once, with its bridge's emit
+        assert "scripted replay" in session.label
+        await session.send("go")
+        await session.decide("p1", "redirect", "try 4096 instead")  # the UI's positional (id, decision, feedback)
+    finally:
+        await session.close()
+    assert not rec.events and any(isinstance(e, Notice) and "scripted replay" in e.message for e in seen)
+    card = [e for e in seen if isinstance(e, ProposalEvent) and e.state == "redirected"][0].proposal
+    assert card["decision_reason"] == "try 4096 instead"

@@ -105,6 +105,8 @@ class Proposal:
             "removed": sum(h.removed for h in self.hunks),
             "trial": self.trial,
             "decision": self.decision,
+            # The reason (or redirect feedback) as one string, for cards that show only that.
+            "decision_reason": (self.decision or {}).get("reason") or (self.decision or {}).get("feedback") or "",
             "created_at": self.created_at,
             "history": [[s, t] for s, t in self.history],
         }

@@ -135,6 +135,16 @@ class AgentSession:
 
     # -- life cycle -------------------------------------------------------------------------------
 
+    @property
+    def label(self) -> str:
+        """One line for the chat header and status bar: provider and model, or that it is scripted."""
+        return self.provider.describe()
+
+    def attach(self, emit: Emit) -> None:
+        """Route events to ``emit`` (the UI's bridge) and start: call once, on the running event loop."""
+        self._emit = emit
+        self.start()
+
     def start(self) -> None:
         """Say who the agent is and bring the context index up to date (in the background)."""
         self.emit(Notice(level="info", message=f"agent: {self.provider.describe()}", source="agent"))
