@@ -18,6 +18,8 @@ COMMAND_MODULES = (
     "watch",
     "new",
     "demo",
+    "device",
+    "history",
     "profile",
     "ask",
 )

@@ -18,6 +18,8 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
     ("compile", "import and compile the kernels", (), False, False, False),
     ("run", "one call on the first test case", ("compile",), False, False, False),
     ("correctness", "every case × seeds against the reference", ("run",), False, False, False),
+    ("benchmark", "time the kernel, the reference and torch.compile", ("correctness",), True, False, True),
+    ("roofline", "the times against the device's measured peaks", ("benchmark",), True, False, False),
     ("profile", "Nsight Compute on one benchmark case, summarised", ("correctness",), True, True, False),
 ]
 

@@ -9,6 +9,7 @@ from typing import Any
 OP_MODULES = (
     "kerneltui.core.worker.ops_check",
     "kerneltui.core.worker.ops_device",
+    "kerneltui.core.worker.ops_bench",
 )
 
 OPS: dict[str, Any] = {}

@@ -1,0 +1,251 @@
+"""From raw benchmark samples to the benchmark rung's verdict (parent side, pure Python).
+
+The worker sends event times, host-side gaps and recheck outcomes; this module computes the
+statistics (``core.benchstats``), speedups against the baselines, the aggregate over cases (each
+case clamped at its roofline floor first), and decides: a wrong output in a timed call or work left
+running after the timed stream finished fails the rung; a series that hit its time cap before
+settling, a thread left behind or a changed current stream is a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kerneltui.core import roofline
+from kerneltui.core.benchstats import (
+    BenchSettings,
+    converged,
+    format_ms,
+    geomean,
+    graph_kernel_samples,
+    median,
+    straggle_verdict,
+    summarize,
+)
+from kerneltui.core.device import DevicePeaks
+
+
+@dataclass
+class BenchVerdict:
+    status: str  # "ok" | "warn" | "fail"
+    summary: str
+    error: str | None
+    metrics: dict[str, Any]
+    details: str
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def series_summary(raw: dict[str, Any], settings: BenchSettings) -> dict[str, Any]:
+    """Statistics of one target on one case, from its raw samples (None-safe for failed series)."""
+    out: dict[str, Any] = {}
+    if raw.get("error"):
+        return {"error": raw["error"]}
+    times = raw.get("times_ms") or []
+    if times:
+        stats = summarize(times)
+        out.update(stats.to_dict())
+        out["converged"] = converged(stats, settings)
+    out["stopped"] = raw.get("stopped") or ""
+    out["warmup_runs"] = len(raw.get("warmup_ms") or [])
+    out["wall_s"] = raw.get("wall_s")
+    out["warmup_s"] = raw.get("warmup_s")
+    if raw.get("host_us"):
+        out["host_us"] = median(raw["host_us"])
+    if raw.get("pool"):
+        out["pool"] = raw["pool"]
+    return out
+
+
+def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> dict[str, Any] | None:
+    if not raw:
+        return None
+    if raw.get("error"):
+        return {"error": raw["error"]}
+    total, flush = raw.get("total_ms") or [], raw.get("flush_ms") or []
+    if not total or not flush:
+        return {"error": "graph mode produced no timed replays"}
+    kernel = graph_kernel_samples(total, flush)
+    stats = summarize(kernel)
+    out = stats.to_dict()
+    out["flush_median_ms"] = summarize(flush).median_ms
+    out["replay_median_ms"] = summarize(total).median_ms
+    out["stopped"] = raw.get("stopped")
+    out["warmup_runs"] = raw.get("warmup_runs")
+    if stats.median_ms <= 0:
+        out["note"] = ("the flush-only replay took as long as flush + kernel: the kernel is too short for "
+                       "graph mode to resolve it")
+    return out
+
+
+def _floor(case: dict[str, Any], peaks: DevicePeaks | None) -> float | None:
+    if peaks is None:
+        return None
+    if case.get("flops") is None and case.get("bytes") is None:
+        return None
+    peak, name = peaks.compute_peak(case.get("dtype"))
+    roofs = roofline.Roofs(bandwidth_gbps=peaks.copy_gbps, peak_tflops=peak, peak_name=name, l2_bytes=peaks.l2_bytes)
+    # The floor does not depend on the time; any positive time gives it.
+    return roofline.analyse(1.0, case.get("flops"), case.get("bytes"), roofs).floor_ms
+
+
+def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, Any] | None,
+          candidate: dict[str, Any], peaks: DevicePeaks | None, settings: BenchSettings,
+          compile_note: str | None = None) -> BenchVerdict:
+    """The benchmark rung's result from the four worker answers."""
+    setup_cases = {c["index"]: c for c in setup.get("cases") or []}
+    ref_cases = {c["index"]: c for c in reference.get("cases") or []}
+    comp_cases = {c["index"]: c for c in (compiled or {}).get("cases") or []}
+    problems: list[str] = []
+    warnings: list[str] = []
+    cases: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for raw in candidate.get("cases") or []:
+        i = raw["index"]
+        label = raw["label"]
+        info = setup_cases.get(i, {})
+        case: dict[str, Any] = {
+            "index": i, "label": label, "params": raw.get("params") or {},
+            "dtype": raw.get("dtype"), "dtypes": raw.get("dtypes") or [],
+            "flops": info.get("flops"), "bytes": info.get("bytes"),
+        }
+        for key in ("flops_error", "bytes_error"):
+            if info.get(key):
+                case[key] = info[key]
+        cand = series_summary(raw, settings)
+        case["candidate"] = cand
+        case["recheck"] = raw.get("recheck") or {}
+        failure = raw.get("failure") or (raw.get("graph") or {}).get("failure")
+        if failure:
+            where = {"warm-up": "warm-up call", "timed": "timed call", "graph": "CUDA-graph replay"}.get(
+                failure.get("phase", ""), "call")
+            problems.append(
+                f"{label}: {where} #{failure.get('call')} (input seed {failure.get('seed')}) returned a wrong result: "
+                f"{failure.get('reason')}. Every benchmarked call gets inputs it has never seen; a kernel that is right "
+                "in the checks but wrong here depends on something other than its inputs (a cache keyed on "
+                "pointers or content, state kept between calls, or work finished after it returned)."
+            )
+        straggle = straggle_verdict(raw.get("straggle_us") or [], raw.get("idle_straggle_us") or [], settings.straggle_us)
+        case["straggle"] = straggle.to_dict()
+        if straggle.flagged:
+            problems.append(
+                f"{label}: the GPU was still busy after the timed stream finished on {straggle.over} of {straggle.runs} "
+                f"calls (median {straggle.median_us:.0f} µs, threshold {straggle.threshold_us:.0f} µs): work on another "
+                "stream or thread escapes the timing. Launch on torch.cuda.current_stream(), or make it wait for "
+                "your side streams before returning (torch.cuda.current_stream().wait_stream(s))."
+            )
+        if raw.get("threads_left"):
+            warnings.append(f"{label}: the kernel left {raw['threads_left']} thread(s) running after it returned")
+        if raw.get("stream_changes"):
+            warnings.append(f"{label}: the kernel changed the current CUDA stream and did not restore it "
+                            f"({raw['stream_changes']} calls); it was timed on the original stream")
+        graph = graph_summary(raw.get("graph"), settings)
+        if graph is not None:
+            case["graph"] = graph
+            if graph.get("error"):
+                warnings.append(f"{label}: CUDA-graph mode unavailable: {graph['error']}")
+        ref: dict[str, Any] = series_summary(ref_cases[i], settings) if i in ref_cases else {"error": "not measured"}
+        case["reference"] = ref
+        if compiled is None:
+            case["torch_compile"] = {"error": compile_note or "not measured"}
+        else:
+            case["torch_compile"] = series_summary(comp_cases.get(i, {"error": "not measured"}), settings)
+        if cand.get("median_ms") and not failure:
+            if not cand.get("converged"):
+                why = cand.get("stopped") or "the cap"
+                warnings.append(
+                    f"{label}: stopped ({why}) after {cand['runs']} runs and {cand['total_ms']:.1f} ms of kernel time "
+                    f"with a standard error of {100 * (cand.get('rel_stderr') or 0):.2f}% (wanted ≥ {settings.min_runs} "
+                    f"runs, ≥ {settings.min_kernel_ms:g} ms, < {100 * settings.rel_stderr:g}%): the number is less certain"
+                )
+            floor = _floor(case, peaks)
+            case["floor_ms"] = floor
+            clamped = roofline.clamp_to_floor(cand["median_ms"], floor)
+            case["clamped_ms"] = clamped
+            if ref.get("median_ms"):
+                case["speedup_vs_reference"] = ref["median_ms"] / clamped
+            if case["torch_compile"].get("median_ms"):
+                case["speedup_vs_compile"] = case["torch_compile"]["median_ms"] / clamped
+        cases.append(case)
+        lines.append(_case_line(case))
+    timed = [c for c in cases if c["candidate"].get("median_ms")]
+    metrics: dict[str, Any] = {
+        "cases": cases,
+        "runs": sum(c["candidate"].get("runs", 0) for c in cases),
+        "flush_bytes": candidate.get("flush_bytes"),
+        "l2_bytes": candidate.get("l2_bytes"),
+        "persisting_l2": candidate.get("persisting_l2"),
+    }
+    if compile_note:
+        metrics["torch_compile_note"] = compile_note
+    if candidate.get("threads_started_by_kernel"):
+        metrics["threads_started_by_kernel"] = candidate["threads_started_by_kernel"]
+        lines.append("threads started while the kernel was loaded and still running: "
+                     + ", ".join(candidate["threads_started_by_kernel"])
+                     + " (work they do outside a call is not timed; the recheck and the side-work check still apply)")
+    if timed and not problems:
+        # One case: its own median. Several: the geometric mean after the speed-of-light clamp.
+        metrics["median_ms"] = timed[0]["candidate"]["median_ms"] if len(timed) == 1 else geomean(
+            c["clamped_ms"] for c in timed)
+        metrics["speedup_vs_reference"] = geomean(c.get("speedup_vs_reference") for c in timed)
+        metrics["speedup_vs_compile"] = geomean(c.get("speedup_vs_compile") for c in timed)
+        if len(timed) == 1:
+            cand = timed[0]["candidate"]
+            metrics.update(q1_ms=cand["q1_ms"], q3_ms=cand["q3_ms"], mean_ms=cand["mean_ms"],
+                           stderr_ms=cand["stderr_ms"], min_ms=cand["min_ms"])
+    if not problems and not timed:
+        problems.append("no timed call completed")
+    details = "\n".join(lines + [f"warning: {w}" for w in warnings] + [f"problem: {p}" for p in problems])
+    if compile_note:
+        details += f"\ntorch.compile baseline: {compile_note}"
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        return BenchVerdict("fail", problems[0][:160] + more, problems[0] + more, metrics, details, problems, warnings)
+    summary = _summary(cases, metrics)
+    if warnings:
+        return BenchVerdict("warn", f"{summary} · {warnings[0][:100]}", None, metrics, details, problems, warnings)
+    return BenchVerdict("ok", summary, None, metrics, details, problems, warnings)
+
+
+def _speedup(x: float | None) -> str:
+    return f"{x:.2f}×" if x else "—"
+
+
+def _case_line(case: dict[str, Any]) -> str:
+    cand = case["candidate"]
+    parts = []
+    if cand.get("median_ms"):
+        parts.append(
+            f"median {format_ms(cand['median_ms'])} (IQR {format_ms(cand['q1_ms'])}–{format_ms(cand['q3_ms'])}, "
+            f"mean {format_ms(cand['mean_ms'])} ± {format_ms(cand['stderr_ms'])}, min {format_ms(cand['min_ms'])}, "
+            f"{cand['runs']} runs + {cand.get('warmup_runs', 0)} warm-up, {cand.get('stopped')})"
+        )
+    for key, name in (("reference", "reference"), ("torch_compile", "torch.compile")):
+        base = case.get(key) or {}
+        if base.get("median_ms"):
+            parts.append(f"{name} {format_ms(base['median_ms'])}")
+        elif base.get("error"):
+            parts.append(f"{name}: {base['error']}")
+    graph = case.get("graph")
+    if graph and graph.get("median_ms") is not None:
+        parts.append(f"CUDA graph {format_ms(graph['median_ms'])} (flush {format_ms(graph['flush_median_ms'])} subtracted)")
+    rc = case.get("recheck") or {}
+    if rc:
+        parts.append(f"{rc.get('checked', 0)} outputs rechecked")
+    return f"{case['label']}: " + " · ".join(parts)
+
+
+def _summary(cases: list[dict[str, Any]], metrics: dict[str, Any]) -> str:
+    speed = f"{_speedup(metrics.get('speedup_vs_reference'))} vs reference"
+    if metrics.get("speedup_vs_compile"):
+        speed += f" · {_speedup(metrics.get('speedup_vs_compile'))} vs torch.compile"
+    if len(cases) == 1:
+        cand = cases[0]["candidate"]
+        rel = cand.get("rel_stderr") or 0.0
+        head = f"{format_ms(cand['median_ms'])} ±{100 * rel:.2f}% ({cand['runs']} runs, IQR {100 * cand['iqr_ms'] / cand['median_ms']:.1f}%)"
+        graph = cases[0].get("graph")
+        if graph and graph.get("median_ms") and graph["median_ms"] > 0:
+            head += f" · graph {format_ms(graph['median_ms'])}"
+        return f"{head} · {speed}"
+    return f"{len(cases)} cases · geomean {format_ms(metrics.get('median_ms'))} · {speed}"

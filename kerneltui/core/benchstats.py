@@ -1,0 +1,291 @@
+"""Statistics of benchmark samples, the adaptive stopping rule, and the benchmark settings.
+
+Pure Python: the parent process computes every number it reports from the raw event times a worker
+sends back (a candidate running in the worker cannot patch them), and the worker imports the same
+stopping rule to decide when it has measured enough.
+
+Quantiles use linear interpolation between order statistics (numpy's default, "type 7").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+# ----------------------------------------------------------------------------------------------
+# settings
+# ----------------------------------------------------------------------------------------------
+
+GRAPH_MODES = ("off", "on", "auto")
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """How long and how carefully to measure (``[benchmark]`` in the config, or RunOptions.extra)."""
+
+    min_runs: int = 10  # timed calls, at least
+    min_kernel_ms: float = 100.0  # summed kernel time of the timed calls, at least
+    rel_stderr: float = 0.005  # stop once the standard error of the mean is below this fraction
+    max_seconds: float = 10.0  # wall-clock cap of the timed phase, per case and per measured function
+    max_runs: int = 100_000
+    warmup_runs: int = 3  # warm-up calls, at least (same code path as the timed ones)
+    warmup_ms: float = 25.0  # and at least this much wall time of warm-up
+    graph: str = "auto"  # CUDA-graph mode: off | on | auto (auto: when the kernel looks launch-bound)
+    graph_below_ms: float = 0.02  # auto: a median under this is launch-bound territory
+    torch_compile: bool = True  # time torch.compile of the reference as a second baseline
+    compile_cache: bool = True  # reuse a torch.compile baseline measured for the same reference/device
+    pool_fraction: float = 0.25  # share of free device memory the input pool may use
+    max_pool: int = 16  # input sets generated ahead per batch
+    straggle_us: float = 20.0  # side-work detector: minimum threshold (calibrated upwards per device)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_mapping(cls, *layers: Mapping[str, Any] | None) -> BenchSettings:
+        """Defaults overridden by each mapping in turn; a wrong key or type raises ValueError."""
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for layer in layers:
+            for key, raw in (layer or {}).items():
+                if key not in known:
+                    raise ValueError(f"unknown [benchmark] setting {key!r}; known: {', '.join(sorted(known))}")
+                values[key] = _coerce(key, raw, getattr(cls, key))
+        settings = cls(**values)
+        if settings.graph not in GRAPH_MODES:
+            raise ValueError(f"[benchmark] graph must be one of {', '.join(GRAPH_MODES)}, not {settings.graph!r}")
+        if settings.min_runs < 1 or settings.max_runs < settings.min_runs:
+            raise ValueError("[benchmark] needs 1 <= min_runs <= max_runs")
+        if not 0 < settings.pool_fraction <= 0.9:
+            raise ValueError("[benchmark] pool_fraction must be in (0, 0.9]")
+        return settings
+
+
+def _coerce(key: str, raw: Any, default: Any) -> Any:
+    kind = type(default)
+    try:
+        if kind is bool:
+            if isinstance(raw, str):
+                if raw.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if raw.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(raw)
+            return bool(raw)
+        if kind is int:
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ValueError(raw)
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"[benchmark] {key} must be a {kind.__name__}, not {raw!r}") from exc
+
+
+# ----------------------------------------------------------------------------------------------
+# statistics
+# ----------------------------------------------------------------------------------------------
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile of already sorted values, linear interpolation between order statistics."""
+    if not sorted_values:
+        raise ValueError("quantile of no values")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile {q} outside [0, 1]")
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    frac = pos - lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+def median(values: Iterable[float]) -> float:
+    return quantile(sorted(values), 0.5)
+
+
+@dataclass(frozen=True)
+class TimingStats:
+    """What the benchmark reports for one series of timed calls (milliseconds)."""
+
+    runs: int
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    mean_ms: float
+    stderr_ms: float
+    min_ms: float
+    max_ms: float
+    total_ms: float
+
+    @property
+    def iqr_ms(self) -> float:
+        return self.q3_ms - self.q1_ms
+
+    @property
+    def rel_stderr(self) -> float:
+        return self.stderr_ms / self.mean_ms if self.mean_ms > 0 else math.inf
+
+    @property
+    def rel_iqr(self) -> float:
+        return self.iqr_ms / self.median_ms if self.median_ms > 0 else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["iqr_ms"] = self.iqr_ms
+        data["rel_stderr"] = self.rel_stderr if math.isfinite(self.rel_stderr) else None
+        return data
+
+
+def summarize(samples_ms: Sequence[float]) -> TimingStats:
+    """Median, quartiles, mean ± standard error, min/max of raw per-call times."""
+    if not samples_ms:
+        raise ValueError("no timed calls to summarise")
+    for x in samples_ms:
+        if not math.isfinite(x):
+            raise ValueError(f"a timed call has a non-finite time ({x!r})")
+    values = sorted(float(x) for x in samples_ms)
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n > 1:
+        var = math.fsum((x - mean) ** 2 for x in values) / (n - 1)
+        stderr = math.sqrt(var / n)
+    else:
+        stderr = math.inf
+    return TimingStats(
+        runs=n, median_ms=quantile(values, 0.5), q1_ms=quantile(values, 0.25), q3_ms=quantile(values, 0.75),
+        mean_ms=mean, stderr_ms=stderr, min_ms=values[0], max_ms=values[-1], total_ms=math.fsum(values),
+    )
+
+
+class RunningStats:
+    """Welford's running mean and variance: the worker's cheap view for the stopping rule."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.mean = 0.0
+        self._m2 = 0.0
+        self.total = 0.0
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        self.total += x
+        delta = x - self.mean
+        self.mean += delta / self.n
+        self._m2 += delta * (x - self.mean)
+
+    @property
+    def stderr(self) -> float:
+        if self.n < 2:
+            return math.inf
+        return math.sqrt(self._m2 / (self.n - 1) / self.n)
+
+
+# Why a series stopped, as the worker and the parent name it.
+STOP_CONVERGED = "converged"
+STOP_TIME_CAP = "time cap"
+STOP_MAX_RUNS = "max runs"
+
+
+def stop_reason(n: int, total_ms: float, mean_ms: float, stderr_ms: float, wall_s: float,
+                settings: BenchSettings) -> str | None:
+    """The adaptive stopping rule: None means "keep measuring".
+
+    Enough is at least ``min_runs`` calls AND ``min_kernel_ms`` of summed kernel time AND a standard
+    error under ``rel_stderr`` of the mean. The wall-clock cap and the run cap end a series that
+    cannot get there (a slow kernel or a noisy machine); the report then says so.
+    """
+    if n >= settings.max_runs:
+        return STOP_MAX_RUNS
+    if (n >= settings.min_runs and total_ms >= settings.min_kernel_ms and mean_ms > 0
+            and stderr_ms <= settings.rel_stderr * mean_ms):
+        return STOP_CONVERGED
+    if wall_s >= settings.max_seconds and n >= 1:
+        return STOP_TIME_CAP
+    return None
+
+
+def converged(stats: TimingStats, settings: BenchSettings) -> bool:
+    """Whether a finished series meets the rule on its own numbers (the parent's re-check)."""
+    return (stats.runs >= settings.min_runs and stats.total_ms >= settings.min_kernel_ms
+            and stats.rel_stderr <= settings.rel_stderr)
+
+
+def geomean(values: Iterable[float | None]) -> float | None:
+    vals = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
+    if not vals:
+        return None
+    return math.exp(math.fsum(math.log(v) for v in vals) / len(vals))
+
+
+# ----------------------------------------------------------------------------------------------
+# CUDA-graph mode and the side-work detector
+# ----------------------------------------------------------------------------------------------
+
+
+def graph_kernel_samples(total_ms: Sequence[float], flush_ms: Sequence[float]) -> list[float]:
+    """Kernel times from graph replays: each (flush + kernel) replay minus the median flush-only replay.
+
+    Subtracting the median (not the paired sample) keeps the flush graph's own noise from doubling
+    into every sample. Differences below zero are kept as they are so the caller can see them.
+    """
+    if not total_ms or not flush_ms:
+        raise ValueError("graph mode produced no samples")
+    base = median(flush_ms)
+    return [t - base for t in total_ms]
+
+
+@dataclass(frozen=True)
+class StraggleVerdict:
+    """Whether work kept the device busy after the timed stream had finished."""
+
+    threshold_us: float
+    median_us: float
+    over: int  # calls over the threshold
+    runs: int
+    flagged: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+STRAGGLE_FRACTION = 0.25  # flag when more than this share of the calls straggle
+
+
+def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], floor_us: float) -> StraggleVerdict:
+    """Judge the host-side gap between "the timed stream finished" and "the whole device is idle".
+
+    ``idle_us`` is the same measurement on an idle device (the cost of the synchronisation calls
+    themselves); the threshold is the larger of ``floor_us`` and three times its 90th percentile,
+    so a noisy host does not raise false alarms. A kernel that leaves work running on another
+    stream or thread straggles on (nearly) every call: more than a quarter of the calls over the
+    threshold is flagged.
+    """
+    idle_p90 = quantile(sorted(idle_us), 0.9) if idle_us else 0.0
+    threshold = max(floor_us, 3.0 * idle_p90)
+    if not straggle_us:
+        return StraggleVerdict(threshold, 0.0, 0, 0, False)
+    over = sum(1 for s in straggle_us if s > threshold)
+    return StraggleVerdict(
+        threshold_us=threshold, median_us=median(straggle_us), over=over, runs=len(straggle_us),
+        flagged=over > STRAGGLE_FRACTION * len(straggle_us),
+    )
+
+
+def format_ms(ms: float | None) -> str:
+    """A time with a unit that keeps three or four significant digits (``182.4 µs``, ``1.234 ms``)."""
+    if ms is None or not math.isfinite(ms):
+        return "—"
+    if ms < 0:
+        return "-" + format_ms(-ms)
+    if ms < 1e-3:
+        return f"{ms * 1e6:.0f} ns"
+    if ms < 1:
+        us = ms * 1e3
+        return f"{us:.2f} µs" if us < 10 else f"{us:.1f} µs"
+    if ms < 1000:
+        return f"{ms:.3f} ms" if ms < 10 else f"{ms:.2f} ms"
+    return f"{ms / 1000:.3f} s"

@@ -1,0 +1,163 @@
+"""The ``benchmark`` rung: time the kernel, the reference and torch.compile of it, on every
+``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.timing``).
+
+One worker, in this order: the device's peaks (measured once per device, then cached), the task
+with the reference only, the reference and torch.compile baselines, then the candidate is loaded
+and timed. The baselines are measured before any candidate code exists in that process. The run's
+secret seeds make every input set unpredictable and identical across the three functions timed.
+Statistics and the verdict are computed here, in the parent, from the raw event times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from typing import Any
+
+from kerneltui.config import ConfigError, load_config, register_defaults
+from kerneltui.core import benchreport, device
+from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.rungs.context import RunContext, RunOptions
+from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+
+NAME = "benchmark"
+NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
+PEAKS_TIMEOUT_S = 180.0
+
+# Settings come from [benchmark] in the config file and KERNELTUI_BENCHMARK_* variables.
+register_defaults("benchmark", BenchSettings().to_dict())
+
+
+def load_settings(options: RunOptions) -> BenchSettings:
+    """Defaults, then the config file and environment, then the run's own ``extra["benchmark"]``."""
+    return BenchSettings.from_mapping(load_config().section("benchmark"), options.extra.get("benchmark"))
+
+
+async def run(ctx: RunContext) -> RungResult:
+    if not ctx.task.benchmarks:
+        return skip(NAME, "the task has no [[benchmarks]] cases: add one to task.toml to time the kernel")
+    if not ctx.has_gpu:
+        return skip(NAME, NO_GPU)
+    try:
+        settings = load_settings(ctx.options)
+    except (ValueError, ConfigError) as exc:
+        return fail(NAME, f"benchmark settings: {exc}")
+    progress = ctx.progress_for(NAME)
+    asked = time.perf_counter()
+    worker = await ctx.pool.acquire()
+    mark = worker.stderr_mark()
+    started = time.perf_counter()
+    timings: dict[str, float] = {"worker_wait_s": started - asked}  # a spare still starting up
+    phase = "measuring the device's peaks"
+    try:
+        peaks, peaks_note = await _peaks(worker, progress)
+        phase = "loading the reference"
+        setup = await worker.request("bench_setup", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+        secret = secrets.randbits(62)
+        common = {"secret": secret, "settings": settings.to_dict()}
+        phase = "timing the reference"
+        t0 = time.perf_counter()
+        reference = await worker.request("benchmark", {"target": "reference", **common},
+                                         timeout=ctx.timeout("benchmark"), on_progress=progress)
+        timings["reference_s"] = time.perf_counter() - t0
+        phase = "timing torch.compile of the reference"
+        t0 = time.perf_counter()
+        compiled, compile_note = await _compile_baseline(ctx, worker, settings, common, progress)
+        timings["torch_compile_s"] = time.perf_counter() - t0
+        phase = "loading the kernel"
+        t0 = time.perf_counter()
+        load = await worker.request("load", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+        first_error = load.get("first_call_error")
+        if first_error:
+            loc = ctx.location_from(first_error)
+            return fail(NAME, f"the kernel failed when loaded for the benchmark: {first_error['message']}",
+                        location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
+        phase = "timing the kernel"
+        candidate = await worker.request("benchmark", {"target": "candidate", **common},
+                                         timeout=ctx.timeout("benchmark"), on_progress=progress)
+        timings["candidate_s"] = time.perf_counter() - t0
+    except WorkerFailure as exc:
+        loc = ctx.location_from(exc.error)
+        message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
+        return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
+                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark))
+    finally:
+        await ctx.pool.release(worker)
+    verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
+    timings["total_s"] = time.perf_counter() - started
+    metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
+    metrics["device_peaks"] = peaks.key if peaks else None
+    ctx.data[NAME] = metrics
+    if peaks is not None:
+        ctx.data["device_peaks"] = peaks.to_dict()
+    details = verdict.details
+    if peaks_note:
+        details += f"\n{peaks_note}"
+    details += (f"\nL2 flush {candidate.get('flush_bytes', 0) / 2**20:.0f} MiB before every call; persisting L2 "
+                f"{candidate.get('persisting_l2')}; {timings.get('candidate_s', 0):.2f} s to load and time the kernel, "
+                f"{timings['total_s']:.2f} s in all")
+    details += "\n" + worker.stderr_since(mark)
+    if verdict.status == "fail":
+        return fail(NAME, verdict.error or verdict.summary, summary=verdict.summary, metrics=metrics, details=details)
+    if verdict.status == "warn":
+        return warn(NAME, verdict.summary, metrics=metrics, details=details)
+    return ok(NAME, verdict.summary, metrics=metrics, details=details)
+
+
+async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePeaks | None, str]:
+    cached = device.load_cached(worker.info)
+    if cached is not None:
+        return cached, f"device peaks from {device.peaks_path(worker.info)}"
+    progress("measuring the device's peaks (once per device, then cached)", None)
+    raw = await worker.request("device_peaks", {}, timeout=PEAKS_TIMEOUT_S, on_progress=progress)
+    peaks = device.from_measurement(worker.info, raw)
+    try:
+        path = device.save(peaks)
+        note = f"device peaks measured now ({raw.get('seconds', 0):.1f} s) and cached in {path}"
+    except OSError as exc:
+        note = f"device peaks measured now; could not cache them ({exc.strerror}): they will be measured again"
+    return peaks, note
+
+
+def compile_baseline_key(ctx: RunContext, info: dict[str, Any]) -> str:
+    """What a cached torch.compile baseline depends on: the reference and task files, the
+    benchmark cases, the device and the software that compiled it."""
+    task = ctx.task
+    files = {name: ctx.files.get(name, "") for name in sorted(ctx.files) if name != task.kernel_file}
+    parts = {
+        "files": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest(),
+        "benchmarks": [c.to_dict() for c in task.benchmarks],
+        "device": device.device_key(info),
+        "torch": info.get("torch"), "triton": info.get("triton"), "cuda": info.get("cuda_runtime"),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+async def _compile_baseline(ctx: RunContext, worker: WorkerProcess, settings: BenchSettings,
+                            common: dict[str, Any], progress: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """torch.compile's times (cached per reference, device and software), or why there are none."""
+    if not settings.torch_compile:
+        return None, "not measured ([benchmark] torch_compile = false)"
+    from kerneltui.core.history import HistoryError, HistoryStore
+
+    store = HistoryStore.for_task(ctx.task)
+    key = compile_baseline_key(ctx, worker.info)
+    if settings.compile_cache:
+        try:
+            cached = store.get_baseline(key)
+        except (HistoryError, OSError, ValueError):
+            cached = None
+        if cached is not None:
+            data, when = cached
+            return data, f"cached from {time.strftime('%Y-%m-%d %H:%M', time.localtime(when))} (same reference, device and versions)"
+    progress("compiling the reference with torch.compile (once per reference and device)", None)
+    raw = await worker.request("benchmark", {"target": "torch_compile", **common},
+                               timeout=ctx.timeout("benchmark"), on_progress=progress)
+    try:
+        store.put_baseline(key, "torch_compile", raw)
+    except (HistoryError, OSError) as exc:
+        return raw, f"measured now; not cached ({exc})"
+    return raw, "measured now"

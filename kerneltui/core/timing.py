@@ -1,0 +1,617 @@
+"""The benchmark protocol: how one function is timed on one benchmark case (worker side).
+
+Methodology, per ``[[benchmarks]]`` case and per function timed (the candidate, the reference,
+torch.compile of the reference):
+
+1. **Inputs.** Every call, warm-up and timed alike, gets an input set it has never seen: sets come
+   from the task's ``generate_input`` with seeds derived from a secret the parent draws per run
+   (the same seeds for every function timed in that run, so the baselines see the same inputs). A
+   pool of sets is generated ahead in batches (sized to a share of free device memory), outside
+   the timed region; each set is used once and dropped, so the next batch reuses the memory with
+   new contents. A cache keyed on pointers therefore returns stale results, and one keyed on
+   content never hits.
+2. **Each call** runs the same code path, warm-up or not: a device-wide synchronisation (nothing
+   left running), the persisting-L2 lines reset (``cuCtxResetPersistingL2Cache``), an L2 flush (a
+   memset of a buffer at least twice the device's L2) on the launch stream, a CUDA start event on
+   the launch stream, the call, an end event on the launch stream. Only the event time is the
+   kernel time; the flush is not inside it, and host launch overhead is inside it only where the
+   GPU actually waited for the host.
+3. **Side work.** The host then waits for the end event, notes the time, synchronises the whole
+   device, and notes the time again. On an idle device that gap is the cost of the two calls
+   (calibrated per case); a kernel that left work running on another stream or thread makes it
+   grow on every call. The parent flags it: the time would otherwise miss that work. Work on
+   another stream could also run early, while the flush still occupies the launch stream and
+   before the start event: so a sparse lattice of input elements is set to NaN before the flush
+   and restored after it, on the launch stream. Work that waits for the launch stream (as correct
+   multi-stream code does) never sees the NaNs; work that does not, reads them and fails the
+   recheck.
+4. **Recheck.** The output of every call is compared with the reference's output for the same
+   inputs (``worker.recheck``): a cached or unfinished result fails the benchmark.
+5. **Adaptive stopping.** Warm-up (at least ``warmup_runs`` calls and ``warmup_ms``) is discarded;
+   timed calls continue until at least ``min_runs`` calls and ``min_kernel_ms`` of kernel time with
+   a standard error under ``rel_stderr`` of the mean, or until the ``max_seconds`` cap.
+6. **CUDA-graph mode** (optional, for launch-bound kernels): the flush and the call are captured
+   in one graph, a flush-only graph is captured too; both replay after the same L2 scrub, fresh
+   inputs are copied into the captured buffers before each pair, and the flush-only time is
+   subtracted (by the parent) from each full replay.
+
+The worker returns raw event times only; ``core.benchstats`` computes the statistics in the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kerneltui.core.benchstats import STOP_TIME_CAP, BenchSettings, RunningStats, median, stop_reason
+
+Progress = Callable[..., None]
+MIN_FLUSH_BYTES = 32 << 20
+DEFAULT_FLUSH_BYTES = 256 << 20  # when the device does not report its L2 size
+IDLE_CALIBRATION_CALLS = 30
+PROGRESS_EVERY_S = 0.25
+
+
+class BenchmarkError(Exception):
+    """A benchmark that cannot go on, with a message a person can act on."""
+
+    harness_message = True
+
+
+# ----------------------------------------------------------------------------------------------
+# the device side of every call: persisting L2, flush, events
+# ----------------------------------------------------------------------------------------------
+
+
+class PersistingL2:
+    """``cuCtxResetPersistingL2Cache`` through the driver library: demotes persisting L2 lines so
+    the flush evicts them too (a kernel could otherwise pin its inputs in L2 across calls)."""
+
+    def __init__(self) -> None:
+        self._fn: Any = None
+        self.status = "reset before every call"
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+            fn = lib.cuCtxResetPersistingL2Cache
+            fn.restype = ctypes.c_int
+            fn.argtypes = []
+            self._fn = fn
+        except (OSError, AttributeError) as exc:
+            self.status = f"unavailable: {exc}"
+
+    def reset(self) -> None:
+        if self._fn is None:
+            return
+        rc = self._fn()
+        if rc != 0:
+            # e.g. a device without persisting-L2 support; say so once and stop asking.
+            self.status = f"unavailable: cuCtxResetPersistingL2Cache returned CUresult {rc}"
+            self._fn = None
+
+
+class L2Flusher:
+    """Evicts the L2 by writing a buffer at least twice its size (a memset on the current stream)."""
+
+    def __init__(self, torch: Any, l2_bytes: int) -> None:
+        self.torch = torch
+        self.nbytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if l2_bytes > 0 else DEFAULT_FLUSH_BYTES
+        self.buffer = torch.empty(self.nbytes // 4, dtype=torch.int32, device="cuda")
+        self._scrub: Any = None
+
+    def flush(self) -> None:
+        self.buffer.zero_()
+
+    def scrub(self) -> None:
+        """Fill L2 with other lines (graph mode: both replays then start from the same L2 state)."""
+        if self._scrub is None:
+            self._scrub = self.torch.empty_like(self.buffer)
+        self._scrub.zero_()
+
+
+class InputTrap:
+    """NaN on every TRAP_STRIDE-th element of the floating-point inputs while the flush runs
+    (step 3 of the module docstring). Few elements, so the restore leaves L2 nearly cold."""
+
+    TRAP_STRIDE = 4096
+
+    def __init__(self, rt: Any) -> None:
+        self.rt = rt
+        self.torch = rt.torch
+        self._saved: list[tuple[Any, Any]] = []
+
+    def arm(self, inputs: Any) -> None:
+        torch = self.torch
+        with torch.no_grad():
+            for _, t in self.rt.tensors(inputs):
+                if t.is_floating_point() and t.is_cuda and t.is_contiguous() and t.numel() > 0:
+                    lattice = t.view(-1)[:: self.TRAP_STRIDE]
+                    self._saved.append((lattice, lattice.clone()))
+                    lattice.fill_(float("nan"))
+
+    def disarm(self) -> None:
+        with self.torch.no_grad():
+            for lattice, values in self._saved:
+                lattice.copy_(values)
+        self._saved = []
+
+
+@dataclass
+class CallSample:
+    ms: float  # CUDA event time on the launch stream
+    host_us: float  # how long the Python call took to return
+    straggle_us: float  # end event done -> whole device idle, seen from the host
+
+
+class CallTimer:
+    """Times one call with the full protocol (steps 2 and 3 of the module docstring)."""
+
+    def __init__(self, torch: Any, flusher: L2Flusher, persisting: PersistingL2, trap: InputTrap | None = None) -> None:
+        self.torch = torch
+        self.flusher = flusher
+        self.persisting = persisting
+        self.trap = trap
+        self.stream = torch.cuda.current_stream()
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+        self.stream_changes = 0
+
+    def _launch_stream(self) -> Any:
+        torch = self.torch
+        if torch.cuda.current_stream() != self.stream:
+            # The kernel changed the current stream and left it so; time on the launch stream anyway.
+            self.stream_changes += 1
+            torch.cuda.set_stream(self.stream)
+        return self.stream
+
+    def call(self, fn: Callable[[Any], Any], inputs: Any) -> tuple[Any, CallSample]:
+        torch = self.torch
+        stream = self._launch_stream()
+        torch.cuda.synchronize()
+        self.persisting.reset()
+        if self.trap is not None:
+            self.trap.arm(inputs)
+        self.flusher.flush()
+        if self.trap is not None:
+            self.trap.disarm()
+        self.start.record(stream)
+        t0 = time.perf_counter_ns()
+        out = fn(inputs)
+        t1 = time.perf_counter_ns()
+        self.end.record(stream)
+        self.end.synchronize()
+        t2 = time.perf_counter_ns()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter_ns()
+        return out, CallSample(self.start.elapsed_time(self.end), (t1 - t0) / 1e3, (t3 - t2) / 1e3)
+
+    def idle_gaps(self, calls: int = IDLE_CALIBRATION_CALLS) -> list[float]:
+        """The end-event-to-idle gap with nothing running: what the side-work detector compares to."""
+        torch = self.torch
+        gaps = []
+        for _ in range(calls):
+            torch.cuda.synchronize()
+            self.end.record(self.stream)
+            self.end.synchronize()
+            t2 = time.perf_counter_ns()
+            torch.cuda.synchronize()
+            gaps.append((time.perf_counter_ns() - t2) / 1e3)
+        return gaps
+
+
+# ----------------------------------------------------------------------------------------------
+# inputs
+# ----------------------------------------------------------------------------------------------
+
+
+def bench_seed(secret: int, case_index: int, k: int) -> int:
+    """The k-th input seed of a case: unpredictable without the run's secret, equal across targets."""
+    digest = hashlib.blake2b(f"{secret}:{case_index}:{k}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % (2**31 - 2) + 1
+
+
+@dataclass
+class InputSet:
+    seed: int
+    inputs: Any
+    ref_out: Any = None
+
+
+@dataclass
+class InputPool:
+    """A fixed set of input buffers ("slots") whose contents are renewed after every use.
+
+    The first batch generates ``sets`` input sets (as many as the memory budget allows, at most
+    ``max_sets``); they become the slots. Each is handed out once; when all have been used, every
+    slot gets the contents of a newly generated set (copied in place, outside the timed region) and
+    the reference output is recomputed. So call t always sees slot t mod sets, with data no call
+    has seen before: a cache keyed on pointers hits and returns stale results (the recheck fails
+    it), a cache keyed on content never hits. Inputs whose layout changes from seed to seed cannot
+    be copied in place; they are handed out as generated (``in_place`` turns False).
+    """
+
+    rt: Any
+    params: dict[str, Any]
+    seeds: Iterator[int]
+    with_reference: bool  # also compute the reference output for the recheck
+    budget_bytes: int
+    max_sets: int
+    sets: int = 0  # slots, decided from the first set's size
+    set_bytes: int = 0
+    generated: int = 0
+    generate_s: float = 0.0
+    in_place: bool = True
+    dtypes: list[str] = field(default_factory=list)  # of the first set's input tensors
+    _slots: list[Any] = field(default_factory=list)
+    _ready: list[InputSet] = field(default_factory=list)
+
+    def next(self) -> InputSet:
+        if not self._ready:
+            self._refill()
+        return self._ready.pop(0)
+
+    def make(self, seed: int, into: Any = None) -> InputSet:
+        """A new input set for ``seed`` (copied into the buffers ``into`` when given) and, for the
+        recheck, the reference's output on a clone of it."""
+        rt = self.rt
+        t0 = time.perf_counter()
+        inputs = rt.make_inputs(self.params, seed)
+        if not self.dtypes:
+            self.dtypes = input_dtypes(rt, inputs)
+        if into is not None:
+            _copy_into(rt, into, inputs)
+            inputs = into
+        ref_out = rt.call_reference(rt.clone(inputs)) if self.with_reference else None
+        rt.state.sync()
+        self.generate_s += time.perf_counter() - t0
+        self.generated += 1
+        return InputSet(seed, inputs, ref_out)
+
+    def _refill(self) -> None:
+        if not self.sets:
+            first = self.make(next(self.seeds))
+            self.set_bytes = _nbytes(self.rt, first.inputs) + 2 * _nbytes(self.rt, first.ref_out)
+            self.sets = max(1, min(self.max_sets, self.budget_bytes // max(self.set_bytes, 1)))
+            self._ready = [first] + [self.make(next(self.seeds)) for _ in range(self.sets - 1)]
+            self._slots = [item.inputs for item in self._ready]
+            return
+        ready = []
+        for i, slot in enumerate(self._slots):
+            seed = next(self.seeds)
+            if self.in_place:
+                try:
+                    ready.append(self.make(seed, into=slot))
+                    continue
+                except ValueError:
+                    self.in_place = False  # this task's inputs change layout between seeds
+            item = self.make(seed)
+            self._slots[i] = item.inputs
+            ready.append(item)
+        self._ready = ready
+
+
+def _nbytes(rt: Any, data: Any) -> int:
+    if data is None:
+        return 0
+    torch = rt.torch
+    if isinstance(data, torch.Tensor):
+        return data.numel() * data.element_size()
+    return sum(t.numel() * t.element_size() for _, t in rt.tensors(data, "x"))
+
+
+def input_dtypes(rt: Any, inputs: Any) -> list[str]:
+    return [str(t.dtype).replace("torch.", "") for _, t in rt.tensors(inputs)]
+
+
+def main_dtype(params: dict[str, Any], dtypes: list[str]) -> str | None:
+    """The dtype the roofline's math roof is chosen by: the case's own ``dtype`` parameter, else the
+    first floating-point input."""
+    if isinstance(params.get("dtype"), str):
+        return str(params["dtype"]).replace("torch.", "")
+    for d in dtypes:
+        if d.startswith(("float", "bfloat", "complex")):
+            return d
+    return dtypes[0] if dtypes else None
+
+
+# ----------------------------------------------------------------------------------------------
+# one series: warm-up, then timed calls until the stopping rule says enough
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Series:
+    times_ms: list[float] = field(default_factory=list)
+    host_us: list[float] = field(default_factory=list)
+    straggle_us: list[float] = field(default_factory=list)
+    warmup_ms: list[float] = field(default_factory=list)
+    stopped: str = ""
+    warmup_s: float = 0.0
+    wall_s: float = 0.0
+    failure: dict[str, Any] | None = None
+    threads_left: int = 0  # threads alive after a timed call that were not there after warm-up
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "times_ms": self.times_ms, "host_us": self.host_us, "straggle_us": self.straggle_us,
+            "warmup_ms": self.warmup_ms, "stopped": self.stopped, "warmup_s": round(self.warmup_s, 4),
+            "wall_s": round(self.wall_s, 4), "failure": self.failure, "threads_left": self.threads_left,
+        }
+
+
+Verify = Callable[[Any, InputSet], "str | None"]
+
+
+def run_series(call: Callable[[InputSet], tuple[Any, CallSample]], pool: InputPool, verify: Verify | None,
+               settings: BenchSettings, progress: Progress, label: str) -> Series:
+    """Warm-up and timed calls through one code path; the stopping rule ends the timed phase."""
+    series = Series()
+    began = time.perf_counter()
+    # Warm-up: the same calls, discarded. The first may compile (a new shape), so only the count
+    # and the wall time decide when it ends.
+    while True:
+        item = pool.next()
+        out, sample = call(item)
+        if verify is not None:
+            reason = verify(out, item)
+            if reason:
+                series.failure = {"phase": "warm-up", "call": len(series.warmup_ms) + 1, "seed": item.seed,
+                                  "reason": reason}
+                series.warmup_s = time.perf_counter() - began
+                return series
+        del out, item
+        series.warmup_ms.append(sample.ms)
+        elapsed = time.perf_counter() - began
+        if (len(series.warmup_ms) >= settings.warmup_runs and elapsed * 1e3 >= settings.warmup_ms) \
+                or elapsed >= settings.max_seconds:
+            break
+    series.warmup_s = time.perf_counter() - began
+    threads_after_warmup = threading.active_count()
+
+    running = RunningStats()
+    timed_began = time.perf_counter()
+    last_progress = 0.0
+    while True:
+        item = pool.next()
+        out, sample = call(item)
+        if verify is not None:
+            reason = verify(out, item)
+            if reason:
+                series.failure = {"phase": "timed", "call": len(series.times_ms) + 1, "seed": item.seed,
+                                  "reason": reason}
+                break
+        del out, item
+        series.threads_left = max(series.threads_left, threading.active_count() - threads_after_warmup)
+        series.times_ms.append(sample.ms)
+        series.host_us.append(sample.host_us)
+        series.straggle_us.append(sample.straggle_us)
+        running.add(sample.ms)
+        wall = time.perf_counter() - timed_began
+        reason_to_stop = stop_reason(running.n, running.total, running.mean, running.stderr, wall, settings)
+        if reason_to_stop:
+            series.stopped = reason_to_stop
+            break
+        if wall - last_progress >= PROGRESS_EVERY_S:
+            last_progress = wall
+            progress(f"{label}: {running.n} runs, mean {running.mean * 1e3:.1f} µs", min(1.0, wall / settings.max_seconds))
+    series.wall_s = time.perf_counter() - timed_began
+    return series
+
+
+# ----------------------------------------------------------------------------------------------
+# CUDA-graph mode
+# ----------------------------------------------------------------------------------------------
+
+
+def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputPool, verify: Verify,
+                     flusher: L2Flusher, persisting: PersistingL2, settings: BenchSettings,
+                     progress: Progress, label: str) -> dict[str, Any]:
+    """Step 6 of the module docstring. Returns raw replay times or the reason graphs did not work."""
+    first = pool.next()
+    static_inputs = first.inputs
+    stream = torch.cuda.current_stream()
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(stream)
+        with torch.cuda.stream(side):  # warm-up before capture, on a side stream (CUDA-graph rule)
+            for _ in range(2):
+                fn(static_inputs)
+        stream.wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            flusher.flush()
+            static_out = fn(static_inputs)
+        flush_graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(flush_graph):
+            flusher.flush()
+        torch.cuda.synchronize()
+    except Exception as exc:
+        torch.cuda.synchronize()  # raises if the capture left the context unusable: the worker must go
+        return {"error": f"the call could not be captured in a CUDA graph: {type(exc).__name__}: {exc}"}
+
+    # The flush-only series has to settle as well, so graph mode asks for twice the minimum runs.
+    graph_settings = replace(settings, min_runs=2 * settings.min_runs)
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+    total: list[float] = []
+    flush: list[float] = []
+    warm = 0
+    running = RunningStats()
+    began = time.perf_counter()
+    timed_began: float | None = None
+    stopped = ""
+    failure = None
+    while True:
+        item = pool.next()
+        try:
+            _copy_into(rt, static_inputs, item.inputs)
+        except ValueError as exc:
+            return {"error": f"graph mode needs inputs of one layout for every seed: {exc}"}
+        torch.cuda.synchronize()
+        persisting.reset()
+        flusher.scrub()
+        events[0].record(stream)
+        flush_graph.replay()
+        events[1].record(stream)
+        flusher.scrub()
+        events[2].record(stream)
+        graph.replay()
+        events[3].record(stream)
+        torch.cuda.synchronize()
+        reason = verify(static_out, item)
+        if reason:
+            failure = {"phase": "graph", "call": warm + len(total) + 1, "seed": item.seed, "reason": reason}
+            break
+        f_ms, t_ms = events[0].elapsed_time(events[1]), events[2].elapsed_time(events[3])
+        if timed_began is None:
+            warm += 1
+            elapsed = time.perf_counter() - began
+            if (warm >= settings.warmup_runs and elapsed * 1e3 >= settings.warmup_ms) or elapsed >= settings.max_seconds:
+                timed_began = time.perf_counter()
+            continue
+        total.append(t_ms)
+        flush.append(f_ms)
+        running.add(t_ms - f_ms)
+        wall = time.perf_counter() - timed_began
+        stopped = stop_reason(running.n, running.total, running.mean, running.stderr, wall, graph_settings) or ""
+        if stopped:
+            break
+        if len(total) % 200 == 0:
+            progress(f"{label} (CUDA graph): {len(total)} replays", min(1.0, wall / settings.max_seconds))
+    del graph, flush_graph
+    return {"total_ms": total, "flush_ms": flush, "warmup_runs": warm, "stopped": stopped or STOP_TIME_CAP,
+            "failure": failure, "wall_s": round(time.perf_counter() - began, 4)}
+
+
+def _copy_into(rt: Any, static: Any, fresh: Any) -> None:
+    torch = rt.torch
+    dst = list(rt.tensors(static, "x"))
+    src = list(rt.tensors(fresh, "x"))
+    if [n for n, _ in dst] != [n for n, _ in src]:
+        raise ValueError("the input structure changed between seeds")
+    for (name, d), (_, s) in zip(dst, src, strict=True):
+        if d.shape != s.shape or d.dtype != s.dtype:
+            raise ValueError(f"{name} is {tuple(s.shape)} {s.dtype} for one seed and {tuple(d.shape)} {d.dtype} for another")
+        with torch.no_grad():
+            d.copy_(s)
+
+
+# ----------------------------------------------------------------------------------------------
+# one case
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CaseContext:
+    """Everything one case's measurement needs, built once per benchmark op."""
+
+    state: Any
+    target: str  # "candidate" | "reference" | "torch_compile"
+    fn: Callable[[Any], Any]
+    secret: int
+    settings: BenchSettings
+    flusher: L2Flusher
+    persisting: PersistingL2
+    progress: Progress
+
+
+def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> dict[str, Any]:
+    """Time one function on one case; raw samples and facts only (the parent decides)."""
+    state, torch, rt, settings = cx.state, cx.state.torch, cx.state.runtime, cx.settings
+    params = {k: v for k, v in case.items() if k != "seed"}
+    label = " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
+    seeds = (bench_seed(cx.secret, case_index, k) for k in range(1 << 30))
+    free, _ = torch.cuda.mem_get_info()
+    check = cx.target == "candidate"
+    pool = InputPool(rt=rt, params=params, seeds=seeds, with_reference=check,
+                     budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool)
+    timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
+    result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
+    checker = None
+    verify: Verify | None = None
+    if check:
+        from kerneltui.core.worker.recheck import OutputCheck
+
+        checker = OutputCheck(state, rt, label, lambda seed: rt.make_inputs(params, seed))
+        verify = _verifier(checker)
+    if cx.target == "torch_compile":
+        problem = _first_compiled_call(cx, pool, params)
+        if problem:
+            result["error"] = problem
+            return result
+
+    result["idle_straggle_us"] = timer.idle_gaps()
+    series = run_series(lambda item: timer.call(cx.fn, item.inputs), pool, verify, settings, cx.progress,
+                        f"{cx.target.replace('_', '.')} {label}")
+    result.update(series.to_dict())
+    result["stream_changes"] = timer.stream_changes
+    result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
+                      "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
+    result["dtypes"] = pool.dtypes
+    result["dtype"] = main_dtype(params, pool.dtypes)
+    if checker is not None and verify is not None:
+        if series.failure is None and series.times_ms and _wants_graph(settings, series):
+            result["graph"] = run_graph_series(torch, rt, cx.fn, pool, verify, cx.flusher, cx.persisting, settings,
+                                               cx.progress, label)
+        result["recheck"] = {"checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full}
+    return result
+
+
+def _verifier(checker: Any) -> Verify:
+    def verify(out: Any, item: InputSet) -> str | None:
+        return checker.verify(out, item.ref_out, item.seed)
+
+    return verify
+
+
+def _wants_graph(settings: BenchSettings, series: Series) -> bool:
+    if settings.graph == "on":
+        return True
+    if settings.graph == "off":
+        return False
+    med_ms = median(series.times_ms)
+    # Launch-bound: short kernels, or a host call that takes a good share of the kernel's time.
+    return med_ms < settings.graph_below_ms or median(series.host_us) * 1e-3 > 0.5 * med_ms
+
+
+def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any]) -> str | None:
+    """Compile torch.compile's version of the reference for this case and check it once."""
+    rt, torch = cx.state.runtime, cx.state.torch
+    item = pool.make(bench_seed(cx.secret ^ 0x5EED, 0, 0))
+    try:
+        out = cx.fn(item.inputs)
+        torch.cuda.synchronize()
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return f"torch.compile of the reference failed: {type(exc).__name__}: {first[:300]}"
+    from kerneltui.core.worker.recheck import OutputCheck
+
+    ref_out = rt.call_reference(rt.make_inputs(params, item.seed))
+    reason = OutputCheck(cx.state, rt, "torch.compile", lambda seed: rt.make_inputs(params, seed)).verify(
+        out, ref_out, item.seed)
+    if reason:
+        return f"torch.compile's output differs from the reference ({reason}); it is not used as a baseline"
+    return None
+
+
+def compiled_reference(state: Any) -> Callable[[Any], Any]:
+    """torch.compile of the task's reference, called like the reference (compiles on first call)."""
+    from kerneltui.core.worker.runtime import GpuModeRuntime, KernelBenchRuntime
+
+    torch, rt = state.torch, state.runtime
+    if isinstance(rt, KernelBenchRuntime):
+        model = torch.compile(rt.ref_model, dynamic=False)
+
+        def call_model(data: Any) -> Any:
+            with torch.no_grad():
+                return model(*data)
+
+        return call_model
+    compiled = torch.compile(rt.reference.ref_kernel, dynamic=False)
+    if isinstance(rt, GpuModeRuntime):
+        return compiled
+    return lambda data: compiled(*data)

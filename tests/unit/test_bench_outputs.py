@@ -1,0 +1,74 @@
+"""Text that people read: ``kerneltui device`` on a GPU, and the bench script's ncu parsing and tables."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import pytest
+
+from kerneltui.commands.device import describe
+from tests.conftest import ROOT
+
+
+def _bench_module():
+    spec = importlib.util.spec_from_file_location("bench_timing", ROOT / "bench" / "bench_timing.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_timing"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+INFO = {"gpu": True, "name": "NVIDIA H200", "arch": "sm_90a", "sm_count": 132, "memory_bytes": 150_121_938_944,
+        "l2_bytes": 62914560, "driver": "570.124.06", "sm_clock_max_mhz": "1980", "mem_clock_max_mhz": "3201",
+        "torch": "2.11.0+cu130", "cuda_runtime": "13.0", "triton": "3.6.0"}
+PEAKS = {"measured_at": 1796225318.0, "copy_gbps": 4213.4, "read_gbps": 4410.0, "write_gbps": 4390.2,
+         "matmul_tflops": {"fp64": 58.1, "fp32": 49.8, "tf32": 371.0, "fp16": 742.5, "bf16": 751.9},
+         "unsupported": {"fp8": "torch._scaled_mm failed: RuntimeError: x"}, "l2_bytes": 62914560, "sm_count": 132,
+         "methods": {"copy_gbps": "torch copy_ of 1024 MiB float32", "matmul_bf16": "torch.matmul 8192³ bf16"}}
+
+
+def test_device_text_lists_every_peak_and_says_what_was_not_measured():
+    lines = describe(INFO, PEAKS, "cached in /c/x.json")
+    assert lines[0] == "NVIDIA H200 · sm_90a · 132 SMs · 139.8 GiB · L2 60.0 MiB"
+    assert "driver 570.124.06" in lines[1] and "SM 1980 MHz" in lines[1] and "torch 2.11.0+cu130 (CUDA 13.0)" in lines[1]
+    assert "(cached in /c/x.json)" in lines[2]
+    text = "\n".join(lines)
+    assert "memory copy" in text and "4213 GB/s" in text and "torch copy_ of 1024 MiB float32" in text
+    assert "bf16 tensor-core matmul" in text and "751.9 TFLOP/s" in text and "torch.matmul 8192³ bf16" in text
+    assert "fp8 e4m3 tensor-core matmul" in text and "not measured: torch._scaled_mm failed" in text
+    assert lines[-1] == "ridge point (bf16 matmul / copy bandwidth): 178 FLOP per byte"
+
+
+def test_ncu_csv_is_read_in_any_time_unit():
+    bench = _bench_module()
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+            '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+    row = '"{i}","1","python3","h","add_kernel","1","7","(128, 1, 1)","(65536, 1, 1)","0","9.0","m","gpu__time_duration.sum","{u}","{v}"'
+    text = "\n".join(["==PROF== Connected to process 1", head, row.format(i=0, u="nsecond", v="191,936"),
+                      row.format(i=1, u="usecond", v="192.5"), row.format(i=2, u="msecond", v="0.19"),
+                      "==PROF== Disconnected from process 1"])
+    assert bench.parse_ncu_csv(text) == pytest.approx([0.191936, 0.1925, 0.19])
+    assert bench.parse_ncu_csv("==ERROR== nothing profiled") == []
+    with pytest.raises(ValueError, match="unknown ncu time unit"):
+        bench.parse_ncu_csv("\n".join([head, row.format(i=0, u="cycle", v="12")]))
+
+
+def test_bench_table_and_notes_state_the_targets():
+    bench = _bench_module()
+    runs = [{"run": i + 1, "ok": True, "total_s": 9.0, "median_ms": m, "runs": 600, "bench_s": b, "candidate_s": 0.9,
+             "pct_roofline": 95.0, "bound": "memory", "achieved_gbps": 4010.0, "copy_gbps": 4213.0}
+            for i, (m, b) in enumerate([(0.2012, 4.1), (0.2010, 1.8), (0.2015, 1.7), (0.2011, 1.9), (0.2013, 1.8)])]
+    va = bench.summarise("vector_add", {"n": 67108864}, runs, {"do_bench_ms": 0.2000}, {"ncu_ms": 0.1950})
+    sm = bench.summarise("softmax", {"rows": 8192, "cols": 8192}, [{"run": 1, "ok": False, "total_s": 3.0,
+                                                                     "error": "[benchmark] FAILED  x"}],
+                         {"error": "driver failed"}, {"error": "ncu not found"})
+    lines = bench.table([va, sm])
+    assert lines[0].startswith("| kernel | case | kerneltui median |")
+    assert "| vector_add | n=67108864 | 201.2 µs | 0.25% (201.0 µs–201.5 µs) | 200.0 µs | +0.6% | 195.0 µs | +3.2% |" in lines[2]
+    assert "95% (memory-bound), 95% of copy BW" in lines[2] and "4.10 s / 1.80 s (of which 0.00 s waiting for a worker)" in lines[2]
+    assert lines[3].startswith("| softmax | rows=8192 cols=8192 | FAILED |")
+    notes = "\n".join(bench.notes([va, sm]))
+    assert "kerneltui and ncu differ by +3.2% (more than 3%)" in notes
+    assert "vector_add reaches 95.2% of the measured copy bandwidth (4213 GB/s): meets the ≥ 90% target" in notes
+    assert "softmax: [benchmark] FAILED  x" in notes and "ncu: ncu not found" in notes

@@ -1,0 +1,131 @@
+"""The benchmark rung's verdict from raw worker answers (the parent decides, from raw event times)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kerneltui.core.benchreport import build
+from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.device import DevicePeaks
+
+SETTINGS = BenchSettings()
+PEAKS = DevicePeaks(name="GPU", key="k", measured_at=0.0, copy_gbps=4000.0, matmul_tflops={"tf32": 400.0},
+                    l2_bytes=60 << 20)
+N = 1 << 26
+
+
+def _series(median_ms: float, runs: int = 600, noise: float = 0.002, seed: int = 0, **extra):
+    rng = random.Random(seed)
+    return {
+        "times_ms": [median_ms * (1 + rng.gauss(0, noise)) for _ in range(runs)],
+        "host_us": [12.0] * runs, "straggle_us": [5.0] * runs, "idle_straggle_us": [5.0] * 30,
+        "warmup_ms": [median_ms] * 3, "stopped": "converged", "wall_s": 0.5, "warmup_s": 0.05,
+        "failure": None, "threads_left": 0, **extra,
+    }
+
+
+def _case(median_ms: float, index: int = 0, label: str = "n=67108864", **extra):
+    return {"index": index, "label": label, "params": {"n": N}, "target": "candidate", "dtype": "float32",
+            "dtypes": ["float32", "float32"], "recheck": {"checked": 203, "quick": 203, "full": 0},
+            **_series(median_ms, **extra)}
+
+
+def _answers(cand_cases, ref_ms=(0.21,), comp_ms=(0.20,), setup_extra=None):
+    setup = {"cases": [{"index": c["index"], "label": c["label"], "params": c["params"], "flops": float(N),
+                        "bytes": 12.0 * N, **(setup_extra or {})} for c in cand_cases]}
+    reference = {"cases": [{"index": c["index"], "label": c["label"], **_series(ms, seed=5)}
+                           for c, ms in zip(cand_cases, ref_ms, strict=False)]}
+    compiled = {"cases": [{"index": c["index"], "label": c["label"], **_series(ms, seed=6)}
+                          for c, ms in zip(cand_cases, comp_ms, strict=False)]}
+    candidate = {"cases": cand_cases, "flush_bytes": 120 << 20, "l2_bytes": 60 << 20,
+                 "persisting_l2": "reset before every call"}
+    return setup, reference, compiled, candidate
+
+
+def test_a_clean_benchmark_reports_median_spread_and_speedups():
+    v = build(*_answers([_case(0.2)]), PEAKS, SETTINGS)
+    assert v.status == "ok", v.details
+    m = v.metrics
+    case = m["cases"][0]
+    assert case["candidate"]["median_ms"] == pytest.approx(0.2, rel=0.01)
+    assert case["candidate"]["runs"] == 600 and case["candidate"]["converged"]
+    assert case["speedup_vs_reference"] == pytest.approx(0.21 / 0.2, rel=0.02)
+    assert case["speedup_vs_compile"] == pytest.approx(1.0, rel=0.02)
+    assert m["median_ms"] == pytest.approx(0.2, rel=0.01)
+    assert {"q1_ms", "q3_ms", "stderr_ms", "min_ms"} <= set(m)
+    assert "vs reference" in v.summary and "vs torch.compile" in v.summary and "600 runs" in v.summary
+    assert "203 outputs rechecked" in v.details
+
+
+def test_a_wrong_output_in_a_timed_call_fails_with_the_seed():
+    failure = {"phase": "timed", "call": 57, "seed": 123456, "reason": "out: 67108864 of 67108864 elements outside atol"}
+    v = build(*_answers([_case(0.05, failure=failure)]), PEAKS, SETTINGS)
+    assert v.status == "fail"
+    assert "timed call #57" in v.error and "seed 123456" in v.error
+    assert "cache keyed on pointers or content" in v.error
+    assert "median_ms" not in v.metrics  # a rejected number is not reported as the result
+
+
+def test_side_stream_work_that_outlives_the_timed_stream_fails():
+    v = build(*_answers([_case(0.2, straggle_us=[190.0] * 600)]), PEAKS, SETTINGS)
+    assert v.status == "fail"
+    assert "still busy after the timed stream finished on 600 of 600" in v.error
+    assert "wait_stream" in v.error
+
+
+def test_an_unsettled_series_is_a_warning_not_a_number_to_trust_blindly():
+    noisy = _case(0.2, runs=30, noise=0.3, stopped="time cap")
+    v = build(*_answers([noisy]), PEAKS, SETTINGS)
+    assert v.status == "warn"
+    assert "stopped (time cap) after 30 runs" in v.summary
+    assert v.metrics["median_ms"] is not None
+
+
+def test_threads_and_stream_changes_are_reported():
+    v = build(*_answers([_case(0.2, threads_left=1, stream_changes=3)]), PEAKS, SETTINGS)
+    assert v.status == "warn"
+    assert any("thread(s) running" in w for w in v.warnings)
+    assert any("changed the current CUDA stream" in w for w in v.warnings)
+
+
+def test_torch_compile_failure_or_absence_is_stated():
+    setup, reference, compiled, candidate = _answers([_case(0.2)])
+    compiled = {"cases": [{"index": 0, "label": "n=67108864", "error": "torch.compile of the reference failed: X"}]}
+    v = build(setup, reference, compiled, candidate, PEAKS, SETTINGS)
+    assert v.status == "ok"
+    assert v.metrics["cases"][0]["torch_compile"]["error"].startswith("torch.compile of the reference failed")
+    assert v.metrics["speedup_vs_compile"] is None
+    v = build(setup, reference, None, candidate, PEAKS, SETTINGS, "not measured ([benchmark] torch_compile = false)")
+    assert "torch_compile = false" in v.details and v.metrics["torch_compile_note"]
+
+
+def test_aggregates_clamp_each_case_at_its_floor_first():
+    good = _case(0.2, index=0, label="n=big")
+    tiny = _case(1e-6, index=1, label="n=big2")  # one shape "timed" at ~0
+    v = build(*_answers([good, tiny], ref_ms=(0.21, 0.21), comp_ms=(0.2, 0.2)), PEAKS, SETTINGS)
+    floor = 12.0 * N / 4000e9 * 1e3
+    assert v.metrics["cases"][1]["clamped_ms"] == pytest.approx(floor)
+    # the geomean speedup uses the clamped time: ~1.1× at most, not thousands
+    assert v.metrics["speedup_vs_reference"] < 1.2
+    assert "2 cases" in v.summary
+
+
+def test_graph_mode_numbers_subtract_the_flush_replay():
+    graph = {"total_ms": [0.050 + 0.0001 * (i % 3) for i in range(40)], "flush_ms": [0.045] * 40,
+             "warmup_runs": 3, "stopped": "converged", "failure": None}
+    v = build(*_answers([_case(0.012, graph=graph)]), PEAKS, SETTINGS)
+    g = v.metrics["cases"][0]["graph"]
+    assert g["median_ms"] == pytest.approx(0.0051, abs=2e-5)
+    assert g["flush_median_ms"] == pytest.approx(0.045)
+    assert "graph" in v.summary
+    unavailable = build(*_answers([_case(0.012, graph={"error": "the call could not be captured"})]), PEAKS, SETTINGS)
+    assert unavailable.status == "warn" and "CUDA-graph mode unavailable" in unavailable.summary
+
+
+def test_no_timed_call_is_a_failure():
+    empty = _case(0.2)
+    empty.update(times_ms=[], host_us=[], straggle_us=[])
+    v = build(*_answers([empty]), PEAKS, SETTINGS)
+    assert v.status == "fail" and "no timed call" in v.error

@@ -1,0 +1,174 @@
+"""Statistics of timing samples, the adaptive stopping rule and the benchmark settings."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from kerneltui.core.benchstats import (
+    STOP_CONVERGED,
+    STOP_MAX_RUNS,
+    STOP_TIME_CAP,
+    BenchSettings,
+    RunningStats,
+    converged,
+    format_ms,
+    geomean,
+    graph_kernel_samples,
+    quantile,
+    stop_reason,
+    straggle_verdict,
+    summarize,
+)
+
+
+def test_summary_matches_the_textbook_definitions():
+    samples = [0.31, 0.30, 0.29, 0.35, 0.30, 0.32, 0.28, 0.30, 0.33, 0.31]
+    s = summarize(samples)
+    assert s.runs == 10
+    assert s.median_ms == pytest.approx(statistics.median(samples))
+    assert s.mean_ms == pytest.approx(statistics.fmean(samples))
+    assert s.stderr_ms == pytest.approx(statistics.stdev(samples) / math.sqrt(10))
+    # linear interpolation between order statistics (numpy's default): the "inclusive" method
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    assert (s.q1_ms, s.q3_ms) == (pytest.approx(q1), pytest.approx(q3))
+    assert s.iqr_ms == pytest.approx(q3 - q1)
+    assert (s.min_ms, s.max_ms) == (0.28, 0.35)
+    assert s.total_ms == pytest.approx(sum(samples))
+    assert s.rel_stderr == pytest.approx(s.stderr_ms / s.mean_ms)
+    d = s.to_dict()
+    assert d["iqr_ms"] == pytest.approx(s.iqr_ms) and d["rel_stderr"] == pytest.approx(s.rel_stderr)
+
+
+def test_quantile_edges_and_errors():
+    assert quantile([1.0], 0.5) == 1.0
+    assert quantile([1.0, 3.0], 0.5) == 2.0
+    assert quantile([1.0, 2.0, 4.0], 0.0) == 1.0 and quantile([1.0, 2.0, 4.0], 1.0) == 4.0
+    with pytest.raises(ValueError):
+        quantile([], 0.5)
+    with pytest.raises(ValueError):
+        quantile([1.0], 1.5)
+
+
+def test_summary_refuses_empty_and_non_finite_samples():
+    with pytest.raises(ValueError, match="no timed calls"):
+        summarize([])
+    with pytest.raises(ValueError, match="non-finite"):
+        summarize([0.1, float("nan")])
+    single = summarize([0.5])
+    assert single.stderr_ms == math.inf and single.to_dict()["rel_stderr"] is None
+
+
+def test_running_stats_agree_with_the_batch_summary():
+    rng = random.Random(7)
+    values = [rng.gauss(1.0, 0.05) for _ in range(500)]
+    running = RunningStats()
+    for v in values:
+        running.add(v)
+    batch = summarize(values)
+    assert running.n == 500
+    assert running.mean == pytest.approx(batch.mean_ms, rel=1e-12)
+    assert running.stderr == pytest.approx(batch.stderr_ms, rel=1e-9)
+    assert running.total == pytest.approx(batch.total_ms)
+    assert RunningStats().stderr == math.inf
+
+
+def _simulate(settings: BenchSettings, draw, call_s: float) -> tuple[str, int]:
+    """Run the stopping rule over a stream of samples; wall time advances call_s per call."""
+    running = RunningStats()
+    while True:
+        running.add(draw())
+        reason = stop_reason(running.n, running.total, running.mean, running.stderr, running.n * call_s, settings)
+        if reason:
+            return reason, running.n
+
+
+def test_stopping_needs_min_runs_min_kernel_time_and_a_small_stderr():
+    settings = BenchSettings()
+    rng = random.Random(1)
+    # 2 ms kernels with 1% noise: 100 ms of kernel time needs 50 runs; the stderr is tiny by then.
+    reason, n = _simulate(settings, lambda: rng.gauss(2.0, 0.02), 0.003)
+    assert reason == STOP_CONVERGED and n == 50
+    # 50 ms kernels: 10 runs already sum past 100 ms, and ten runs are the minimum anyway.
+    reason, n = _simulate(settings, lambda: rng.gauss(50.0, 0.1), 0.06)
+    assert reason == STOP_CONVERGED and n == 10
+
+
+def test_a_noisy_kernel_runs_until_its_standard_error_is_small():
+    settings = BenchSettings()
+    rng = random.Random(2)
+    # 20% noise: stderr < 0.5% of the mean needs (0.2/0.005)^2 = 1600 runs, far past the 100 ms point.
+    reason, n = _simulate(settings, lambda: max(0.01, rng.gauss(1.0, 0.2)), 0.0015)
+    assert reason == STOP_CONVERGED
+    assert 1200 < n < 2200
+
+
+def test_time_and_run_caps_end_series_that_cannot_settle():
+    rng = random.Random(3)
+    capped = BenchSettings(max_seconds=0.5)
+    reason, n = _simulate(capped, lambda: max(0.01, rng.gauss(1.0, 0.5)), 0.01)
+    assert reason == STOP_TIME_CAP and n == 50
+    # a kernel slower than the cap still gets one call
+    assert stop_reason(1, 2000.0, 2000.0, math.inf, 30.0, capped) == STOP_TIME_CAP
+    assert stop_reason(0, 0.0, 0.0, math.inf, 30.0, capped) is None
+    few = BenchSettings(max_runs=20, min_runs=10)
+    reason, n = _simulate(few, lambda: max(0.01, rng.gauss(1.0, 0.5)), 0.001)
+    assert reason == STOP_MAX_RUNS and n == 20
+
+
+def test_the_parent_rechecks_convergence_on_its_own_numbers():
+    settings = BenchSettings()
+    assert converged(summarize([10.0 + 0.001 * i for i in range(12)]), settings)
+    assert not converged(summarize([1.0] * 9), settings)  # too few runs
+    assert not converged(summarize([1.0] * 50), settings)  # 50 ms of kernel time
+    assert not converged(summarize([5.0, 15.0] * 20), settings)  # stderr 12.5% of the mean
+
+
+def test_graph_samples_subtract_the_median_flush_replay():
+    assert graph_kernel_samples([10.0, 11.0, 12.0], [4.0, 5.0, 100.0]) == [5.0, 6.0, 7.0]
+    with pytest.raises(ValueError):
+        graph_kernel_samples([], [1.0])
+
+
+def test_straggle_verdict_flags_work_left_running():
+    idle = [4.0, 5.0, 6.0, 5.0, 4.5] * 6
+    clean = straggle_verdict([5.0, 6.0, 30.0, 5.5] * 25, idle, floor_us=20.0)
+    assert not clean.flagged and clean.threshold_us == pytest.approx(20.0)
+    side = straggle_verdict([180.0] * 80 + [5.0] * 20, idle, floor_us=20.0)
+    assert side.flagged and side.over == 80 and side.median_us == 180.0
+    # a slow host raises the threshold: three times the idle gap's 90th percentile
+    slow_host = straggle_verdict([40.0] * 50, [15.0] * 30, floor_us=20.0)
+    assert slow_host.threshold_us == pytest.approx(45.0) and not slow_host.flagged
+    assert not straggle_verdict([], idle, 20.0).flagged
+
+
+def test_geomean_ignores_missing_values():
+    assert geomean([2.0, 8.0]) == pytest.approx(4.0)
+    assert geomean([None, 3.0]) == pytest.approx(3.0)
+    assert geomean([]) is None and geomean([None, 0.0]) is None
+
+
+def test_format_ms_keeps_the_unit_readable():
+    assert format_ms(0.1824) == "182.4 µs"
+    assert format_ms(0.004567) == "4.57 µs"
+    assert format_ms(1.23456) == "1.235 ms"
+    assert format_ms(2500.0) == "2.500 s"
+    assert format_ms(0.0005) == "500 ns"
+    assert format_ms(None) == "—" and format_ms(float("nan")) == "—"
+
+
+def test_settings_layer_and_validate():
+    s = BenchSettings.from_mapping({"graph": "on", "max_seconds": "3"}, {"min_runs": 20, "torch_compile": "false"})
+    assert (s.graph, s.max_seconds, s.min_runs, s.torch_compile) == ("on", 3.0, 20, False)
+    assert BenchSettings.from_mapping(None).to_dict() == BenchSettings().to_dict()
+    with pytest.raises(ValueError, match="unknown \\[benchmark\\] setting 'warmup'"):
+        BenchSettings.from_mapping({"warmup": 3})
+    with pytest.raises(ValueError, match="graph must be one of"):
+        BenchSettings.from_mapping({"graph": "sometimes"})
+    with pytest.raises(ValueError, match="min_runs must be a int"):
+        BenchSettings.from_mapping({"min_runs": "many"})
+    with pytest.raises(ValueError, match="pool_fraction"):
+        BenchSettings.from_mapping({"pool_fraction": 2})
