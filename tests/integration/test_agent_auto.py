@@ -7,6 +7,7 @@ import asyncio
 from kerneltui.core.agent.auto import AutoLimits
 from kerneltui.core.agent.prices import Price, PriceTable
 from kerneltui.core.events import AgentError, Notice, ProposalEvent, RunStarted
+from kerneltui.core.history import HistoryStore
 from tests.integration.agent_helpers import BLOCK_2048, make_session, propose
 
 
@@ -42,6 +43,9 @@ async def test_keeps_a_fix_reverts_the_rest_and_stops_after_n(example_task, tmp_
     assert [c.proposal_id for c in session.checkpoints.stack] == ["p1"]
     assert result.baseline["correct"] is False and result.best["correct"] is True
     assert {e.origin for e in rec.of(RunStarted)} == {"auto"}  # baseline and trials, all recorded as auto
+    history = HistoryStore.for_task(session.task).entries()
+    assert sorted(e.origin for e in history) == ["auto"] * 4  # every version tried lands in the history
+    assert sum(e.ok for e in history) == 2  # the fix and the correct variant; the baseline and p3 failed
     assert rec.states("p2")[-1] == "rejected"
     decisions = [e.proposal["decision"]["by"] for e in rec.of(ProposalEvent) if e.state in ("accepted", "rejected")]
     assert decisions == ["auto", "auto", "auto"]

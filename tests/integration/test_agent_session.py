@@ -19,6 +19,7 @@ from kerneltui.core.events import (
     ToolCallStarted,
     UserMessage,
 )
+from kerneltui.core.history import HistoryStore
 from kerneltui.core.task import source_hash
 from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, last_sent, make_session, propose
 
@@ -47,7 +48,9 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         p1 = session.book.get("p1")
         assert p1.state == "trial_done" and p1.trial["correct"] is True and p1.trial["ok"] is True
         assert kernel.read_text() == original  # a trial never touches the file
-        assert [r["name"] for r in p1.trial["rungs"]] == ["prechecks", "compile", "run", "correctness"]
+        statuses = {r["name"]: r["status"] for r in p1.trial["rungs"]}
+        assert [statuses[n] for n in ("prechecks", "compile", "run", "correctness")] == ["ok"] * 4
+        assert statuses.get("benchmark", "skip") == "skip"  # no GPU here: no numbers, said so
         tool_result = provider.requests[1].messages[-1].tool_results[0].content
         assert "proposal p1" in tool_result and "[correctness] ok" in tool_result and "person decides" in tool_result
 
@@ -62,6 +65,9 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         assert kernel.read_text() == original.replace("BLOCK = 1024", "BLOCK = 2048")
         assert session.checkpoints.peek().proposal_id == "p2"
         assert session.latest is session.trial_reports["p2"]  # the trial checked exactly this text
+        history = HistoryStore.for_task(session.task).entries()
+        # Only the accepted version is in the history (trials are not), with the trial's results.
+        assert [(e.source_hash, e.origin, e.ok) for e in history] == [(session.book.get("p2").new_hash, "proposal", True)]
 
         await session.undo()
         assert kernel.read_text() == original

@@ -1,8 +1,9 @@
 """What a verification run says, condensed: for proposals (the UI card), for the model (text), and
 for auto mode (correct? how fast? how close to the roofline?).
 
-The benchmark and roofline rungs report their numbers in ``RungResult.metrics``; the keys read here
-are listed in ``TIME_KEYS`` and ``ROOFLINE_KEYS`` (the first one present wins).
+The benchmark and roofline rungs report their numbers in ``RungResult.metrics`` (``median_ms``: the
+geometric mean over benchmark cases of the medians; ``pct_roofline``); the keys read here are listed
+in ``TIME_KEYS`` and ``ROOFLINE_KEYS`` (the first one present wins).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from kerneltui.core.rungs.result import RungResult
 
 # (metric key, factor to seconds), looked up in the benchmark rung's metrics.
 TIME_KEYS: tuple[tuple[str, float], ...] = (
-    ("median_s", 1.0), ("median_ms", 1e-3), ("median_us", 1e-6), ("median_ns", 1e-9),
+    ("median_ms", 1e-3), ("median_s", 1.0), ("median_us", 1e-6), ("median_ns", 1e-9),
     ("time_s", 1.0), ("time_ms", 1e-3), ("time_us", 1e-6),
 )
 # Percent of the roofline (0-100), looked up in the roofline rung's metrics, then the benchmark's.
-ROOFLINE_KEYS: tuple[str, ...] = ("pct_of_roofline", "roofline_pct", "percent_of_roofline", "pct_roofline", "sol_pct")
+ROOFLINE_KEYS: tuple[str, ...] = ("pct_roofline", "pct_of_roofline", "roofline_pct", "percent_of_roofline")
 DETAIL_LINES = 40
 
 
