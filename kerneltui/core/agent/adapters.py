@@ -9,7 +9,6 @@ When something is not available the message says so plainly and says how to get 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +63,10 @@ def read_asm(task: Task, source_hash: str, stage: str, kernel: str | None = None
     """One compiler stage of a checked version, as numbered lines (optionally filtered by ``grep``)."""
     stage = stage.lower().strip()
     folder = version_dir(task, source_hash)
-    asm = _optional("kerneltui.core.asm")
-    reader: Callable[..., str] | None = getattr(asm, "read_stage", None) if asm else None
-    if reader is not None:
-        text = reader(folder, stage, kernel)
+    found = _read_stage_from_dump(folder, stage, kernel)
+    summary = ""
+    if found is not None:
+        text, summary = found
     else:
         text = _read_stage_file(folder, stage, kernel)
     lines = text.splitlines()
@@ -80,11 +79,35 @@ def read_asm(task: Task, source_hash: str, stage: str, kernel: str | None = None
         numbered = [(n, line) for n, line in numbered if start <= n <= (end_line or len(lines))]
     shown = numbered[:MAX_ASM_LINES]
     head = f"{stage} of version {source_hash}" + (f", kernel {kernel}" if kernel else "") + f": {len(lines)} lines"
+    if summary:
+        head += f" ({summary})"
     if grep:
         head += f", {len(numbered)} matching {grep!r}"
     if len(numbered) > len(shown):
         head += f" (showing {len(shown)}; narrow with start_line/end_line or grep)"
     return head + "\n" + "\n".join(f"{n:>6}  {line}" for n, line in shown)
+
+
+def _read_stage_from_dump(folder: Path, stage: str, kernel: str | None) -> tuple[str, str] | None:
+    """The stage from the dump rung's index (``core.asm.store.Dump``), with its resource summary.
+
+    None when this build has no dump reader or the version has no dump; then the stage files are
+    looked up in the version folder by suffix.
+    """
+    store = _optional("kerneltui.core.asm.store")
+    dump_cls = getattr(store, "Dump", None) if store is not None else None
+    missing = getattr(store, "DumpMissing", None) if store is not None else None
+    if dump_cls is None or not isinstance(missing, type):
+        return None
+    try:
+        dump = dump_cls.load(folder)
+    except missing:
+        return None
+    try:
+        variant = dump.variant(kernel)
+        return str(dump.stage_text(variant, stage)), str(getattr(dump, "summary", "") or "")
+    except LookupError as exc:  # a kernel or stage the dump does not have; the message lists what it has
+        raise Unavailable(str(exc)) from exc
 
 
 def _read_stage_file(folder: Path, stage: str, kernel: str | None) -> str:
