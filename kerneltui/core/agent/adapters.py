@@ -97,7 +97,7 @@ def _read_stage_from_dump(folder: Path, stage: str, kernel: str | None) -> tuple
     store = _optional("kerneltui.core.asm.store")
     dump_cls = getattr(store, "Dump", None) if store is not None else None
     missing = getattr(store, "DumpMissing", None) if store is not None else None
-    if dump_cls is None or not isinstance(missing, type):
+    if dump_cls is None or not (isinstance(missing, type) and issubclass(missing, BaseException)):
         return None
     try:
         dump = dump_cls.load(folder)
