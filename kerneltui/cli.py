@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "history",
     "profile",
     "asm",
+    "ask",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
