@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "device",
     "history",
     "profile",
+    "asm",
+    "ask",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -234,6 +234,7 @@ class ToolCallFinished(Event):
     ok: bool
     summary: str  # one line: "12 hits in context/" or the error
     output: str = ""  # what the agent saw (may be long; the chat shows it collapsed)
+    duration_s: float = 0.0
 
 
 @register_event
@@ -263,6 +264,9 @@ class TokenUsage(Event):
     session_input_tokens: int = 0
     session_output_tokens: int = 0
     session_cost_usd: float | None = None
+    cache_read_tokens: int = 0  # part of input_tokens served from the provider's prompt cache
+    cache_write_tokens: int = 0  # part of input_tokens written to it
+    reported: bool = True  # False: the server sent no usage; the counts are unknown, not zero
 
 
 @register_event

@@ -45,6 +45,9 @@ class Backend(BaseBackend):
         self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
         if self.interpret:
             state.notes.append(INTERPRETER_CAVEATS)
+            from kerneltui.core.backends.triton_dump import remember_language
+
+            remember_language()  # before any interpreted run alters triton.language (see there)
 
     def install_hooks(self, state: Any) -> None:
         from triton.runtime import jit

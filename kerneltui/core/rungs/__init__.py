@@ -20,6 +20,7 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
     ("correctness", "every case × seeds against the reference", ("run",), False, False, False),
     ("benchmark", "time the kernel, the reference and torch.compile", ("correctness",), True, False, True),
     ("roofline", "the times against the device's measured peaks", ("benchmark",), True, False, False),
+    ("dump", "IR, PTX and SASS of every kernel, linked to the source", ("compile",), False, False, False),
     ("profile", "Nsight Compute on one benchmark case, summarised", ("correctness",), True, True, False),
 ]
 

@@ -10,6 +10,7 @@ OP_MODULES = (
     "kerneltui.core.worker.ops_check",
     "kerneltui.core.worker.ops_device",
     "kerneltui.core.worker.ops_bench",
+    "kerneltui.core.worker.ops_dump",
 )
 
 OPS: dict[str, Any] = {}

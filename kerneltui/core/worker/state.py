@@ -44,6 +44,7 @@ class WorkerState:
         self.notes: list[str] = []
         self.first_call_error: dict[str, Any] | None = None
         self.compile_launches: list[LaunchRecord] = []
+        self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
 
     # -- start-up ---------------------------------------------------------------------------
 

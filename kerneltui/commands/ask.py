@@ -1,0 +1,211 @@
+"""``kerneltui ask TASK "message"``: one agent turn (or N auto iterations) without the TUI.
+
+Prints the streamed reply, each tool call, every proposal with its diff and trial results, and the
+tokens and cost. Nothing touches the kernel file unless ``--apply`` is given: then proposals whose
+trial passed are applied (checkpointed), and auto mode writes each kept version. Provider failures
+(no key, 401, 429, no network) exit with status 3 and a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+
+EXIT_AGENT = 3
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ask", help="ask the agent about a task (one turn, or --auto N iterations), headless")
+    p.add_argument("task", help="a task directory, a KernelBench problem file or a GPU MODE directory")
+    p.add_argument("message", help="what to ask (in auto mode: the goal)")
+    p.add_argument("--provider", help="anthropic, openai, openai-compatible (vllm, ollama, llamacpp) or scripted")
+    p.add_argument("--model", help="model name (default: the provider's default or [agent] model)")
+    p.add_argument("--base-url", help="server address, e.g. http://localhost:8000/v1 for vLLM")
+    p.add_argument("--api", choices=["chat", "responses"], help="OpenAI API flavour (default chat)")
+    p.add_argument("--api-key-env", help="read the API key from this environment variable")
+    p.add_argument("--script", help="scripted provider: the recorded turns (.toml or .json)")
+    p.add_argument("--kernel", help="work on this kernel file instead of the task's own")
+    p.add_argument("--context", help="the folder the agent searches (default: context/)")
+    p.add_argument("--auto", type=int, metavar="N", help="auto mode: up to N iterations of propose → verify → keep")
+    p.add_argument("--target", type=float, metavar="PCT", help="auto mode: stop at this %% of roofline")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="auto mode: stop after this many tokens")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="auto mode: stop after this much money")
+    p.add_argument("--apply", action="store_true", help="apply proposals whose trial passed (auto: kept versions)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.set_defaults(func=main)
+
+
+class Printer:
+    """Turns the session's events into terminal text (or collects them for --json)."""
+
+    def __init__(self, json_mode: bool) -> None:
+        self.json_mode = json_mode
+        self.reply: list[str] = []
+        self.tool_calls: list[dict[str, Any]] = []
+        self.errors: list[dict[str, str]] = []
+        self.notices: list[str] = []
+        self.usage: dict[str, Any] = {}
+        self._open_line = False
+        self._started: dict[str, str] = {}
+
+    def out(self, text: str = "") -> None:
+        if not self.json_mode:
+            if self._open_line:
+                print(flush=True)
+                self._open_line = False
+            print(text, flush=True)
+
+    def __call__(self, event: Any) -> None:
+        from kerneltui.core import events as ev
+
+        if isinstance(event, ev.AgentTextDelta):
+            self.reply.append(event.text)
+            if not self.json_mode:
+                print(event.text, end="", flush=True)
+                self._open_line = not event.text.endswith("\n")
+        elif isinstance(event, ev.AgentMessage):
+            self.reply.append("\n")
+            if self._open_line and not self.json_mode:
+                print(flush=True)
+                self._open_line = False
+        elif isinstance(event, ev.ToolCallStarted):
+            self._started[event.call_id] = event.summary
+        elif isinstance(event, ev.ToolCallFinished):
+            call = self._started.get(event.call_id, event.name)
+            self.tool_calls.append({"call": call, "name": event.name, "ok": event.ok, "summary": event.summary,
+                                    "duration_s": round(event.duration_s, 3)})
+            status = "ok" if event.ok else "FAILED"
+            self.out(f"  → {call}  {status}  {event.summary}  ({event.duration_s:.1f} s)")
+        elif isinstance(event, ev.ProposalEvent):
+            state = event.state
+            if state in ("accepted", "rejected", "redirected", "stale", "superseded", "undone"):
+                why = (event.proposal.get("decision") or {}).get("reason") or ""
+                self.out(f"  proposal {event.proposal_id}: {state}" + (f" — {why}" if why else ""))
+        elif isinstance(event, ev.AgentError):
+            self.errors.append({"kind": event.kind, "message": event.message})
+        elif isinstance(event, ev.Notice) and event.source == "agent":
+            self.notices.append(f"{event.level}: {event.message}")
+            self.out(f"· {event.message}")
+        elif isinstance(event, ev.TokenUsage):
+            self.usage = {"provider": event.provider, "model": event.model,
+                          "input_tokens": event.session_input_tokens, "output_tokens": event.session_output_tokens,
+                          "cost_usd": event.session_cost_usd, "reported": event.reported}
+
+
+def proposal_card(p: dict[str, Any]) -> str:
+    trial = p.get("trial") or {}
+    lines = [f"proposal {p['id']} ({p['state']}) · {p['file']} · {len(p.get('hunks', []))} hunk(s) "
+             f"+{p.get('added', 0)} −{p.get('removed', 0)}", f"  why: {p.get('rationale', '')}"]
+    lines += ["  " + line for line in p.get("diff", "").splitlines()]
+    lines.append(f"  trial: {'PASS' if trial.get('ok') else 'FAIL'} · {trial.get('headline', 'no trial')} "
+                 f"· {trial.get('device', '')}")
+    for r in trial.get("rungs", []):
+        text = r.get("error") if r.get("status") == "fail" else r.get("summary")
+        lines.append(f"    [{r.get('name')}] {r.get('status')}  {text or ''}".rstrip())
+    return "\n".join(lines)
+
+
+def main(args: argparse.Namespace) -> int:
+    from kerneltui.config import ConfigError, load_config
+    from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
+
+    task = load_task_or_exit(args.task, args.kernel)
+    if args.auto is not None and args.auto < 1:
+        print("kerneltui ask: --auto must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.auto is None and any(v is not None for v in (args.target, args.max_tokens, args.max_cost)):
+        print("kerneltui ask: --target, --max-tokens and --max-cost apply to auto mode (add --auto N)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        print(f"kerneltui ask: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(_ask(task, args, config))
+
+
+async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
+    from kerneltui.core.agent import AutoLimits, ProviderError, open_session
+    from kerneltui.core.agent.checkpoints import KernelInMemory
+    from kerneltui.core.agent.diffs import unified_diff
+
+    printer = Printer(args.json)
+    original = task.kernel_source()
+    target = None if args.apply or args.auto is None else KernelInMemory(original, f"{task.kernel_file} (in memory)")
+    try:
+        session = open_session(
+            task, printer, config, target=target, context_root=Path(args.context).resolve() if args.context else None,
+            provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
+            api_key_env=args.api_key_env, script=args.script,
+        )
+    except ProviderError as exc:
+        return _fail(args, printer, exc.kind, exc.message)
+    session.start()
+    result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
+                              "applied": [], "auto": None}
+    error: ProviderError | None = None
+    try:
+        if args.auto is None:
+            turn = await session.send(args.message)
+            error = turn.error
+            if args.apply and error is None:
+                for pid in turn.proposals:
+                    p = session.book.get(pid)
+                    if p.is_open and (p.trial or {}).get("correct"):
+                        await session.decide(pid, "accept", reason="applied by kerneltui ask --apply", by="cli")
+                        result["applied"].append(pid)
+                    elif p.is_open:
+                        printer.out(f"  {pid} not applied: its trial did not pass")
+        else:
+            limits = AutoLimits(iterations=args.auto, target_pct_roofline=args.target, max_tokens=args.max_tokens,
+                                max_cost_usd=args.max_cost, min_gain_pct=float(session.settings.auto_min_gain_pct))
+            auto = await session.run_auto(args.message, limits)
+            result["auto"] = auto.to_dict()
+            error = ProviderError(auto.error["kind"], auto.error["message"]) if auto.error else None
+            if args.apply:
+                result["applied"] = list(auto.kept)
+        proposals = [p.to_dict() for p in session.book.proposals.values()]
+        final = session.target.read()
+    finally:
+        await session.close()
+    result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
+                  usage=printer.usage or {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
+                  notices=printer.notices, error=None)
+    if error is not None:
+        return _fail(args, printer, error.kind, error.message, result)
+    changed = final != original
+    result["kernel_changed"] = changed and bool(args.apply)
+    if args.json:
+        result["ok"] = True
+        result["final_diff"] = unified_diff(original, final, task.kernel_file) if changed else ""
+        print_json(result)
+        return EXIT_OK
+    for p in proposals:
+        printer.out()
+        printer.out(proposal_card(p))
+    printer.out()
+    if args.auto is not None and changed and not args.apply:
+        printer.out(f"best version found (not applied; rerun with --apply to write {task.kernel_file}):")
+        printer.out(unified_diff(original, final, task.kernel_file))
+    elif result["applied"]:
+        printer.out(f"applied to {task.kernel_file}: {', '.join(result['applied'])} (checkpointed; undo in the TUI)")
+    elif proposals:
+        printer.out(f"nothing applied to {task.kernel_file} (use --apply to apply proposals whose trial passed)")
+    printer.out(f"tokens: {session.meter.describe()}")
+    return EXIT_OK
+
+
+def _fail(args: argparse.Namespace, printer: Printer, kind: str, message: str,
+          result: dict[str, Any] | None = None) -> int:
+    if args.json:
+        data = dict(result or {})
+        data.update(ok=False, error={"kind": kind, "message": message})
+        print_json(data)
+    print(f"kerneltui ask: {kind}: {message}", file=sys.stderr)
+    return EXIT_AGENT

@@ -1,0 +1,165 @@
+"""How the agent reaches parts of kerneltui that are built separately: the history store, the asm
+dumps and the Nsight Compute brief.
+
+Each function works with what the loop itself produces (``RunReport``, the version folder
+``<task>/.kerneltui/versions/<source hash>/``) and picks up the richer module when it is present.
+When something is not available the message says so plainly and says how to get it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from kerneltui.core.loop import RunObserver, RunReport
+from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.task import Task
+
+# Stage name → file suffixes the dump rung writes into the version folder.
+ASM_STAGES: dict[str, tuple[str, ...]] = {
+    "ptx": (".ptx",), "sass": (".sass",), "ttir": (".ttir",), "ttgir": (".ttgir",), "llir": (".llir", ".ll"),
+    "mlir": (".mlir",), "source": (".py", ".cu"),
+}
+MAX_ASM_LINES = 400
+
+
+class Unavailable(Exception):
+    """What the agent asked for does not exist (yet); the message says why and what would produce it."""
+
+
+def _optional(module: str) -> Any | None:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def history_observers(task: Task) -> list[RunObserver]:
+    """The history store's observer for this task, when the history module is installed."""
+    history = _optional("kerneltui.core.history")
+    observer_for = getattr(history, "observer_for", None) if history else None
+    return [observer_for(task)] if callable(observer_for) else []
+
+
+async def record_in_history(task: Task, source: str, report: RunReport, options: RunOptions) -> str | None:
+    """Store a verified version in the task's history. Returns a note when there is no history store."""
+    observers = history_observers(task)
+    if not observers:
+        return "the history store is not part of this build: the version is kept only in its version folder"
+    for observer in observers:
+        value = observer(task, source, report, options)
+        if hasattr(value, "__await__"):
+            await value
+    return None
+
+
+def version_dir(task: Task, source_hash: str) -> Path:
+    return task.state_dir / "versions" / source_hash
+
+
+def read_asm(task: Task, source_hash: str, stage: str, kernel: str | None = None,
+             start_line: int | None = None, end_line: int | None = None, grep: str | None = None) -> str:
+    """One compiler stage of a checked version, as numbered lines (optionally filtered by ``grep``)."""
+    stage = stage.lower().strip()
+    folder = version_dir(task, source_hash)
+    found = _read_stage_from_dump(folder, stage, kernel)
+    summary = ""
+    if found is not None:
+        text, summary = found
+    else:
+        text = _read_stage_file(folder, stage, kernel)
+    lines = text.splitlines()
+    numbered = [(n, line) for n, line in enumerate(lines, 1)]
+    if grep:
+        needle = grep.lower()
+        numbered = [(n, line) for n, line in numbered if needle in line.lower()]
+    start = max(1, start_line or 1)
+    if start_line or end_line:
+        numbered = [(n, line) for n, line in numbered if start <= n <= (end_line or len(lines))]
+    shown = numbered[:MAX_ASM_LINES]
+    head = f"{stage} of version {source_hash}" + (f", kernel {kernel}" if kernel else "") + f": {len(lines)} lines"
+    if summary:
+        head += f" ({summary})"
+    if grep:
+        head += f", {len(numbered)} matching {grep!r}"
+    if len(numbered) > len(shown):
+        head += f" (showing {len(shown)}; narrow with start_line/end_line or grep)"
+    return head + "\n" + "\n".join(f"{n:>6}  {line}" for n, line in shown)
+
+
+def _read_stage_from_dump(folder: Path, stage: str, kernel: str | None) -> tuple[str, str] | None:
+    """The stage from the dump rung's index (``core.asm.store.Dump``), with its resource summary.
+
+    None when this build has no dump reader or the version has no dump; then the stage files are
+    looked up in the version folder by suffix.
+    """
+    store = _optional("kerneltui.core.asm.store")
+    dump_cls = getattr(store, "Dump", None) if store is not None else None
+    missing = getattr(store, "DumpMissing", None) if store is not None else None
+    if dump_cls is None or not (isinstance(missing, type) and issubclass(missing, BaseException)):
+        return None
+    try:
+        dump = dump_cls.load(folder)
+    except missing:
+        return None
+    try:
+        variant = dump.variant(kernel)
+        return str(dump.stage_text(variant, stage)), str(getattr(dump, "summary", "") or "")
+    except LookupError as exc:  # a kernel or stage the dump does not have; the message lists what it has
+        raise Unavailable(str(exc)) from exc
+
+
+def _read_stage_file(folder: Path, stage: str, kernel: str | None) -> str:
+    suffixes = ASM_STAGES.get(stage)
+    if suffixes is None:
+        raise Unavailable(f"unknown stage {stage!r}; stages: {', '.join(s for s in ASM_STAGES if s != 'source')}")
+    if not folder.is_dir():
+        raise Unavailable(f"no dumps for this version yet ({folder} does not exist): run the loop with the dump "
+                          f"rung (run_candidate with rungs=['dump']) where that rung is available")
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in suffixes)
+    if stage == "source":
+        files = [p for p in files if p.parent == folder]
+    if kernel:
+        files = [p for p in files if kernel in p.name]
+    if not files:
+        present = sorted({p.suffix for p in folder.rglob("*") if p.is_file() and p.suffix})
+        raise Unavailable(f"no {stage} for this version in {folder} (found: {', '.join(present) or 'nothing'}). "
+                          f"The dump rung writes the stages; run it (rungs=['dump']) if this build has it")
+    if len(files) > 1 and not kernel:
+        names = ", ".join(p.name for p in files[:10])
+        return f"// {len(files)} files for {stage}: {names}; showing {files[0].name} (pass kernel=NAME for another)\n" \
+               + files[0].read_text(encoding="utf-8", errors="replace")
+    return files[0].read_text(encoding="utf-8", errors="replace")
+
+
+def profile_brief(task: Task, report: RunReport | None) -> str:
+    """The Nsight Compute brief for the agent: the saved profile of the version, else the profile rung's text."""
+    if report is not None:
+        folder = version_dir(task, report.source_hash)
+        saved = _saved_profile_brief(folder)
+        if saved:
+            return saved
+        result = report.result("profile")
+        if result is not None:
+            if result.status in ("fail", "skip"):
+                raise Unavailable(f"the profile rung {'failed' if result.status == 'fail' else 'was skipped'}: "
+                                  f"{result.error or result.summary}")
+            return result.details or result.summary
+    raise Unavailable("no profile for this version: the profile rung runs on demand on a GPU machine with ncu "
+                      "(run_candidate with rungs=['profile'])")
+
+
+def _saved_profile_brief(folder: Path) -> str | None:
+    """``profile.json`` in the version folder, rendered by the profile module's brief for the agent."""
+    runner = _optional("kerneltui.core.profile.runner")
+    render = _optional("kerneltui.core.profile.render")
+    summary = _optional("kerneltui.core.profile.summary")
+    if runner is None or render is None or summary is None:
+        return None
+    data = runner.load_profile(folder)
+    result = (data or {}).get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("summary"), dict):
+        return None
+    brief: str = render.render_brief(summary.ProfileSummary.from_dict(result["summary"]))
+    return brief

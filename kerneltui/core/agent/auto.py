@@ -1,0 +1,215 @@
+"""Auto mode: the agent iterates by itself, and only improvements are kept.
+
+Each iteration asks the agent for one proposal; its trial decides: kept (applied, checkpointed,
+recorded) when it is correct and faster than the kept version by at least ``min_gain_pct``,
+reverted otherwise, and the reason goes back to the agent. It stops at the first of: the number of
+iterations, a target % of roofline, a token or money budget, two iterations without a proposal, a
+provider error, or the person's interrupt. Every trial lands in the history.
+
+With no benchmark (no GPU, or a build without the benchmark rung) nothing can be shown to be faster,
+so only a fix of an incorrect kernel is kept; the stop reason and the verdicts say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kerneltui.core.agent import prompts
+from kerneltui.core.agent.errors import BUDGET
+from kerneltui.core.agent.proposals import TRIAL_DONE
+from kerneltui.core.agent.trials import Perf, format_time, perf_of, summarise
+from kerneltui.core.events import AgentError, Notice
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.session import AgentSession
+
+
+@dataclass
+class AutoLimits:
+    iterations: int = 5
+    target_pct_roofline: float | None = None
+    max_tokens: int | None = None  # input + output tokens spent by this auto run
+    max_cost_usd: float | None = None
+    min_gain_pct: float = 1.0
+
+
+@dataclass
+class Verdict:
+    keep: bool
+    reason: str
+
+
+@dataclass
+class AutoResult:
+    iterations: int = 0
+    kept: list[str] = field(default_factory=list)
+    reverted: list[str] = field(default_factory=list)
+    stop_reason: str = ""
+    baseline: dict[str, Any] | None = None
+    best: dict[str, Any] | None = None
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    error: dict[str, str] | None = None  # {"kind", "message"} when a provider failure or a budget problem stopped it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
+                "stop_reason": self.stop_reason, "baseline": self.baseline, "best": self.best,
+                "tokens": self.tokens, "cost_usd": self.cost_usd, "verdicts": self.verdicts, "error": self.error}
+
+
+def judge(candidate: Perf, best: Perf | None, min_gain_pct: float) -> Verdict:
+    """Keep a candidate only if it is correct and measurably faster than the kept version."""
+    if not candidate.correct:
+        return Verdict(False, f"reverted: {candidate.reason or 'not correct'}")
+    if best is None or not best.correct:
+        return Verdict(True, "kept: correct, and the kept version was not")
+    if candidate.median_s is None or best.median_s is None:
+        return Verdict(False, "reverted: correct, but there is no benchmark here to show it is faster "
+                              "(no GPU or no benchmark rung), so the kept version stays")
+    gain = (best.median_s - candidate.median_s) / best.median_s * 100.0
+    change = f"{format_time(best.median_s)} → {format_time(candidate.median_s)}"
+    if gain >= min_gain_pct:
+        return Verdict(True, f"kept: {gain:.1f}% faster ({change})")
+    return Verdict(False, f"reverted: not faster by at least {min_gain_pct:g}% ({change}, {gain:+.1f}%)")
+
+
+def budget_stop(limits: AutoLimits, tokens: int, cost: float | None) -> str | None:
+    if limits.max_tokens is not None and tokens >= limits.max_tokens:
+        return f"token budget spent ({tokens:,} of {limits.max_tokens:,} tokens)"
+    if limits.max_cost_usd is not None:
+        if cost is None:
+            return "money budget cannot be tracked: a request had no price in [prices]"
+        if cost >= limits.max_cost_usd:
+            return f"money budget spent (${cost:.4f} of ${limits.max_cost_usd:.4f})"
+    return None
+
+
+def target_stop(limits: AutoLimits, best: Perf | None) -> str | None:
+    if limits.target_pct_roofline is None or best is None or best.pct_roofline is None:
+        return None
+    if best.pct_roofline >= limits.target_pct_roofline:
+        return f"target reached: {best.pct_roofline:.1f}% of roofline (target {limits.target_pct_roofline:g}%)"
+    return None
+
+
+class AutoPilot:
+    def __init__(self, session: AgentSession, goal: str, limits: AutoLimits) -> None:
+        self.session = session
+        self.goal = goal
+        self.limits = limits
+        self.result = AutoResult()
+        self.best: Perf | None = None
+        self._tokens0 = session.meter.total_tokens
+        self._cost0 = session.meter.cost_usd
+
+    def spent(self) -> tuple[int, float | None]:
+        meter = self.session.meter
+        tokens = meter.total_tokens - self._tokens0
+        if meter.cost_usd is None or self._cost0 is None:
+            return tokens, None
+        return tokens, meter.cost_usd - self._cost0
+
+    def _budget(self) -> str | None:
+        return budget_stop(self.limits, *self.spent())
+
+    def finish(self, reason: str) -> AutoResult:
+        if self.result.stop_reason:
+            return self.result  # already finished (an interrupt reports once)
+        self.result.stop_reason = reason
+        self.result.tokens, self.result.cost_usd = self.spent()
+        cost = "cost unknown" if self.result.cost_usd is None else f"${self.result.cost_usd:.4f}"
+        self.session.emit(Notice(level="info", source="agent", message=(
+            f"auto mode stopped: {self.result.stop_reason} · {self.result.iterations} iteration(s), "
+            f"{len(self.result.kept)} kept, {len(self.result.reverted)} reverted · "
+            f"{self.result.tokens:,} tokens, {cost}")))
+        return self.result
+
+    async def run(self) -> AutoResult:
+        session = self.session
+        if self.limits.max_cost_usd is not None and session.meter.table.lookup(session.provider.model) is None:
+            message = (f"a money budget needs a price for {session.provider.model} in [prices] "
+                       f"(USD per million tokens); add one or use a token budget")
+            session.emit(AgentError(turn_id="", kind=BUDGET, message=message))
+            self.result.error = {"kind": BUDGET, "message": message}
+            return self.finish(message)
+        session.origin, session.record_trials, session.budget_guard = "auto", True, self._budget
+        try:
+            return await self._iterate()
+        except asyncio.CancelledError:
+            await self._revert_open("auto mode was interrupted")
+            self.finish("interrupted by the person")
+            raise
+        finally:
+            session.origin, session.record_trials, session.budget_guard = "chat", False, None
+
+    async def _iterate(self) -> AutoResult:
+        session = self.session
+        baseline = await session.verify_source(session.target.read(), origin="auto", record=True)
+        session.latest = baseline
+        self.best = perf_of(baseline)
+        self.result.baseline = self.result.best = summarise(baseline)
+        session.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
+        roofline = baseline.result("roofline")
+        if self.limits.target_pct_roofline is not None and (roofline is None or roofline.status == "skip"):
+            why = roofline.summary if roofline is not None else "this build has no roofline rung"
+            session.emit(Notice(level="warning", source="agent", message=(
+                f"auto mode: the target % of roofline cannot be checked here ({why}); the other limits still apply")))
+        stop = target_stop(self.limits, self.best)
+        if stop:
+            return self.finish(stop)
+        last: str | None = None
+        idle = 0
+        for iteration in range(1, self.limits.iterations + 1):
+            stop = self._budget()
+            if stop:
+                return self.finish(stop)
+            self.result.iterations = iteration
+            brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
+                                       self.limits.target_pct_roofline)
+            turn = await session.run_turn(brief)
+            if turn.error is not None:
+                self.result.error = {"kind": turn.error.kind, "message": turn.error.message}
+                return self.finish(f"the provider failed: {turn.error.message}")
+            candidates = [session.book.get(pid) for pid in turn.proposals]
+            candidates = [p for p in candidates if p.state == TRIAL_DONE]
+            if not candidates:
+                idle += 1
+                last = "you made no proposal"
+                if turn.stopped:
+                    return self.finish(turn.stopped)
+                if idle >= 2:
+                    return self.finish("the agent made no proposal in two iterations in a row")
+                continue
+            idle = 0
+            proposal = candidates[-1]
+            report = session.trial_reports.get(proposal.id)
+            perf = perf_of(report) if report is not None else Perf(correct=False, reason="the trial did not run")
+            verdict = judge(perf, self.best, self.limits.min_gain_pct)
+            await session.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
+                                 respond=False, by="auto")
+            self.result.verdicts.append({"iteration": iteration, "proposal": proposal.id, "keep": verdict.keep,
+                                         "reason": verdict.reason})
+            if verdict.keep:
+                self.result.kept.append(proposal.id)
+                self.best = perf
+                self.result.best = proposal.trial
+            else:
+                self.result.reverted.append(proposal.id)
+            last = f"{proposal.id} {verdict.reason}"
+            session.emit(Notice(level="info", source="agent",
+                                message=f"auto {iteration}/{self.limits.iterations}: {proposal.id} {verdict.reason}"))
+            stop = target_stop(self.limits, self.best) or turn.stopped
+            if stop:
+                return self.finish(stop)
+        return self.finish(f"did {self.limits.iterations} iteration(s)")
+
+    async def _revert_open(self, why: str) -> None:
+        for p in list(self.session.book.proposals.values()):
+            if p.origin == "auto" and p.is_open:
+                try:
+                    await self.session.decide(p.id, "reject", reason=why, respond=False, by="auto")
+                except Exception:  # noqa: BLE001 - best effort while stopping; the state stays visible
+                    pass

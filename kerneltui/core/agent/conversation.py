@@ -1,0 +1,133 @@
+"""The conversation with the model, independent of any provider's wire format.
+
+Providers translate these into their own messages (OpenAI chat, OpenAI responses, Anthropic) and
+their streamed replies back into a :class:`ModelReply`. The session keeps the conversation as a list
+of :class:`Message`; it can be saved as JSON and restored (resume).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: ``parameters`` is a JSON schema of its arguments object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    # The raw argument text as streamed; kept so a malformed call can be reported to the model.
+    raw_arguments: str = ""
+    argument_error: str | None = None
+
+
+@dataclass
+class ToolResult:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass
+class Message:
+    """One entry of the conversation.
+
+    ``user``: ``text``. ``assistant``: ``text`` and the ``tool_calls`` it made. ``tool``: the
+    ``tool_results`` answering the previous assistant message's calls, in the same order.
+    """
+
+    role: Role
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_results: list[ToolResult] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        return cls(
+            role=data["role"],
+            text=data.get("text", ""),
+            tool_calls=[ToolCall(**c) for c in data.get("tool_calls", [])],
+            tool_results=[ToolResult(**r) for r in data.get("tool_results", [])],
+        )
+
+
+def conversation_to_json(messages: list[Message]) -> str:
+    return json.dumps([m.to_dict() for m in messages])
+
+
+def conversation_from_json(text: str) -> list[Message]:
+    return [Message.from_dict(d) for d in json.loads(text)]
+
+
+@dataclass
+class Usage:
+    """Tokens of one model request. ``input_tokens`` counts every input token, cached ones included."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reported: bool = True  # False: the server sent no usage, the numbers are unknown (not zero)
+
+
+@dataclass
+class ModelRequest:
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec]
+    max_tokens: int = 8192
+    temperature: float | None = None
+
+
+@dataclass
+class ModelReply:
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    stop_reason: str = ""  # provider's words: "end_turn", "tool_use", "stop", "length", …
+    model: str = ""  # the model the server says answered (may carry a date suffix)
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Tool arguments streamed as JSON text: the object, or an error a model can act on."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {}, f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}): {raw[:200]!r}"
+    if not isinstance(value, dict):
+        return {}, f"the arguments must be a JSON object, not {type(value).__name__}"
+    return value, None
+
+
+def merged_user_turns(messages: list[Message]) -> list[list[Message]]:
+    """Group the conversation into runs of consecutive same-role entries (``tool`` counts as user).
+
+    Anthropic wants user and assistant to alternate, and tool results travel in the user turn; a
+    decision note sent after a tool result must join that turn rather than open a second one.
+    """
+    groups: list[list[Message]] = []
+    for m in messages:
+        side = "assistant" if m.role == "assistant" else "user"
+        if groups and ("assistant" if groups[-1][0].role == "assistant" else "user") == side:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return groups

@@ -1,0 +1,82 @@
+"""What the model is told: the system prompt, decision notes, and auto mode's per-iteration brief."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kerneltui.core.task import Task
+
+SYSTEM = """\
+You are the agent half of a pair writing a GPU kernel in kerneltui, a terminal app with a verification \
+harness. The person decides; you read, measure and propose.
+
+The harness ("the loop") runs on every version: prechecks (static checks: no library compute ops, no \
+calling the reference, no side streams or threads, no timer tricks), compile, run, correctness (every test \
+shape x several seeds plus a hidden seed, fresh inputs, the reference run first on clones, a dtype-aware \
+gate with a float64-golden fallback, checker sanity), and on a GPU: benchmark (L2 flushed, fresh inputs, \
+adaptive stopping, statistics computed outside the candidate) and roofline. Results you have not measured \
+are unknown: never claim a speed-up, a bandwidth or a percentage that a run did not report. Gaming the \
+harness (caching outputs, special-casing shapes or seeds, lowering precision, skipping work, touching \
+timers) is detected and wastes everyone's time.
+
+How to work:
+- Read before you change: the kernel, the reference, the latest results, the compiler output or the \
+profile when they matter. Search context/ for DSL details instead of guessing APIs.
+- Change the kernel only through propose_edit: one coherent change per proposal, with a short rationale \
+(what changes and why it should help). A diff for a local change, the whole file for a rewrite. Each \
+proposal is verified on a scratch copy and its trial results come back to you; then the person accepts \
+(all or some hunks), edits then accepts, rejects with a reason, or redirects you with feedback, and you \
+get that decision as a JSON note.
+- Use run_candidate to try an idea without proposing it.
+- After proposing, say in a sentence or two what the trial showed, then stop and wait for the decision.
+- Be brief. Name files and lines. If something is unavailable (no GPU, no profile), say so and work with \
+what is there.
+
+The task:
+{task}
+"""
+
+
+def task_brief(task: Task, kernel_text: str, reference_text: str) -> str:
+    tests = "; ".join(c.label for c in task.tests[:8]) + (" …" if len(task.tests) > 8 else "")
+    benches = "; ".join(c.label for c in task.benchmarks[:4]) or "none"
+    return (
+        f"name: {task.name} · backend: {task.backend} · kernel file: {task.kernel_file} "
+        f"(entry point custom_kernel in {task.entry_file})\n"
+        f"description: {task.description.strip()}\n"
+        f"test cases: {tests}\nbenchmark cases: {benches}\n\n"
+        f"{task.reference_file}:\n```python\n{reference_text.rstrip()}\n```\n\n"
+        f"{task.kernel_file} (as the session starts):\n```\n{kernel_text.rstrip()}\n```"
+    )
+
+
+def system_prompt(task: Task, kernel_text: str, reference_text: str) -> str:
+    return SYSTEM.format(task=task_brief(task, kernel_text, reference_text))
+
+
+def decision_note(decision: dict[str, Any]) -> str:
+    """The person's decision on a proposal, as the structured note the model receives."""
+    return "Decision on proposal " + str(decision.get("proposal")) + ":\n```json\n" + \
+        json.dumps(decision, indent=1, ensure_ascii=False) + "\n```"
+
+
+def kernel_changed_note(file: str, text: str, digest: str, max_lines: int = 400) -> str:
+    lines = text.splitlines()
+    if len(lines) > max_lines:
+        return f"Note: {file} changed since you last saw it (now {digest}); read it again before proposing."
+    return f"Note: {file} changed since you last saw it (now {digest}). Its current text:\n```\n{text.rstrip()}\n```"
+
+
+def auto_brief(iteration: int, total: int, goal: str, best: str, last: str | None, target: float | None) -> str:
+    lines = [
+        f"Auto mode, iteration {iteration} of {total}. Goal: {goal or 'make the kernel faster while keeping it correct'}.",
+        f"The kept version now: {best}.",
+    ]
+    if last:
+        lines.append(f"Last iteration: {last}.")
+    if target is not None:
+        lines.append(f"Stop target: {target:g}% of roofline.")
+    lines.append("Make exactly one proposal with propose_edit. It is kept only if it is correct and faster than the "
+                 "kept version; otherwise it is reverted and you get the reason.")
+    return "\n".join(lines)

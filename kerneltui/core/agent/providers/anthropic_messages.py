@@ -1,0 +1,149 @@
+"""Anthropic Messages, streamed, with tool use.
+
+User and assistant turns must alternate and tool results travel in the user turn, so consecutive
+user-side entries of the conversation (tool results, a decision note, the person's next message) are
+merged into one user message, tool results first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kerneltui.core.agent.conversation import (
+    Message,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    Usage,
+    merged_user_turns,
+    parse_arguments,
+)
+from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError
+from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.providers.sdk_errors import provider_error
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    kept = [m for m in messages if not (m.role == "assistant" and not m.text and not m.tool_calls)]
+    out: list[dict[str, Any]] = []
+    for group in merged_user_turns(kept):
+        content: list[dict[str, Any]] = []
+        if group[0].role == "assistant":
+            for m in group:
+                if m.text:
+                    content.append({"type": "text", "text": m.text})
+                for c in m.tool_calls:
+                    content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments})
+            out.append({"role": "assistant", "content": content})
+        else:
+            for m in group:
+                for r in m.tool_results:
+                    content.append({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content or "(empty)",
+                                    "is_error": r.is_error})
+            for m in group:
+                if m.role == "user" and m.text:
+                    content.append({"type": "text", "text": m.text})
+            out.append({"role": "user", "content": content})
+    return out
+
+
+class AnthropicProvider:
+    def __init__(self, model: str, api_key: str, key_source: str, base_url: str = "", max_retries: int = 2,
+                 timeout_s: float = 600.0) -> None:
+        self.name = "anthropic"
+        self.model = model
+        self.base_url = base_url or ANTHROPIC_URL
+        self._key = api_key
+        self._key_source = key_source
+        self._max_retries = max_retries
+        self._timeout_s = timeout_s
+        self._client: Any = None
+
+    def describe(self) -> str:
+        where = "" if self.base_url == ANTHROPIC_URL else f" at {self.base_url}"
+        return f"anthropic {self.model}{where}"
+
+    def secrets(self) -> list[str]:
+        return [self._key]
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                import anthropic
+            except ImportError as exc:
+                raise ProviderError(CONFIG, "the anthropic package is not installed: pip install anthropic") from exc
+            self._client = anthropic.AsyncAnthropic(api_key=self._key, base_url=self.base_url,
+                                                    max_retries=self._max_retries, timeout=self._timeout_s)
+        return self._client
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+        client = self._get_client()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "messages": anthropic_messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                               for t in request.tools]
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        text: list[str] = []
+        blocks: dict[int, dict[str, Any]] = {}
+        usage = Usage()
+        stop = ""
+        model = self.model
+        try:
+            stream = await client.messages.create(**kwargs)
+            async for event in stream:
+                kind = getattr(event, "type", "")
+                if kind == "message_start":
+                    message = event.message
+                    model = getattr(message, "model", None) or model
+                    u = message.usage
+                    read = int(getattr(u, "cache_read_input_tokens", None) or 0)
+                    write = int(getattr(u, "cache_creation_input_tokens", None) or 0)
+                    usage = Usage(input_tokens=int(u.input_tokens or 0) + read + write,
+                                  output_tokens=int(getattr(u, "output_tokens", 0) or 0),
+                                  cache_read_tokens=read, cache_write_tokens=write)
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        text.append(delta.text)
+                        on_text(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in blocks:
+                        blocks[event.index]["json"].append(delta.partial_json)
+                elif kind == "message_delta":
+                    if event.delta.stop_reason:
+                        stop = event.delta.stop_reason
+                    if event.usage is not None and getattr(event.usage, "output_tokens", None) is not None:
+                        usage.output_tokens = int(event.usage.output_tokens)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets()) from exc
+        if stop == "refusal":
+            said = "".join(text).strip()
+            raise ProviderError(REFUSED, "the model refused to continue" + (f": {said[:300]}" if said else ""))
+        tool_calls = []
+        for index in sorted(blocks):
+            entry = blocks[index]
+            raw = "".join(entry["json"])
+            arguments, error = parse_arguments(raw)
+            tool_calls.append(ToolCall(id=entry["id"], name=entry["name"], arguments=arguments, raw_arguments=raw,
+                                       argument_error=error))
+        return ModelReply(text="".join(text), tool_calls=tool_calls, usage=usage, stop_reason=stop, model=model)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None

@@ -1,0 +1,156 @@
+"""OpenAI Chat Completions, streamed, with tool calls: OpenAI itself and compatible servers.
+
+The same wire format serves vLLM, Ollama, llama.cpp and most proxies (``base_url``). Usage comes in
+a final chunk when ``stream_options.include_usage`` is honoured; a server that sends none is
+reported as "usage unknown", never as zero tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kerneltui.core.agent.conversation import (
+    Message,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    parse_arguments,
+)
+from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError
+from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.providers.sdk_errors import provider_error
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        if m.role == "user":
+            out.append({"role": "user", "content": m.text})
+        elif m.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": m.text or (None if m.tool_calls else "")}
+            if m.tool_calls:
+                entry["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}}
+                    for c in m.tool_calls
+                ]
+            out.append(entry)
+        else:
+            for r in m.tool_results:
+                out.append({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
+    return out
+
+
+def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools]
+
+
+class OpenAIChatProvider:
+    def __init__(self, model: str, api_key: str, key_source: str, base_url: str = "", compatible: bool = False,
+                 max_retries: int = 2, timeout_s: float = 600.0) -> None:
+        self.name = "openai-compatible" if compatible else "openai"
+        self.model = model
+        self.base_url = base_url or OPENAI_URL
+        self.compatible = compatible
+        self._key = api_key
+        self._key_source = key_source
+        self._max_retries = max_retries
+        self._timeout_s = timeout_s
+        self._client: Any = None
+
+    def describe(self) -> str:
+        return f"{self.name} {self.model} at {self.base_url}"
+
+    def secrets(self) -> list[str]:
+        return [self._key]
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError as exc:
+                raise ProviderError(CONFIG, "the openai package is not installed: pip install openai") from exc
+            self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url,
+                                              max_retries=self._max_retries, timeout=self._timeout_s)
+        return self._client
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+        client = self._get_client()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat_messages(request.system, request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            kwargs["tools"] = chat_tools(request.tools)
+        # OpenAI's reasoning models take only max_completion_tokens; older servers only max_tokens.
+        kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        text: list[str] = []
+        refusal: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage = Usage(reported=False)
+        stop = ""
+        model = self.model
+        try:
+            stream = await client.chat.completions.create(**kwargs)
+            async for chunk in stream:
+                model = getattr(chunk, "model", None) or model
+                if getattr(chunk, "usage", None) is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is not None:
+                        if delta.content:
+                            text.append(delta.content)
+                            on_text(delta.content)
+                        if getattr(delta, "refusal", None):
+                            refusal.append(delta.refusal)
+                        for position, tc in enumerate(delta.tool_calls or []):
+                            index = tc.index if tc.index is not None else position
+                            entry = calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+                            if tc.id:
+                                entry["id"] = tc.id
+                            if tc.function is not None:
+                                if tc.function.name:
+                                    entry["name"] += tc.function.name
+                                if tc.function.arguments:
+                                    entry["arguments"].append(tc.function.arguments)
+                    if choice.finish_reason:
+                        stop = choice.finish_reason
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets()) from exc
+        if refusal and not text:
+            raise ProviderError(REFUSED, f"the model refused: {''.join(refusal)[:300]}")
+        if stop == "content_filter":
+            raise ProviderError(REFUSED, f"{self.name} stopped the reply with its content filter")
+        tool_calls = []
+        for n, index in enumerate(sorted(calls)):
+            entry = calls[index]
+            raw = "".join(entry["arguments"])
+            arguments, error = parse_arguments(raw)
+            tool_calls.append(ToolCall(id=entry["id"] or f"call_{n}", name=entry["name"], arguments=arguments,
+                                       raw_arguments=raw, argument_error=error))
+        return ModelReply(text="".join(text), tool_calls=tool_calls, usage=usage, stop_reason=stop, model=model)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _usage(raw: Any) -> Usage:
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return Usage(input_tokens=int(raw.prompt_tokens or 0), output_tokens=int(raw.completion_tokens or 0),
+                 cache_read_tokens=int(cached))

@@ -1,0 +1,82 @@
+"""Turn the SDKs' exceptions into one plain :class:`ProviderError` a person can act on."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from kerneltui.core.agent.errors import AUTH, NETWORK, PROVIDER, RATE_LIMIT, ProviderError, redact
+
+
+def _sdk_classes(name: str) -> tuple[type, ...]:
+    """The SDKs' exception classes of that name, from the SDKs already loaded (importing one to
+    classify an error of the other would cost seconds)."""
+    found: list[type] = []
+    for module_name in ("openai", "anthropic"):
+        module = sys.modules.get(module_name)
+        cls = getattr(module, name, None) if module is not None else None
+        if isinstance(cls, type):
+            found.append(cls)
+    return tuple(found)
+
+
+def _body_message(exc: BaseException) -> str:
+    """The server's own words: ``{"error": {"message": …}}`` in both APIs."""
+    body: Any = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            kind = inner.get("type") or inner.get("code")
+            return f"{kind}: {inner['message']}" if isinstance(kind, str) and kind else inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def provider_error(exc: BaseException, provider: str, where: str, key_source: str,
+                   secrets: Iterable[str]) -> ProviderError:
+    """Classify an SDK exception: network, auth (401/403), rate limit (429), or another refusal."""
+    secrets = list(secrets)
+    if isinstance(exc, ProviderError):
+        return ProviderError(exc.kind, redact(exc.message, secrets))
+    connection = _sdk_classes("APIConnectionError")
+    status_cls = _sdk_classes("APIStatusError")
+    if connection and isinstance(exc, connection):
+        cause = exc.__cause__ or exc.__context__
+        detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+        timed_out = "Timeout" in type(exc).__name__
+        what = "timed out talking to" if timed_out else "cannot reach"
+        message = f"{what} {provider} at {where} ({_one_line(detail, 160)}); check the network, the server, or --base-url"
+        return ProviderError(NETWORK, redact(message, secrets))
+    status = getattr(exc, "status_code", None)
+    if status_cls and isinstance(exc, status_cls) or isinstance(status, int):
+        detail = _one_line(_body_message(exc))
+        if status in (401, 403):
+            verb = "refused the API key" if status == 401 else "denied access with the API key"
+            message = f"{provider} {verb} from {key_source} ({status} {detail}); check the key and its permissions"
+            return ProviderError(AUTH, redact(message, secrets))
+        if status == 429:
+            retry = ""
+            response = getattr(exc, "response", None)
+            headers = getattr(response, "headers", None)
+            if headers is not None and headers.get("retry-after"):
+                retry = f"; the server asks to retry after {headers.get('retry-after')} s"
+            message = f"rate limited by {provider} (429 {detail}){retry}; wait and retry, or use a smaller model"
+            return ProviderError(RATE_LIMIT, redact(message, secrets))
+        if status == 404:
+            message = f"{provider} at {where} answered 404 ({detail}); check --model and --base-url"
+            return ProviderError(PROVIDER, redact(message, secrets))
+        if status == 529 or (isinstance(status, int) and status >= 500):
+            message = f"{provider} failed on its side ({status} {detail}); retry later"
+            return ProviderError(PROVIDER, redact(message, secrets))
+        message = f"{provider} rejected the request ({status} {detail})"
+        return ProviderError(PROVIDER, redact(message, secrets))
+    message = f"{provider} request failed: {type(exc).__name__}: {_one_line(str(exc))}"
+    return ProviderError(PROVIDER, redact(message, secrets))

@@ -1,0 +1,248 @@
+"""The tools the model may call, their JSON schemas, and one-line summaries for the chat.
+
+Every tool returns a :class:`ToolOutcome`: ``output`` is what the model reads, ``summary`` the
+one line the person sees. A refusal (a path outside the workspace, a diff that does not apply) is
+an outcome with ``ok=False``, so the model can correct itself; it is not an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm
+from kerneltui.core.agent.conversation import ToolCall, ToolSpec
+from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
+from kerneltui.core.agent.search import format_hits
+from kerneltui.core.agent.trials import report_text
+from kerneltui.core.agent.workspace import WorkspaceError
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.session import AgentSession
+
+
+class ToolFailure(Exception):
+    """The tool could not do what was asked; the message tells the model what to do instead."""
+
+
+@dataclass
+class ToolOutcome:
+    ok: bool
+    summary: str
+    output: str
+
+
+_STAGES = [s for s in ASM_STAGES if s != "source"]
+
+TOOL_SPECS: list[ToolSpec] = [
+    ToolSpec("read_file", "Read a text file of the task (e.g. kernel.py, reference.py, task.toml) or under "
+             "context/ (notes and cloned docs). Returns numbered lines, at most 400 per call.",
+             {"type": "object", "properties": {
+                 "path": {"type": "string", "description": "relative to the task folder, or starting with context/"},
+                 "start_line": {"type": "integer", "minimum": 1},
+                 "end_line": {"type": "integer", "minimum": 1}},
+              "required": ["path"]}),
+    ToolSpec("list_files", "List a folder of the task or under context/.",
+             {"type": "object", "properties": {"path": {"type": "string", "description": "default: the task folder"}}}),
+    ToolSpec("search_context", "Ranked full-text search of context/ (curated notes on Triton, CuTe DSL, PTX/SASS, "
+             "Hopper/H200, plus any cloned docs such as cutlass). Returns file:line hits with snippets; read one "
+             "with read_file.",
+             {"type": "object", "properties": {
+                 "query": {"type": "string", "description": "a few words or identifiers, e.g. 'wgmma fence'"},
+                 "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+                 "under": {"type": "string", "description": "only search below this folder, e.g. context/cutlass"}},
+              "required": ["query"]}),
+    ToolSpec("latest_results", "The latest verification results of the kernel file as it is now: every rung "
+             "(prechecks, compile, run, correctness, benchmark, roofline …) with its numbers or error.",
+             {"type": "object", "properties": {}}),
+    ToolSpec("read_asm", "Compiler output of the current kernel version: one stage (ptx, sass, ttgir, ttir, llir, "
+             "mlir), optionally one kernel, a line range, or only lines containing a string.",
+             {"type": "object", "properties": {
+                 "stage": {"type": "string", "enum": _STAGES},
+                 "kernel": {"type": "string"},
+                 "start_line": {"type": "integer", "minimum": 1},
+                 "end_line": {"type": "integer", "minimum": 1},
+                 "grep": {"type": "string", "description": "keep only lines containing this (case-insensitive)"}},
+              "required": ["stage"]}),
+    ToolSpec("profile_brief", "The Nsight Compute summary of the current version (bound, throughput, occupancy, "
+             "stall reasons), when it was profiled.", {"type": "object", "properties": {}}),
+    ToolSpec("run_candidate", "Verify a candidate kernel without changing the kernel file: the whole loop "
+             "(or the given rungs) on a scratch copy. Give the full new file as source, or a unified diff "
+             "against the current kernel file.",
+             {"type": "object", "properties": {
+                 "source": {"type": "string", "description": "the complete new kernel file"},
+                 "diff": {"type": "string", "description": "a unified diff against the current kernel file"},
+                 "rungs": {"type": "array", "items": {"type": "string"}}}}),
+    ToolSpec("propose_edit", "Propose a change to the kernel file. It is verified on a scratch copy first; the "
+             "person (or auto mode) then accepts, rejects or redirects it. Give the full new file as source, or "
+             "a unified diff against the current kernel file, and a short rationale (what and why it should "
+             "help). One coherent change per proposal.",
+             {"type": "object", "properties": {
+                 "rationale": {"type": "string"},
+                 "source": {"type": "string", "description": "the complete new kernel file"},
+                 "diff": {"type": "string", "description": "a unified diff against the current kernel file"}},
+              "required": ["rationale"]}),
+]
+TOOL_NAMES = [t.name for t in TOOL_SPECS]
+
+
+def summarise_call(call: ToolCall) -> str:
+    """One line for the chat: ``search_context('wgmma layout')``."""
+    a = call.arguments
+    if call.name == "read_file":
+        where = f", {a.get('start_line', 1)}-{a['end_line']}" if a.get("end_line") else ""
+        return f"read_file({a.get('path', '')!r}{where})"
+    if call.name == "list_files":
+        return f"list_files({a.get('path', '.')!r})"
+    if call.name == "search_context":
+        return f"search_context({a.get('query', '')!r})"
+    if call.name == "read_asm":
+        extra = f", grep={a['grep']!r}" if a.get("grep") else ""
+        return f"read_asm({a.get('stage', '')!r}{extra})"
+    if call.name in ("run_candidate", "propose_edit"):
+        what = "diff" if a.get("diff") else ("full file" if a.get("source") else "nothing")
+        rationale = f": {a['rationale'][:60]}" if a.get("rationale") else ""
+        return f"{call.name}({what}){rationale}"
+    return f"{call.name}()"
+
+
+async def run_tool(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    handler = _HANDLERS.get(call.name)
+    if handler is None:
+        return ToolOutcome(False, f"unknown tool {call.name}",
+                           f"there is no tool named {call.name!r}; the tools are: {', '.join(TOOL_NAMES)}")
+    if call.argument_error:
+        return ToolOutcome(False, "malformed arguments", f"{call.name}: {call.argument_error}")
+    try:
+        return await handler(session, call, turn_id)
+    except (ToolFailure, WorkspaceError, DiffError, Unavailable) as exc:
+        return ToolOutcome(False, str(exc).splitlines()[0][:160], str(exc))
+
+
+def _text_arg(call: ToolCall, name: str, required: bool = False) -> str:
+    value = call.arguments.get(name)
+    if value is None or value == "":
+        if required:
+            raise ToolFailure(f"{call.name} needs {name!r}")
+        return ""
+    if not isinstance(value, str):
+        raise ToolFailure(f"{call.name}: {name!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _int_arg(call: ToolCall, name: str) -> int | None:
+    value = call.arguments.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ToolFailure(f"{call.name}: {name!r} must be an integer")
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ToolFailure(f"{call.name}: {name!r} must be an integer, not {value!r}") from exc
+
+
+async def _read_file(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    path = _text_arg(call, "path", required=True)
+    output, summary = session.workspace.read(path, _int_arg(call, "start_line"), _int_arg(call, "end_line"))
+    session.note_file_read(path)
+    return ToolOutcome(True, summary, output)
+
+
+async def _list_files(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    path = _text_arg(call, "path") or "."
+    real, shown = session.workspace.resolve(path)
+    if not real.exists():
+        hint = " (see context/README.md in kerneltui on what to put there)" if shown.startswith("context") else ""
+        raise ToolFailure(f"{shown} does not exist{hint}")
+    output, summary = session.workspace.list(path)
+    return ToolOutcome(True, summary, output)
+
+
+async def _search_context(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    query = _text_arg(call, "query", required=True)
+    limit = max(1, min(20, _int_arg(call, "limit") or 8))
+    under = _text_arg(call, "under") or None
+    hits, note = await session.search_context(query, limit, under)
+    output = format_hits(hits, query)
+    if note:
+        output = note + "\n" + output
+    return ToolOutcome(True, f"{len(hits)} hits for {query!r}" + (f" ({note})" if note else ""), output)
+
+
+async def _latest_results(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    report, fresh = await session.latest_report()
+    label = "latest run of the kernel file" + (" (run just now: there was none yet)" if fresh else "")
+    return ToolOutcome(True, f"{'PASS' if report.ok else 'FAIL'} · {len(report.results)} rungs",
+                       report_text(report, label))
+
+
+async def _read_asm(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    stage = _text_arg(call, "stage", required=True)
+    report, _ = await session.latest_report()
+    text = read_asm(session.task, report.source_hash, stage, _text_arg(call, "kernel") or None,
+                    _int_arg(call, "start_line"), _int_arg(call, "end_line"), _text_arg(call, "grep") or None)
+    return ToolOutcome(True, text.splitlines()[0][:160], text)
+
+
+async def _profile_brief(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    report, _ = await session.latest_report()
+    text = profile_brief(session.task, report)
+    return ToolOutcome(True, text.splitlines()[0][:160] if text else "profile brief", text)
+
+
+def candidate_source(session: AgentSession, call: ToolCall) -> tuple[str, str, str]:
+    """(base text, new text, kind) from a source or diff argument."""
+    source = _text_arg(call, "source")
+    diff = _text_arg(call, "diff")
+    if source and diff:
+        raise ToolFailure(f"{call.name}: give either source (the whole file) or diff, not both")
+    if not source and not diff:
+        raise ToolFailure(f"{call.name} needs the new kernel: source (the whole file) or diff (a unified diff)")
+    base = session.target.read()
+    if diff:
+        return base, apply_unified_diff(base, diff, session.task.kernel_file), "diff"
+    return base, source, "full"
+
+
+async def _run_candidate(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    _, new, _ = candidate_source(session, call)
+    rungs = call.arguments.get("rungs")
+    if rungs is not None and (not isinstance(rungs, list) or not all(isinstance(r, str) for r in rungs)):
+        raise ToolFailure("run_candidate: rungs must be a list of rung names")
+    try:
+        report = await session.verify_source(new, origin="proposal", record=False, rungs=rungs or None)
+    except ValueError as exc:  # an unknown rung name
+        raise ToolFailure(f"run_candidate: {exc}") from exc
+    return ToolOutcome(report.ok, f"{'PASS' if report.ok else 'FAIL'} (not applied)",
+                       report_text(report, "candidate (the kernel file was not changed)"))
+
+
+async def _propose_edit(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    rationale = _text_arg(call, "rationale", required=True)
+    base, new, kind = candidate_source(session, call)
+    if new == base:
+        raise ToolFailure("propose_edit: the proposal is identical to the current kernel file; nothing to propose")
+    proposal = await session.make_proposal(base, new, kind, rationale, turn_id, call.id,
+                                           submitted_diff=_text_arg(call, "diff"))
+    return ToolOutcome(True, session.proposal_summary(proposal), session.proposal_tool_text(proposal))
+
+
+Handler = Callable[["AgentSession", ToolCall, str], Awaitable[ToolOutcome]]
+_HANDLERS: dict[str, Handler] = {
+    "read_file": _read_file,
+    "list_files": _list_files,
+    "search_context": _search_context,
+    "latest_results": _latest_results,
+    "read_asm": _read_asm,
+    "profile_brief": _profile_brief,
+    "run_candidate": _run_candidate,
+    "propose_edit": _propose_edit,
+}
+
+
+def check_handlers() -> None:
+    """Every spec has a handler and vice versa (called by the tests)."""
+    assert set(_HANDLERS) == set(TOOL_NAMES), (set(_HANDLERS) ^ set(TOOL_NAMES))
+

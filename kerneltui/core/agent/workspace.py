@@ -1,0 +1,110 @@
+"""What the agent may read: the task folder and the context folder, nothing else.
+
+Paths are given relative to the task folder (``kernel.py``) or under ``context/``
+(``context/cutlass/include/cute/layout.hpp``); absolute paths are accepted when they fall inside one
+of the two. Symbolic links are resolved before the check, so a link cannot lead outside.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_LINES = 400
+MAX_CHARS = 48_000
+LIST_LIMIT = 200
+_HIDDEN = {".git", "__pycache__", ".kerneltui", ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules"}
+
+
+class WorkspaceError(Exception):
+    """A request the workspace refuses, with the reason in words the model and the person can act on."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    task_root: Path
+    context_root: Path
+
+    def resolve(self, path: str) -> tuple[Path, str]:
+        """The real file for ``path`` and how to name it to the model, or a WorkspaceError."""
+        text = path.strip()
+        if not text:
+            raise WorkspaceError("give a path: a file of the task (e.g. kernel.py) or under context/")
+        raw = Path(text).expanduser()
+        roots = [(self.task_root.resolve(), ""), (self.context_root.resolve(), "context/")]
+        if raw.is_absolute():
+            candidate = raw
+        elif raw.parts and raw.parts[0] == "context":
+            candidate = self.context_root / Path(*raw.parts[1:]) if len(raw.parts) > 1 else self.context_root
+        else:
+            candidate = self.task_root / raw
+        real = Path(os.path.realpath(candidate))
+        for root, label in roots:
+            if real == root or real.is_relative_to(root):
+                rel = real.relative_to(root).as_posix()
+                shown = (label + rel) if rel != "." else (label.rstrip("/") or ".")
+                return real, shown
+        raise WorkspaceError(f"refused: {text} is outside the task folder ({self.task_root}) and context/ "
+                             f"({self.context_root}); only files there can be read")
+
+    def read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> tuple[str, str]:
+        """Numbered lines of a file (at most MAX_LINES), and a one-line summary."""
+        real, shown = self.resolve(path)
+        if real.is_dir():
+            raise WorkspaceError(f"{shown} is a folder; list it with list_files")
+        if not real.exists():
+            raise WorkspaceError(f"{shown} does not exist (list_files shows what is there)")
+        try:
+            data = real.read_bytes()
+        except OSError as exc:
+            raise WorkspaceError(f"cannot read {shown}: {exc.strerror}") from exc
+        if b"\x00" in data[:8192]:
+            raise WorkspaceError(f"{shown} is a binary file ({len(data):,} bytes); only text files can be read")
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        total = len(lines)
+        start = max(1, start_line or 1)
+        end = min(total, end_line or (start + MAX_LINES - 1))
+        if end - start + 1 > MAX_LINES:
+            end = start + MAX_LINES - 1
+        if total == 0:
+            return f"{shown} is empty", f"{shown}: empty"
+        if start > total:
+            raise WorkspaceError(f"{shown} has {total} lines; start_line {start} is past the end")
+        width = len(str(end))
+        out: list[str] = []
+        size = 0
+        last = start - 1
+        for number in range(start, end + 1):
+            line = f"{number:>{width}}  {lines[number - 1]}"
+            size += len(line) + 1
+            if size > MAX_CHARS:
+                break
+            out.append(line)
+            last = number
+        header = f"{shown} lines {start}-{last} of {total}"
+        if last < total:
+            header += f" (more: read again with start_line={last + 1})"
+        return header + "\n" + "\n".join(out), f"{shown}:{start}-{last} of {total} lines"
+
+    def list(self, path: str = ".") -> tuple[str, str]:
+        real, shown = self.resolve(path or ".")
+        if not real.is_dir():
+            raise WorkspaceError(f"{shown} is not a folder")
+        entries: list[str] = []
+        try:
+            children = sorted(real.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+        except OSError as exc:
+            raise WorkspaceError(f"cannot list {shown}: {exc.strerror}") from exc
+        children = [c for c in children if c.name not in _HIDDEN]
+        for child in children[:LIST_LIMIT]:
+            if child.is_dir():
+                entries.append(child.name + "/")
+            else:
+                try:
+                    entries.append(f"{child.name}  ({child.stat().st_size:,} bytes)")
+                except OSError:
+                    entries.append(child.name)
+        more = f"\n… and {len(children) - LIST_LIMIT} more" if len(children) > LIST_LIMIT else ""
+        prefix = "" if shown == "." else shown.rstrip("/") + "/"
+        return f"{prefix or './'}\n" + "\n".join(entries) + more, f"{shown}: {len(children)} entries"

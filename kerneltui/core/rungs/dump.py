@@ -1,0 +1,99 @@
+"""The ``dump`` rung: the compiler's output for this version, kept beside it and summarised.
+
+The check worker gathers every stage its backend produces per kernel specialisation (with no GPU:
+compiled ahead of time for ``--arch``, default the task's, sm_90a); the parent disassembles the
+cubins to SASS, builds the source maps and the resource and instruction reports, and writes them
+to ``<version>/dump`` (``core.asm.writer``). The summary reads ``26 regs · 0 spills · 4 HGMMA ·
+LDG.E.128 · occ 50%`` for the specialisation the benchmark runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kerneltui.core.asm.artifact import ArtifactError, KernelArtifact
+from kerneltui.core.asm.tools import Toolset
+from kerneltui.core.asm.writer import DumpResult, variant_headline, write_dump
+from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+
+
+async def run(ctx: RunContext) -> RungResult:
+    if ctx.task.backend == "torch":
+        return skip("dump", "the torch backend has no kernels of its own to dump")
+    worker = await ctx.check_worker()
+    arch = dump_arch(ctx)
+    reply = await worker.request("dump", {"arch": arch}, timeout=ctx.timeout("dump"),
+                                 on_progress=ctx.progress_for("dump"))
+    notes = [str(n) for n in reply.get("notes") or []]
+    try:
+        artifacts = [KernelArtifact.from_json(a, ctx.task.backend) for a in reply.get("artifacts") or []]
+    except ArtifactError as exc:
+        return fail("dump", f"the {ctx.task.backend} backend returned an unusable dump: {exc}")
+    if not artifacts:
+        why = "; ".join(notes) or "no kernel was launched by any case"
+        return warn("dump", f"nothing to dump: {why}", details="\n".join(notes))
+    progress = ctx.progress_for("dump")
+    tools = await asyncio.to_thread(Toolset.discover)
+    result = await asyncio.to_thread(
+        write_dump, ctx.version_dir / "dump", artifacts, arch=str(reply.get("arch") or arch),
+        backend=ctx.task.backend, source_roots=list(reply.get("source_roots") or []),
+        task_files=sorted(ctx.files), tools=tools, progress=progress, notes=notes)
+    summary = str(result.index.get("summary") or "")
+    metrics: dict[str, Any] = dict(result.index.get("metrics") or {})
+    metrics["arch"] = result.index.get("arch")
+    metrics["dump_dir"] = str(result.dump_dir)
+    metrics["on_gpu"] = bool(reply.get("on_gpu"))
+    ctx.data["dump"] = {"dir": str(result.dump_dir), "summary": summary, "metrics": metrics}
+    details = describe(result, notes)
+    problems = result.problems + [p for v in result.variants for p in v.problems]
+    if problems or any("could not compile" in n for n in notes):
+        first = (problems or [n for n in notes if "could not compile" in n])[0]
+        return warn("dump", f"{summary} · {first}" if summary else first, metrics=metrics, details=details)
+    return ok("dump", summary, metrics=metrics, details=details)
+
+
+def dump_arch(ctx: RunContext) -> str:
+    """The architecture to dump for: ``--arch``, else the GPU's, else the task's (default sm_90a)."""
+    if ctx.options.arch:
+        return ctx.options.arch
+    device_arch = ctx.device.get("arch") if ctx.device else None
+    return str(device_arch or ctx.task.arch)
+
+
+def describe(result: DumpResult, notes: list[str]) -> str:
+    lines = [f"dump: {result.dump_dir}", f"arch: {result.index.get('arch')}"]
+    tools = result.index.get("tools") or {}
+    for name in ("nvdisasm", "cuobjdump", "ptxas"):
+        tool = tools.get(name)
+        lines.append(f"{name}: " + (f"{tool.get('version') or '?'} from {tool.get('origin')} ({tool.get('path')})"
+                                    if tool else "not found"))
+    for v in result.variants:
+        head = " · ".join(variant_headline(v.resources, v.mix)) or "no cubin"
+        mark = "*" if v.primary else " "
+        lines.append(f"{mark} {v.kernel} [{v.variant}]  {head}")
+        cases = v.metadata.get("cases") or []
+        if cases:
+            lines.append(f"    cases: {', '.join(map(str, cases[:6]))}" + (f" +{len(cases) - 6}" if len(cases) > 6 else ""))
+        if v.metadata.get("autotune"):
+            lines.append(f"    autotune: {v.metadata['autotune']}")
+        if v.resources is not None and v.resources.occupancy:
+            lines.append(f"    {v.resources.occupancy.get('text')}")
+        if v.mix is not None:
+            groups = [("tensor", v.mix.tensor), ("global ld", v.mix.global_loads), ("global st", v.mix.global_stores),
+                      ("async copy", v.mix.async_copies), ("shared", v.mix.shared), ("local", v.mix.local),
+                      ("barriers", v.mix.barriers), ("branches", v.mix.branches)]
+            for name, table in groups:
+                if table:
+                    lines.append(f"    {name}: " + ", ".join(f"{n}× {op}" for op, n in sorted(table.items(), key=lambda kv: -kv[1])[:5]))
+            lines.append(f"    {v.mix.total} instructions ({v.mix.source})")
+        stages = ", ".join(s for s in ("ttir", "ttgir", "mlir", "llir", "ptx", "sass") if s in v.stages)
+        lines.append(f"    stages: {stages}")
+        for problem in v.problems:
+            lines.append(f"    ! {problem}")
+    for problem in result.problems:
+        lines.append(f"! {problem}")
+    for note in notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)

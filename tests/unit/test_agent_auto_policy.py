@@ -1,0 +1,61 @@
+"""Auto mode's keep/revert rule and stop conditions, on reports as the loop builds them."""
+
+from __future__ import annotations
+
+import pytest
+
+from kerneltui.core.agent.auto import AutoLimits, budget_stop, judge, target_stop
+from kerneltui.core.agent.trials import Perf, perf_of, summarise
+from kerneltui.core.loop import RunReport
+from kerneltui.core.rungs.result import RungResult, fail, ok, skip
+
+
+def report(*results: RungResult, gpu: bool = True) -> RunReport:
+    return RunReport(run_id="r", task="t", ok=all(r.status != "fail" for r in results), results=list(results),
+                     device={"gpu": gpu, "name": "NVIDIA H200", "arch": "sm_90a"}, source_hash="abc", duration_s=1.0)
+
+
+def gpu_report(median_us: float, pct: float) -> RunReport:
+    """The metric names the benchmark and roofline rungs use."""
+    return report(ok("correctness", "24 checks"), ok("benchmark", "x", metrics={"median_ms": median_us / 1000}),
+                  ok("roofline", "y", metrics={"pct_roofline": pct}))
+
+
+def test_perf_reads_benchmark_and_roofline_metrics():
+    perf = perf_of(gpu_report(182.0, 91.0))
+    assert perf.correct and perf.median_s == pytest.approx(182e-6) and perf.pct_roofline == 91.0
+    assert "182.00 µs" in perf.describe() and "91% of roofline" in perf.describe()
+    assert summarise(gpu_report(182.0, 91.0))["median_s"] == pytest.approx(182e-6)
+
+
+def test_a_failed_or_missing_correctness_is_not_correct():
+    bad = perf_of(report(ok("compile"), fail("correctness", "max_abs 3.1 at index 7")))
+    assert not bad.correct and "correctness failed: max_abs" in bad.reason
+    assert not perf_of(report(ok("prechecks"))).correct
+    assert not perf_of(report(ok("compile"), skip("correctness", "kernels cannot run here"))).correct
+
+
+def test_judge():
+    best = perf_of(gpu_report(200.0, 80.0))
+    faster = perf_of(gpu_report(150.0, 95.0))
+    same = perf_of(gpu_report(199.5, 80.0))
+    wrong = Perf(correct=False, reason="correctness failed: mismatch")
+    assert judge(faster, best, 1.0).keep and "25.0% faster" in judge(faster, best, 1.0).reason
+    assert not judge(same, best, 1.0).keep and "not faster by at least 1%" in judge(same, best, 1.0).reason
+    assert not judge(wrong, best, 1.0).keep and "mismatch" in judge(wrong, best, 1.0).reason
+    assert judge(faster, Perf(correct=False), 1.0).keep  # fixing a broken kernel is progress
+    cpu = perf_of(report(ok("correctness", "ok"), skip("benchmark", "no GPU"), gpu=False))
+    cpu_best = perf_of(report(ok("correctness", "ok"), gpu=False))
+    verdict = judge(cpu, cpu_best, 1.0)
+    assert not verdict.keep and "no benchmark here" in verdict.reason
+
+
+def test_stop_conditions():
+    limits = AutoLimits(iterations=5, target_pct_roofline=90.0, max_tokens=10_000, max_cost_usd=0.5)
+    assert target_stop(limits, perf_of(gpu_report(150.0, 91.5))).startswith("target reached: 91.5%")
+    assert target_stop(limits, perf_of(gpu_report(150.0, 70.0))) is None
+    assert target_stop(limits, Perf(correct=True)) is None  # no roofline numbers: cannot be reached
+    assert budget_stop(limits, 10_000, 0.1).startswith("token budget spent")
+    assert budget_stop(limits, 100, 0.6).startswith("money budget spent")
+    assert budget_stop(limits, 100, None).startswith("money budget cannot be tracked")
+    assert budget_stop(limits, 100, 0.1) is None
