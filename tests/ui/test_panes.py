@@ -369,3 +369,18 @@ def test_store_history_says_why_there_is_nothing_to_draw(example_task) -> None:
     assert "no benchmark of this task yet" in history.load().note
     history.record("abc", [], {"gpu": False})
     assert "timing needs a GPU" in history.load().note
+
+
+def test_dump_rung_index_is_read_with_its_line_maps(example_task) -> None:
+    """The real dump rung (AOT compile for sm_90a, no GPU needed) feeds the asm pane."""
+    from tests.conftest import run_cli
+
+    task = example_task("vector_add")
+    out = run_cli("check", str(task), "--rungs", "dump", "--no-history")
+    assert out.returncode == 0, out.stdout + out.stderr
+    version = next((task / ".kerneltui" / "versions").iterdir())
+    listing = DumpFolderAsm("kernel.py").load(version)
+    names = [s.name for s in listing.stages]
+    assert "PTX" in names and "SASS" in names, (names, listing.note)
+    sass = next(s for s in listing.stages if s.name == "SASS")
+    assert 13 in sass.source_lines  # the tl.store line made SASS

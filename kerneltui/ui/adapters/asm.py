@@ -117,8 +117,34 @@ def stage_from_text(name: str, text: str, kernel_name: str) -> AsmStage:
     return AsmStage(name=name, text=text, source_lines=source_lines)
 
 
+def _from_dump(version_dir: Path, kernel_name: str) -> AsmListing | None:
+    """The stages of the dump rung's index (``core.asm.store.Dump``), with its line maps."""
+    from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
+
+    try:
+        dump = Dump.load(version_dir)
+        variant = dump.primary()
+    except (DumpMissing, DumpLookupError):
+        return None
+    task_files = dump.task_files or None
+    stages = []
+    for stage in variant.stage_names:
+        try:
+            text = dump.stage_text(variant, stage)
+        except (OSError, DumpLookupError):
+            continue
+        line_map = dump.line_map(variant, stage)
+        sources: list[int | None] = []
+        for index in range(len(text.splitlines())):
+            frame = line_map.source_of(index + 1, task_files)  # the map counts asm lines from 1
+            sources.append(frame.line if frame is not None and Path(frame.file).name == kernel_name else None)
+        stages.append(AsmStage(name=stage.upper(), text=text, source_lines=tuple(sources)))
+    note = "" if stages else "; ".join(variant.problems) or "the dump holds no stages"
+    return AsmListing(stages=stages, note=note)
+
+
 class DumpFolderAsm:
-    """Reads the stages the dump rung left in a version folder."""
+    """Reads the stages the dump rung left in a version folder (its index first, else loose files)."""
 
     def __init__(self, kernel_file: str, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.kernel_name = Path(kernel_file).name
@@ -127,6 +153,9 @@ class DumpFolderAsm:
     def load(self, version_dir: Path | None) -> AsmListing:
         if version_dir is None or not version_dir.is_dir():
             return AsmListing(note="no compiler output yet: the dump rung writes it after a run that compiles")
+        listing = _from_dump(version_dir, self.kernel_name)
+        if listing is not None:
+            return listing
         found: dict[str, Path] = {}
         for path in sorted(version_dir.rglob("*")):
             stage = STAGE_SUFFIXES.get(path.suffix)
