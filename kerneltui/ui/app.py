@@ -205,6 +205,9 @@ class KernelApp(App[None]):
 
     async def on_unmount(self) -> None:
         self._panes_built = False
+        close = getattr(self.agent, "close", None)
+        if callable(close):
+            await close()
         await self.scheduler.cancel()
         await self.loop.close()
 
@@ -733,13 +736,7 @@ def create_app(task_path: str | Path, *, kernel: str | None = None, settings: co
 
 
 def default_agent(task: Task, settings: config_mod.Config) -> AgentController:
-    """The scripted agent, saying why: a model-backed agent plugs in through the same interface."""
-    import os
+    """The configured agent; without an API key a scripted one, labelled as such (see adapters.agent_session)."""
+    from kerneltui.ui.adapters.agent_session import open_agent
 
-    keys_present = [name for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY") if os.environ.get(name)]
-    agent_section = settings.section("agent")
-    if keys_present or agent_section.get("api_key"):
-        reason = "the model-backed agent is not connected in this build"
-    else:
-        reason = "no API key configured"
-    return ScriptedAgent(kernel_path=task.kernel_path, reason=reason)
+    return open_agent(task, settings)

@@ -384,3 +384,20 @@ def test_dump_rung_index_is_read_with_its_line_maps(example_task) -> None:
     assert "PTX" in names and "SASS" in names, (names, listing.note)
     sass = next(s for s in listing.stages if s.name == "SASS")
     assert 13 in sass.source_lines  # the tl.store line made SASS
+
+
+async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task) -> None:
+    import kerneltui.ui.defaults  # noqa: F401
+    from kerneltui.core import events as ev
+
+    task = example_task("vector_add")
+    opts = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False)
+    app = create_app(task, settings=load_config(env={}), options=opts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "scripted" in app.agent.label and "key" in app.agent.label.lower()
+        await pilot.press("f2", *"how do I make it faster?", "enter")
+        await wait_for(pilot, lambda: any(isinstance(e, (ev.AgentTextDelta, ev.AgentMessage, ev.AgentError))
+                                          for e in app.bridge.log), 60, "the scripted reply")
+        assert not any(isinstance(e, ev.AgentError) for e in app.bridge.log), [
+            e for e in app.bridge.log if isinstance(e, ev.AgentError)]
