@@ -38,6 +38,11 @@ async def _feed(pilot) -> None:
         app.bridge.emit(event)
     await pilot.pause()
     await app.workers.wait_for_complete()
+    # The asm and history views arrive as messages from thread workers: wait until both are shown.
+    for _ in range(100):
+        if app.asm_pane.stage_name == "SASS" and app.chart.series.points:
+            break
+        await pilot.pause(0.05)
     await pilot.pause()
     app.editor.goto_line(13)
     await pilot.pause()
