@@ -164,6 +164,8 @@ def op_correctness(state: WorkerState, args: dict[str, Any], progress: Progress)
     total = len(cases) * (n_seeds + 1)
     done = 0
 
+    previous: tuple[Any, list[str], str] | None = None  # the last call's output, its digest, its label
+    shapes_passed = 0  # test cases whose every seed passed so far
     for ci, case in enumerate(cases):
         params = {k: v for k, v in case.items() if k != "seed"}
         public_passed = 0
@@ -193,6 +195,13 @@ def op_correctness(state: WorkerState, args: dict[str, Any], progress: Progress)
                     "the reference agree with a wrong answer",
                     case=case, seed=seed, changed=changed,
                 )
+            if previous is not None and _output_digests(previous[0], torch) != previous[1]:
+                raise CheckFailure(
+                    f"the output returned for {previous[2]} changed when the kernel was called again ({label}): it "
+                    "returns a buffer it reuses across calls, or one still being written after it returned (a lazy or "
+                    "aliased result); return a freshly written tensor from every call",
+                    case=case, seed=seed,
+                )
             aliasing = _aliasing(rt, out, inputs, ref_out, ref_inputs, torch)
             if aliasing and not inplace:
                 raise CheckFailure(
@@ -207,12 +216,18 @@ def op_correctness(state: WorkerState, args: dict[str, Any], progress: Progress)
                 if si == len(seeds) - 1 and public_passed == len(seeds) - 1:
                     hint = (" — every published seed of this case passed and only the hidden seed fails: the kernel "
                             "depends on the test's seeds (inputs or answers hard-coded), not on its inputs")
+                elif shapes_passed and "left unwritten" in str(verdict["reason"]):
+                    hint = (" — other test shapes pass, so the kernel covers only part of this one (a hard-coded "
+                            "size, block or grid?)")
                 problems.append(f"{label}: {verdict['reason']}{hint}")
                 if len(problems) >= MAX_PROBLEMS:
                     break
                 continue
+            previous = (out, _output_digests(out, torch), label)
             if si < len(seeds) - 1:
                 public_passed += 1
+            elif public_passed == len(seeds) - 1:
+                shapes_passed += 1
             if si == 0:
                 # Only on the first seed of each case: these double the work.
                 det = _determinism(state, rt, params, seed, out, ref_out, tol_overrides, has_check, label)
