@@ -28,7 +28,7 @@ class GalleryChecker:
         self.count = 0
 
     def prepare(self, name: str, task: str, kernel: str, prefix: str = "",
-                edits: tuple[tuple[str, str], ...] = ()) -> Path:
+                edits: tuple[tuple[str, str], ...] = (), suffix: str = "") -> Path:
         self.count += 1
         dest = self.root / f"{self.count:02d}-{name}" / task
         shutil.copytree(EXAMPLES / task, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
@@ -37,13 +37,14 @@ class GalleryChecker:
         for old, new in edits:
             assert old in text, f"{task}/task.toml has no {old!r}"
             text = text.replace(old, new)
-        toml.write_text(prefix + text)
+        toml.write_text(prefix + text + suffix)
         (dest / "kernel.py").write_text(kernel)
         return dest
 
     def check(self, name: str, task: str, kernel: str, prefix: str = "",
-              edits: tuple[tuple[str, str], ...] = (), rungs: list[str] | None = None, seeds: int = 2) -> RunReport:
-        path = self.prepare(name, task, kernel, prefix, edits)
+              edits: tuple[tuple[str, str], ...] = (), rungs: list[str] | None = None, seeds: int = 2,
+              suffix: str = "") -> RunReport:
+        path = self.prepare(name, task, kernel, prefix, edits, suffix)
         return self.loop.run_until_complete(self._run(path, rungs or CPU_RUNGS, seeds))
 
     async def _run(self, path: Path, rungs: list[str], seeds: int) -> RunReport:
