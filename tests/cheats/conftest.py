@@ -42,7 +42,7 @@ class GalleryChecker:
         return dest
 
     def check(self, name: str, task: str, kernel: str, prefix: str = "",
-              edits: tuple[tuple[str, str], ...] = (), rungs: list[str] | None = None, seeds: int = 2,
+              edits: tuple[tuple[str, str], ...] = (), rungs: list[str] | None = None, seeds: int = 1,
               suffix: str = "") -> RunReport:
         path = self.prepare(name, task, kernel, prefix, edits, suffix)
         return self.loop.run_until_complete(self._run(path, rungs or CPU_RUNGS, seeds))

@@ -404,16 +404,36 @@ def custom_kernel(x, y):
 ''', "benchmark", ("returned a wrong result",), gpu=True),
     # 14 -- persisting-L2 tricks
     Cheat("pins_inputs_in_l2", 14, "vector_add", HONEST_ADD.replace("def custom_kernel(x, y):", '''import ctypes
+import glob
+import os.path
 
-_rt = ctypes.CDLL("libcudart.so")
+
+def _cudart():
+    names = ["libcudart.so", "libcudart.so.13", "libcudart.so.12"]
+    names += glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "cu*", "lib", "libcudart.so*"))
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            pass
+    return None
+
+
+class _Window(ctypes.Structure):  # cudaAccessPolicyWindow, at the start of the 64-byte attribute union
+    _fields_ = [("base_ptr", ctypes.c_void_p), ("num_bytes", ctypes.c_size_t), ("hitRatio", ctypes.c_float),
+                ("hitProp", ctypes.c_int), ("missProp", ctypes.c_int), ("pad", ctypes.c_byte * 36)]
+
+
+_rt = _cudart()
 
 
 def _pin(t):
-    # Ask for the tensor to stay in L2 across calls (access policy window, persisting lines).
-    _rt.cudaDeviceSetLimit(0x06, 32 << 20)  # cudaLimitPersistingL2CacheSize
-    window = (ctypes.c_byte * 64)()
-    ctypes.memmove(window, ctypes.byref(ctypes.c_void_p(t.data_ptr())), 8)
-    _rt.cudaStreamSetAttribute(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream), 1, window)
+    # Ask for the tensor to stay in L2 across calls (persisting lines through an access policy window).
+    if _rt is None or not t.is_cuda:
+        return
+    _rt.cudaDeviceSetLimit(0x06, ctypes.c_size_t(32 << 20))  # cudaLimitPersistingL2CacheSize
+    window = _Window(t.data_ptr(), min(t.numel() * t.element_size(), 32 << 20), 1.0, 2, 1)
+    _rt.cudaStreamSetAttribute(ctypes.c_void_p(torch.cuda.current_stream().cuda_stream), 1, ctypes.byref(window))
 
 
 def custom_kernel(x, y):

@@ -201,7 +201,7 @@ class _Scanner(ast.NodeVisitor):
             self.add("strict", rule, node, message.format(name=name))
         if name in {"__import__", "importlib.import_module"} and node.args and isinstance(node.args[0], ast.Constant) \
                 and _is_harness(str(node.args[0].value)):
-            self.add("strict", "", node, f"imports {node.args[0].value}: the kernel must not reach into the harness")
+            self.add("strict", "", node, f"imports {node.args[0].value!r}: the kernel must not reach into the harness")
         if name in {"ref_kernel", "reference.ref_kernel"}:
             self.add("strict", "reference_import", node, "calls ref_kernel: the kernel must compute the answer itself")
         if norm == "torch.set_float32_matmul_precision":
@@ -245,7 +245,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and PERSISTING_NAMES.search(node.value):
-            self.add("strict", "persisting_l2", node, PERSISTING.format(name=node.value[:60]))
+            self.add("strict", "persisting_l2", node, PERSISTING.format(name=str(node.value)[:60]))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if PERSISTING_NAMES.search(node.attr):
