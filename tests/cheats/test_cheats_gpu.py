@@ -27,7 +27,7 @@ def cache_dir(tmp_path_factory) -> Path:
 
 def _env(cache_dir: Path) -> dict[str, str]:
     return {"KERNELTUI_CACHE_DIR": str(cache_dir), "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false",
-            "KERNELTUI_BENCHMARK_MAX_SECONDS": "3"}
+            "KERNELTUI_BENCHMARK_MAX_SECONDS": "2"}
 
 
 def _task(tmp_path: Path, name: str, kernel: str, prefix: str = "") -> Path:
