@@ -80,10 +80,15 @@ def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> dict[s
 
 
 def _floor(case: dict[str, Any], peaks: DevicePeaks | None) -> float | None:
+    """The case's speed-of-light time: its declared work at the device's roofs, or, where the task
+    declares no work, writing the output once at copy bandwidth (no correct call does less)."""
     if peaks is None:
         return None
     if case.get("flops") is None and case.get("bytes") is None:
-        return None
+        out_bytes = case.get("out_bytes")
+        if not out_bytes or not peaks.copy_gbps:
+            return None
+        return float(out_bytes) / (peaks.copy_gbps * 1e9) * 1e3
     peak, name = peaks.compute_peak(case.get("dtype"))
     roofs = roofline.Roofs(bandwidth_gbps=peaks.copy_gbps, peak_tflops=peak, peak_name=name, l2_bytes=peaks.l2_bytes)
     # The floor does not depend on the time; any positive time gives it.
@@ -108,7 +113,7 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
         case: dict[str, Any] = {
             "index": i, "label": label, "params": raw.get("params") or {},
             "dtype": raw.get("dtype"), "dtypes": raw.get("dtypes") or [],
-            "flops": info.get("flops"), "bytes": info.get("bytes"),
+            "flops": info.get("flops"), "bytes": info.get("bytes"), "out_bytes": raw.get("out_bytes"),
         }
         for key in ("flops_error", "bytes_error"):
             if info.get(key):

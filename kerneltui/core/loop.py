@@ -19,6 +19,7 @@ from typing import Any
 
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
+from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
 from kerneltui.core.rungs.result import RungResult, fail, skip
 from kerneltui.core.task import Task, source_hash
@@ -52,6 +53,7 @@ class RunReport:
             "version": self.version_id,
             "duration_s": round(self.duration_s, 3),
             "cancelled": self.cancelled,
+            "integrity": summarise_integrity(self.results).to_dict(),
             "rungs": [
                 {"name": r.name, "status": r.status, "summary": r.summary, "metrics": r.metrics, "error": r.error,
                  "duration_s": round(r.duration_s, 3),

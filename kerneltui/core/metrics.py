@@ -124,8 +124,25 @@ def gate(m: dict[str, Any], tol: Tolerances) -> Verdict:
     return Verdict(
         False,
         f"{m['mismatches']} of {m['numel']} elements outside atol={tol.atol:g} rtol={tol.rtol:g} "
-        f"(max abs {m['max_abs']:.3g}, max rel {m['max_rel']:.3g}, rel L2 {rel_l2 if rel_l2 is not None else float('nan'):.3g}){where}",
+        f"(max abs {m['max_abs']:.3g}, max rel {m['max_rel']:.3g}, rel L2 {rel_l2 if rel_l2 is not None else float('nan'):.3g}){where}"
+        + _golden_note(m, tol),
     )
+
+
+def _golden_note(m: dict[str, Any], tol: Tolerances) -> str:
+    """Why the float64-golden rule did not rescue the output, when it was tried."""
+    if not tol.golden or m.get("rmse_golden") is None or m.get("rmse_ref_golden") is None:
+        return ""
+    mult = 3.0 if (dtype_family(m["dtype"]) in ("float16", "bfloat16", "float8") or m["numel"] <= SMALL_TENSOR) else 2.0
+    if m["rmse_golden"] <= mult * m["rmse_ref_golden"] + tol.atol / 10:
+        return ""
+    rel = m.get("rel_l2_golden")
+    if rel is None or rel > 0.05:
+        return ""  # plainly wrong, not merely imprecise: the mismatch count says enough
+    ratio = m["rmse_golden"] / m["rmse_ref_golden"] if m["rmse_ref_golden"] > 0 else float("inf")
+    times = f"{ratio:.3g}x" if ratio != float("inf") else "far more than"
+    return (f"; float64-golden rule fails too: RMSE vs float64 {m['rmse_golden']:.3g} is {times} the reference's "
+            f"{m['rmse_ref_golden']:.3g}: less accurate than the reference in its own dtype (precision lowered?)")
 
 
 def _extra_requirements(m: dict[str, Any], tol: Tolerances) -> str | None:

@@ -242,6 +242,7 @@ class InputPool:
     max_sets: int
     sets: int = 0  # slots, decided from the first set's size
     set_bytes: int = 0
+    out_bytes: int = 0  # of the reference's output: what any correct call must write at least
     generated: int = 0
     generate_s: float = 0.0
     in_place: bool = True
@@ -274,7 +275,8 @@ class InputPool:
     def _refill(self) -> None:
         if not self.sets:
             first = self.make(next(self.seeds))
-            self.set_bytes = _nbytes(self.rt, first.inputs) + 2 * _nbytes(self.rt, first.ref_out)
+            self.out_bytes = _nbytes(self.rt, first.ref_out)
+            self.set_bytes = _nbytes(self.rt, first.inputs) + 2 * self.out_bytes
             self.sets = max(1, min(self.max_sets, self.budget_bytes // max(self.set_bytes, 1)))
             self._ready = [first] + [self.make(next(self.seeds)) for _ in range(self.sets - 1)]
             self._slots = [item.inputs for item in self._ready]
@@ -572,6 +574,8 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
     result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
                       "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
     result["dtypes"] = pool.dtypes
+    if pool.out_bytes:
+        result["out_bytes"] = pool.out_bytes
     result["dtype"] = main_dtype(params, pool.dtypes)
     if checker is not None and verify is not None:
         if series.failure is None and series.times_ms and _wants_graph(settings, series):

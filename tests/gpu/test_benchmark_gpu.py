@@ -89,7 +89,8 @@ def custom_kernel(x, y):
 
 # Correct, but tampers with the benchmark's stopping rule when imported (one run is "enough").
 PATCHES_THE_HARNESS = ADD_KERNEL + """
-import kerneltui.core.timing as _timing
+# A built module name: a plain `import kerneltui...` is a strict precheck finding, this reaches the runtime guard.
+_timing = __import__("kerneltui.core." + "timing", fromlist=["stop_reason"])
 
 _timing.stop_reason = lambda *args, **kwargs: "converged"
 

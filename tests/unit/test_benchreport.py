@@ -129,3 +129,18 @@ def test_no_timed_call_is_a_failure():
     empty.update(times_ms=[], host_us=[], straggle_us=[])
     v = build(*_answers([empty]), PEAKS, SETTINGS)
     assert v.status == "fail" and "no timed call" in v.error
+
+
+def test_a_case_with_no_declared_work_is_clamped_at_writing_its_output():
+    # One shape timed at ~0 must not collapse the aggregate even when reference.py declares no work:
+    # a correct call writes its output at least once.
+    fast = _case(1e-6, index=1, label="n=small")
+    cases = [_case(0.2, out_bytes=4 * N), {**fast, "out_bytes": 4 * N}]
+    setup, reference, compiled, candidate = _answers(cases, ref_ms=(0.21, 0.21), comp_ms=(0.2, 0.2))
+    for c in setup["cases"]:
+        c.pop("flops"), c.pop("bytes")
+    v = build(setup, reference, compiled, candidate, PEAKS, SETTINGS)
+    floor = 4.0 * N / 4000e9 * 1e3
+    assert v.metrics["cases"][1]["floor_ms"] == pytest.approx(floor)
+    assert v.metrics["cases"][1]["clamped_ms"] == pytest.approx(floor)
+    assert v.metrics["speedup_vs_reference"] < 10  # not millions

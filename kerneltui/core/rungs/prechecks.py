@@ -46,6 +46,32 @@ TIMER_TARGETS = re.compile(
     r"torch\.cuda\.Event\.\w+|torch\.(allclose|isclose|equal|testing\.\w+)|triton\.testing\.\w+|"
     r"torch\.Tensor\.\w+)$"
 )
+# Calls no kernel needs, each the tool of a known hack: reading the harness's frames (the hidden
+# seed, the warm-up counter), writing to the worker's descriptors (forged results), pinning data in L2.
+INTROSPECTION = ("reads the harness's state through the interpreter ({name}): kernels must not look at who "
+                 "calls them (hidden seeds, warm-up counters, timers)")
+DESCRIPTORS = ("writes to or rewires a file descriptor ({name}): the harness's results travel over the worker's "
+               "descriptors, and kernels must not touch them")
+PERSISTING = ("uses the persisting-L2 controls ({name}): pinning data in L2 across calls makes timed calls cheaper "
+              "than a real cold call")
+STRICT_CALLS: dict[str, tuple[str, str]] = {
+    **{n: ("introspection", INTROSPECTION) for n in (
+        "sys._getframe", "sys._current_frames", "sys.settrace", "sys.setprofile", "inspect.currentframe",
+        "inspect.stack", "inspect.getouterframes", "inspect.trace", "gc.get_objects", "gc.get_referrers",
+        "gc.get_referents", "threading.settrace")},
+    **{n: ("descriptors", DESCRIPTORS) for n in (
+        "os.write", "os.writev", "os.pwrite", "os.dup", "os.dup2", "os.fdopen", "os.close", "os.closerange",
+        "os.set_inheritable", "os.sendfile", "os.truncate", "os.ftruncate")},
+}
+PERSISTING_NAMES = re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|StreamSetAttribute|"
+                              r"cudaLimitPersisting|hitRatio|hitProp")
+HARNESS_PACKAGE = "kerneltui"
+HARNESS_LIBRARIES = ("kerneltui.cuda",)  # meant for kernels: the CUDA launcher
+
+
+def _is_harness(module: str) -> bool:
+    return module.split(".")[0] == HARNESS_PACKAGE and not module.startswith(HARNESS_LIBRARIES)
+
 BACKEND_MARKERS = {
     "triton": (re.compile(r"@\s*(triton\.)?(jit|autotune|heuristics)\b"), "a @triton.jit kernel"),
     "cute": (re.compile(r"@\s*(cute\.)?(kernel|jit)\b"), "a @cute.kernel (and a @cute.jit launcher)"),
@@ -100,6 +126,9 @@ class _Scanner(ast.NodeVisitor):
         if root == self.reference_module or (names and "ref_kernel" in names):
             self.add("strict", "reference_import", node,
                      f"imports the reference ({name}): the kernel must compute the answer itself, not call ref_kernel")
+        if _is_harness(name) and not (name == HARNESS_PACKAGE and names and set(names) <= {"cuda"}):
+            self.add("strict", "", node,
+                     f"imports {name}: the kernel must not reach into the harness that judges it")
         if root in ("threading", "concurrent", "multiprocessing", "_thread"):
             self.add("strict", "threads", node,
                      f"imports {root}: work on another thread can run outside the timed region")
@@ -167,6 +196,12 @@ class _Scanner(ast.NodeVisitor):
                      f"creates or switches a CUDA stream ({name}): work on a side stream can escape the timed region")
         if norm.startswith("threading.") or name in {"Thread", "ThreadPoolExecutor", "ProcessPoolExecutor"}:
             self.add("strict", "threads", node, f"{name}: kernels must not start threads")
+        if name in STRICT_CALLS:
+            rule, message = STRICT_CALLS[name]
+            self.add("strict", rule, node, message.format(name=name))
+        if name in {"__import__", "importlib.import_module"} and node.args and isinstance(node.args[0], ast.Constant) \
+                and _is_harness(str(node.args[0].value)):
+            self.add("strict", "", node, f"imports {node.args[0].value!r}: the kernel must not reach into the harness")
         if name in {"ref_kernel", "reference.ref_kernel"}:
             self.add("strict", "reference_import", node, "calls ref_kernel: the kernel must compute the answer itself")
         if norm == "torch.set_float32_matmul_precision":
@@ -207,6 +242,15 @@ class _Scanner(ast.NodeVisitor):
                 d = _dotted(arg)
                 if d and d.split(".")[-1] in DOWNCAST_DTYPES:
                     self.add("warning", "downcast", node, f"converts to {d}: lower precision than the inputs?")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and PERSISTING_NAMES.search(node.value):
+            self.add("strict", "persisting_l2", node, PERSISTING.format(name=str(node.value)[:60]))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if PERSISTING_NAMES.search(node.attr):
+            self.add("strict", "persisting_l2", node, PERSISTING.format(name=node.attr))
+        self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.MatMult) and self.in_kernel == 0:
@@ -266,6 +310,8 @@ def scan_cuda(source: str) -> list[Finding]:
         code = line.split("//")[0]
         if re.search(r"\bcudaStreamCreate|\bcuStreamCreate", code):
             findings.append(Finding("strict", "streams", i, "creates a CUDA stream: work on a side stream can escape the timed region"))
+        if PERSISTING_NAMES.search(code):
+            findings.append(Finding("strict", "persisting_l2", i, PERSISTING.format(name=code.strip()[:60])))
         if re.search(r"\bcublas|\bcudnn|\bcutlass::gemm::device", code):
             findings.append(Finding("warning", "torch_ops", i, "calls a vendor library: make sure the kernel does the work"))
     return findings

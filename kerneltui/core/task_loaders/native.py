@@ -20,7 +20,7 @@ KNOWN_KEYS = {
     "name", "description", "backend", "kernel", "reference", "launcher", "tests", "benchmarks",
     "tolerance", "timeouts", "inplace", "seeds", "allow", "arch",
 }
-ALLOWABLE = {"streams", "threads", "torch_ops", "downcast", "reference_import"}
+ALLOWABLE = {"streams", "threads", "torch_ops", "downcast", "reference_import", "persisting_l2", "introspection", "descriptors"}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

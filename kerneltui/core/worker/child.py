@@ -2,7 +2,9 @@
 
 Start-up order matters:
 1. take the protocol off stdin/stdout onto private descriptors, and point fd 0 at /dev/null and
-   fd 1 at stderr, so whatever the candidate prints cannot corrupt the protocol;
+   fd 1 at stderr, so whatever the candidate prints cannot corrupt the protocol; read the parent's
+   per-worker key (the first frame), which authenticates every reply (``protocol.Signer``), so bytes
+   the candidate writes to the reply descriptor are rejected by the parent;
 2. import torch, decide whether a GPU is there (no GPU: Triton runs under its interpreter, which
    must be chosen before triton is imported), import the backend's DSL: this is the "warm" part;
 3. greet the parent with ``ready`` and serve requests until stdin closes.
@@ -34,15 +36,25 @@ def _take_protocol_fds() -> tuple[IO[bytes], IO[bytes]]:
 class Channel:
     """Writes protocol messages; the only path results take back to the parent."""
 
-    def __init__(self, out: IO[bytes]) -> None:
-        from kerneltui.core.worker.protocol import encode
+    def __init__(self, out: IO[bytes], key: bytes) -> None:
+        from kerneltui.core.worker.protocol import Signer
 
         self._out = out
-        self._encode = encode
+        self._signer = Signer(key)
 
     def send(self, message: dict[str, Any]) -> None:
-        self._out.write(self._encode(message))
+        self._out.write(self._signer.seal(message))
         self._out.flush()
+
+
+def _read_key(proto_in: IO[bytes]) -> bytes:
+    from kerneltui.core.worker.protocol import read_message
+
+    first = read_message(proto_in)
+    key = (first or {}).get("key")
+    if not isinstance(key, str):
+        raise SystemExit("kerneltui worker: the first frame must carry the reply key; start workers through kerneltui")
+    return bytes.fromhex(key)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
 
     proto_in, proto_out = _take_protocol_fds()
-    channel = Channel(proto_out)
+    channel = Channel(proto_out, _read_key(proto_in))
     from kerneltui.core.worker.protocol import read_message
     from kerneltui.core.worker.state import WorkerState
 

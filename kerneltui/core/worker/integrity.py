@@ -37,6 +37,7 @@ def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
         "torch.cuda.current_stream": (torch.cuda, "current_stream"),
         "torch.cuda.Stream.synchronize": (torch.cuda.Stream, "synchronize"),
     }
+    watched.update(_harness_functions())
     try:
         import torch.utils.deterministic as det
 
@@ -44,6 +45,28 @@ def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
         del det
     except ImportError:
         pass
+    return watched
+
+
+# The worker's own judging code: replaced, it would pass anything (a patched gate, a no-op hash).
+HARNESS_MODULES = ("kerneltui.core.metrics", "kerneltui.core.worker.ops_check", "kerneltui.core.worker.runtime",
+                   "kerneltui.core.worker.integrity", "kerneltui.core.worker.state")
+
+
+def _harness_functions() -> dict[str, tuple[Any, str]]:
+    import importlib
+    import inspect
+
+    watched: dict[str, tuple[Any, str]] = {}
+    for name in HARNESS_MODULES:
+        module = importlib.import_module(name)
+        for attr, value in vars(module).items():
+            if inspect.isfunction(value) or inspect.isclass(value):
+                watched[f"{name}.{attr}"] = (module, attr)
+                if inspect.isclass(value) and value.__module__ == name:
+                    for meth, fn in vars(value).items():
+                        if inspect.isfunction(fn):
+                            watched[f"{name}.{attr}.{meth}"] = (value, meth)
     return watched
 
 

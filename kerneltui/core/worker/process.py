@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, decode_body, encode
+from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
 
 ProgressCallback = Callable[[str, float | None], None]
 STDERR_KEEP = 256 * 1024
@@ -36,7 +36,7 @@ SIGNAL_MEANING = {
 class WorkerFailure(Exception):
     """A request that did not produce a result."""
 
-    kind: str  # "error" (the op raised), "timeout", "crash", "start" (the worker never became ready)
+    kind: str  # "error" (the op raised), "timeout", "crash", "start" (never ready), "tamper" (forged reply)
     message: str
     error: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
@@ -62,6 +62,12 @@ class WorkerProcess:
         self._dead: str | None = None
         self._ops: dict[int, str] = {}
         self._last_progress: dict[int, str] = {}  # what the op said it was doing, for fault messages
+        self._tampered: str | None = None
+        # The reply key goes first, before the worker can have imported any candidate code.
+        key = new_key()
+        self._verifier = Verifier(key)
+        if proc.stdin is not None:
+            proc.stdin.write(encode({"key": key.hex()}))
         self._reader = asyncio.create_task(self._read_loop())
         self._err_reader = asyncio.create_task(self._read_stderr())
         self.used = False
@@ -119,6 +125,8 @@ class WorkerProcess:
         self, op: str, args: dict[str, Any] | None = None, timeout: float = 60.0,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
+        if self._tampered:
+            raise WorkerFailure("tamper", self._tampered, stderr=self.stderr_tail())
         if not self.alive:
             raise WorkerFailure("crash", f"the worker is no longer running ({self._dead or 'exited'})", stderr=self.stderr_tail())
         self.used = True
@@ -155,6 +163,9 @@ class WorkerProcess:
             self._progress.pop(req_id, None)
         phase = self._phase(req_id, op)
         self._last_progress.pop(req_id, None)
+        if reply.get("tampered"):
+            self.kill()
+            raise WorkerFailure("tamper", f"{reply['tampered']} during {phase}", stderr=self.stderr_tail())
         if reply.get("ok"):
             return dict(reply.get("result") or {})
         if reply.get("crashed"):
@@ -200,11 +211,17 @@ class WorkerProcess:
                 if length > MAX_MESSAGE:
                     raise ProtocolError(f"message of {length} bytes")
                 body = await stream.readexactly(length)
-                self._dispatch(decode_body(body))
+                self._dispatch(self._verifier.open(body))
         except (asyncio.IncompleteReadError, ConnectionResetError):
             pass
         except ProtocolError as exc:
-            self._dead = f"protocol error: {exc}"
+            # Only the harness writes this channel, with the key: anything else is the candidate's.
+            self._tampered = (
+                f"the worker's result channel carried bytes the harness did not write ({exc}): the kernel wrote to "
+                "the worker's reply descriptor to forge a result, so nothing this worker reported can be trusted"
+            )
+            self._dead = "result channel tampered"
+            self.kill()
         finally:
             if self._dead is None:
                 self._dead = "exited"
@@ -213,7 +230,8 @@ class WorkerProcess:
                 self._ready.exception()  # mark retrieved
             for future in self._pending.values():
                 if not future.done():
-                    future.set_result({"ok": False, "crashed": True})
+                    future.set_result({"ok": False, "tampered": self._tampered} if self._tampered
+                                      else {"ok": False, "crashed": True})
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         event = message.get("event")

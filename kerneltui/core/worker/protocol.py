@@ -10,24 +10,84 @@ Worker → parent: ``{"id": n, "event": "progress", "message": str, "fraction": 
 number of times, then ``{"id": n, "ok": true, "result": {...}}`` or
 ``{"id": n, "ok": false, "error": {"type", "message", "traceback", "file", "line"}}``.
 The worker greets once with ``{"event": "ready", "info": {...}}`` when its imports are done.
+
+**Authenticated replies.** Candidate code runs inside the worker and can write to any descriptor
+the process holds, including the private one that carries replies. So the parent draws a key per
+worker and sends it as the very first frame (``{"key": hex}``, before any candidate code exists);
+every frame the worker sends is ``HMAC-SHA256(key, frame number ‖ body)`` followed by the body.
+A frame written by anything else, or a genuine frame replayed or reordered, fails the MAC and the
+parent discards the worker (``ForgedFrame``). The worker keeps the key only inside an OpenSSL HMAC
+object, never as a Python string.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import secrets
 import struct
 from typing import IO, Any
 
 HEADER = struct.Struct(">I")
 MAX_MESSAGE = 512 * 1024 * 1024
+MAC_BYTES = 32
+COUNTER = struct.Struct(">Q")
 
 
 class ProtocolError(Exception):
     pass
 
 
+class ForgedFrame(ProtocolError):
+    """A frame on the reply channel that the worker's harness did not write."""
+
+
+def new_key() -> bytes:
+    return secrets.token_bytes(32)
+
+
+class Signer:
+    """Worker side: seals each outgoing body with the frame number and the key."""
+
+    def __init__(self, key: bytes) -> None:
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)  # holds the key; copies sign each frame
+        self._count = 0
+
+    def seal(self, message: dict[str, Any]) -> bytes:
+        body = _body(message)
+        mac = self._mac.copy()
+        mac.update(COUNTER.pack(self._count))
+        mac.update(body)
+        self._count += 1
+        payload = mac.digest() + body
+        return HEADER.pack(len(payload)) + payload
+
+
+class Verifier:
+    """Parent side: opens sealed frames in order; anything else raises ForgedFrame."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._count = 0
+
+    def open(self, payload: bytes) -> dict[str, Any]:
+        if len(payload) < MAC_BYTES:
+            raise ForgedFrame(f"a {len(payload)}-byte frame with no authentication code")
+        mac, body = payload[:MAC_BYTES], payload[MAC_BYTES:]
+        want = hmac.new(self._key, COUNTER.pack(self._count) + body, hashlib.sha256).digest()
+        if not hmac.compare_digest(mac, want):
+            raise ForgedFrame(f"frame #{self._count} does not carry the worker's authentication code")
+        self._count += 1
+        return decode_body(body)
+
+
+def _body(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=_default).encode("utf-8")
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message, separators=(",", ":"), default=_default).encode("utf-8")
+    body = _body(message)
     return HEADER.pack(len(body)) + body
 
 

@@ -1,9 +1,9 @@
 import torch
 
 
-def generate_input(seed: int, rows: int, cols: int, device: str = "cuda"):
+def generate_input(seed: int, rows: int, cols: int, scale: float = 3.0, device: str = "cuda"):
     gen = torch.Generator(device=device).manual_seed(seed)
-    x = torch.randn(rows, cols, generator=gen, device=device, dtype=torch.float32) * 3.0
+    x = torch.randn(rows, cols, generator=gen, device=device, dtype=torch.float32) * scale
     return (x,)
 
 

@@ -12,11 +12,13 @@ from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.ui import keys
 from kerneltui.ui.messages import JumpToSource, OpenProfile
 from kerneltui.ui.themes import rich_colour
 
+DEFENCE_ICONS = {"caught": "✗", "warned": "!", "passed": "✓", "stopped": "·", "not run": "–"}
 ICONS = {"idle": "·", "queued": "○", "running": "◐", "ok": "✓", "warn": "!", "fail": "✗", "skip": "–",
          "cancelled": "⊘"}
 SPINNER = "◐◓◑◒"
@@ -284,6 +286,15 @@ def render_detail(row: RungRow, colour: str) -> Table:
         grid.add_row("error", Text(result.error, style=colour))
     if result.location is not None:
         grid.add_row("where", Text(f"{result.location}  (enter: go to the line)", style="underline"))
+    defences = summarise_integrity([result]).for_rung(row.name)
+    if defences:
+        lines = Text()
+        for i, f in enumerate(defences):
+            style = colour if f.state in ("caught", "warned") else ""
+            lines.append(("\n" if i else "") + f"{DEFENCE_ICONS.get(f.state, '?')} {f.key} {f.state}", style=style)
+            if f.state in ("caught", "warned") and f.note:
+                lines.append(f": {f.note[:160]}", style=style)
+        grid.add_row("integrity", lines)
     for key, value in result.metrics.items():
         shown = f"{value:.6g}" if isinstance(value, float) else str(value)
         grid.add_row(key, Text(shown[:400]))
