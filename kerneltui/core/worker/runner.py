@@ -70,5 +70,17 @@ class LocalRunner:
         return "this machine"
 
 
+# Set once by the front end (``--gpu-host``, ``[remote] gpu_host``) so that every pool the loop,
+# the watcher or the TUI creates starts its workers there; None: this machine.
+_configured: Runner | None = None
+
+
+def set_default_runner(runner: Runner | None) -> None:
+    global _configured
+    _configured = runner
+
+
 def default_runner(**kwargs: Any) -> Runner:
+    if _configured is not None and not kwargs:
+        return _configured
     return LocalRunner(**kwargs)
