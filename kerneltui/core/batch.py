@@ -17,6 +17,7 @@ import glob
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -68,11 +69,13 @@ class CandidateResult:
     where: str  # the slot (or Ray node and GPU) that ran it
     duration_s: float
     report: dict[str, Any] = field(default_factory=dict)  # RunReport.to_json()
+    # host, gpu (CUDA_VISIBLE_DEVICES), started_at/finished_at (epoch s): who held which GPU when
+    placement: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "correct": self.correct, "median_ms": self.median_ms, "speedup": self.speedup,
                 "failure": self.failure, "where": self.where, "duration_s": round(self.duration_s, 3),
-                "report": self.report}
+                "placement": self.placement, "report": self.report}
 
 
 def find_candidates(spec: str, task: Task) -> list[Candidate]:
@@ -129,7 +132,8 @@ def local_slots(jobs: int | None = None, gpus: list[str] | None = None) -> list[
     return [Slot(label=f"cpu {i}") for i in range(max(1, jobs or DEFAULT_CPU_SLOTS))]
 
 
-def result_from_report(name: str, report: dict[str, Any], where: str) -> CandidateResult:
+def result_from_report(name: str, report: dict[str, Any], where: str,
+                       placement: dict[str, Any] | None = None) -> CandidateResult:
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
@@ -140,7 +144,7 @@ def result_from_report(name: str, report: dict[str, Any], where: str) -> Candida
     return CandidateResult(
         name=name, correct=bool(report.get("ok")) and failed is None, median_ms=_num(metrics.get("median_ms")),
         speedup=_num(metrics.get("speedup_vs_reference")), failure=failure, where=where,
-        duration_s=float(report.get("duration_s") or 0.0), report=report)
+        duration_s=float(report.get("duration_s") or 0.0), report=report, placement=dict(placement or {}))
 
 
 def failed_result(name: str, message: str, where: str, duration_s: float = 0.0) -> CandidateResult:
@@ -177,7 +181,7 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
                 candidate = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            result = await verify_one(task, candidate, runner, options, slot.label, observers)
+            result = await verify_one(task, candidate, runner, options, slot.label, observers, slot.gpu)
             results.append(result)
             if on_result is not None:
                 on_result(result)
@@ -187,20 +191,22 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
 
 
 async def verify_one(task: Task, candidate: Candidate, runner: Runner, options: RunOptions, where: str,
-                     observers: list[RunObserver] | None = None) -> CandidateResult:
+                     observers: list[RunObserver] | None = None, gpu: str | None = None) -> CandidateResult:
     from kerneltui.core import rungs as rung_registry
 
     # A second worker only when a rung must not share the check worker (the benchmark).
     needs_own = any(rung_registry.spec(n).own_worker for n in rung_registry.resolve(options.rungs))
     pool = WorkerPool(task.backend, arch=options.arch or task.arch, runner=runner, spares=1, replenish=needs_own)
     opts = replace(options, kernel_source=candidate.source, origin="batch")
+    started_at = time.time()
     try:
         report: RunReport = await check_once(task, opts, observers=observers, pool=pool)
     except Exception as exc:  # a run that cannot even start must not stop the rest of the batch
         return failed_result(candidate.name, f"could not run: {type(exc).__name__}: {exc}", where)
     finally:
         await pool.close()
-    return result_from_report(candidate.name, report.to_json(), where)
+    placement = {"host": runner.describe(), "gpu": gpu, "started_at": started_at, "finished_at": time.time()}
+    return result_from_report(candidate.name, report.to_json(), where, placement)
 
 
 def format_table(results: list[CandidateResult]) -> str:

@@ -42,16 +42,25 @@ def import_ray() -> Any:
     return ray
 
 
-def connect(address: str) -> Any:
-    """Join the cluster at ``address`` (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``) or start ``local``."""
+def connect(address: str, **init: Any) -> Any:
+    """Join the cluster at ``address`` (``auto``, ``HOST:PORT``, ``ray://HOST:PORT``) or start ``local``.
+
+    kerneltui travels to the nodes as a ``py_modules`` entry (Ray uploads local folders only for
+    the whole job, so it is given here). ``init`` adds ``ray.init`` arguments (a local cluster's
+    ``num_cpus``/``num_gpus``).
+    """
     ray = import_ray()
     if ray.is_initialized():
         return ray
+    package = str(Path(kerneltui.__file__).resolve().parent)
+    runtime_env = dict(init.pop("runtime_env", None) or {})
+    runtime_env.setdefault("py_modules", [package])
+    kwargs: dict[str, Any] = {"logging_level": "warning", "log_to_driver": False, "runtime_env": runtime_env, **init}
     try:
         if address == LOCAL:
-            ray.init(include_dashboard=False, logging_level="warning", log_to_driver=False)
+            ray.init(include_dashboard=False, **kwargs)
         else:
-            ray.init(address=address, logging_level="warning", log_to_driver=False)
+            ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         hint = ("start one with `ray start --head` on the GPU machine" if address == "auto"
                 else "check the address printed by `ray start --head` (HOST:6379 or ray://HOST:10001)")
@@ -77,9 +86,15 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
     """
     from kerneltui.core.loop import check_once
     from kerneltui.core.task import load_task
+    from kerneltui.core.worker.runner import LocalRunner, set_default_runner
 
-    started = time.perf_counter()
-    where = f"{socket.gethostname()} gpu {os.environ.get('CUDA_VISIBLE_DEVICES') or '-'} (pid {os.getpid()})"
+    started_at = time.time()
+    gpu = os.environ.get("CUDA_VISIBLE_DEVICES") or None  # set by Ray for a task holding a GPU
+    where = f"{socket.gethostname()} " + (f"gpu {gpu}" if gpu else "cpu") + f" (pid {os.getpid()})"
+    # The worker children import kerneltui from wherever this Ray worker got it (py_modules).
+    package_parent = str(Path(kerneltui.__file__).resolve().parent.parent)
+    inherited = os.environ.get("PYTHONPATH")
+    set_default_runner(LocalRunner(env={"PYTHONPATH": package_parent + (os.pathsep + inherited if inherited else "")}))
     with tempfile.TemporaryDirectory(prefix="kerneltui-ray-") as tmp:
         root = Path(tmp) / bundle["name"]
         for rel, text in bundle["files"].items():
@@ -89,7 +104,9 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
         task = load_task(root / bundle["load"])
         run_options = RunOptions(**options, kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
-    return {"report": report.to_json(), "where": where, "seconds": time.perf_counter() - started}
+    placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
+                 "finished_at": time.time()}
+    return {"report": report.to_json(), "where": where, "placement": placement}
 
 
 def verify_ray(task: Task, candidates: list[Candidate], address: str, options: RunOptions,
@@ -100,9 +117,7 @@ def verify_ray(task: Task, candidates: list[Candidate], address: str, options: R
     gpus = cluster_gpus(ray)
     with_gpu = gpus > 0 if use_gpus is None else use_gpus
     resources = {"num_gpus": 1, "num_cpus": 0} if with_gpu else {"num_cpus": 1}
-    package = str(Path(kerneltui.__file__).resolve().parent)
-    remote = ray.remote(verify_on_node).options(
-        **resources, max_retries=0, runtime_env={"py_modules": [package]})
+    remote = ray.remote(verify_on_node).options(**resources, max_retries=0)
     bundle = task_bundle(task)
     plain = {"rungs": options.rungs, "seeds": options.seeds, "timeout_s": options.timeout_s,
              "arch": options.arch, "extra": options.extra}
@@ -115,7 +130,7 @@ def verify_ray(task: Task, candidates: list[Candidate], address: str, options: R
         candidate = pending.pop(ref)
         try:
             out = ray.get(ref)
-            result = result_from_report(candidate.name, out["report"], out["where"])
+            result = result_from_report(candidate.name, out["report"], out["where"], out["placement"])
         except Exception as exc:  # the Ray task itself died (node lost, out of memory): say so, go on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             result = failed_result(candidate.name, f"the Ray task failed: {first}", "ray",
