@@ -7,6 +7,7 @@ a segfault, and a connection dropped mid-run is reported and the run retried on 
 
 from __future__ import annotations
 
+import getpass
 import sys
 from pathlib import Path
 
@@ -125,3 +126,32 @@ async def test_connection_killed_mid_run_is_reported_and_retried(sshd: SSHServer
     assert "lost the SSH connection" in report.data["connection_retry"]
     assert report.ok, [r.line() for r in report.results]
     assert runner.connections == 2  # a new master connection for the retry
+
+
+def test_cli_batch_with_gpu_host(sshd: SSHServer, example_task, tmp_path: Path) -> None:
+    """`kerneltui --gpu-host ALIAS check TASK --kernels DIR`, the ssh settings from the config file."""
+    import json
+
+    from tests.conftest import run_cli
+
+    config = tmp_path / "config.toml"
+    options = ["HostName=127.0.0.1", f"Port={sshd.port}", f"User={getpass.getuser()}", f"IdentityFile={sshd.user_key}",
+               "IdentitiesOnly=yes", f"UserKnownHostsFile={sshd.root / 'known_hosts'}", "StrictHostKeyChecking=yes"]
+    config.write_text("[remote]\n" + f"python = {json.dumps(sys.executable)}\n"
+                      + f"workdir = {json.dumps(str(sshd.root / 'cli-work'))}\n"
+                      + "ssh_options = [" + ", ".join(json.dumps(o) for o in options) + "]\n")
+    task_dir = example_task("vector_add")
+    kernels = tmp_path / "candidates"
+    kernels.mkdir()
+    (kernels / "good.py").write_text((task_dir / "kernel.py").read_text())
+    (kernels / "wrong.py").write_text("import torch\n\n\ndef custom_kernel(x, y):\n    return x * y\n")
+    accepted = sshd.log.read_text().count("Accepted publickey")
+    proc = run_cli("--gpu-host", ALIAS, "check", str(task_dir), "--kernels", str(kernels), "--rungs", "correctness",
+                   "--seeds", "1", "--no-history", "--json", env={"KERNELTUI_CONFIG": str(config)}, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["runner"] == "ssh"
+    assert [Path(r["name"]).name for r in out["results"]] == ["good.py", "wrong.py"]
+    assert out["results"][0]["correct"] and not out["results"][1]["correct"]
+    assert (sshd.root / "cli-work" / "pkg" / "kerneltui").is_dir()
+    assert sshd.log.read_text().count("Accepted publickey") > accepted
