@@ -84,7 +84,7 @@ def gpu_shares(results: list[CandidateResult], wall: float) -> list[dict[str, An
     rows: dict[str, dict[str, Any]] = {}
     for r in results:
         p = r.placement
-        key = f"{p.get('host', '?')} · " + (f"gpu {p['gpu']}" if p.get("gpu") else r.where)
+        key = f"{p.get('host', '?')} · gpu {p['gpu']}" if p.get("gpu") else r.where
         row = rows.setdefault(key, {"slot": key, "candidates": 0, "busy_s": 0.0})
         row["candidates"] += 1
         if p.get("started_at") and p.get("finished_at"):

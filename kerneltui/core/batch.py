@@ -176,15 +176,20 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
 
     async def drain(slot: Slot) -> None:
         runner = slot.runner()
-        while True:
-            try:
-                candidate = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            result = await verify_one(task, candidate, runner, options, slot.label, observers, slot.gpu)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
+        try:
+            while True:
+                try:
+                    candidate = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                result = await verify_one(task, candidate, runner, options, slot.label, observers, slot.gpu)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            close = getattr(runner, "close", None)  # an SSH slot holds a master connection
+            if close is not None:
+                await close()
 
     await asyncio.gather(*(drain(slot) for slot in slots))
     return rank(results)

@@ -56,6 +56,27 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 '''
 
 
+HANGING_KERNEL = '''
+def custom_kernel(x, y):
+    while True:  # never returns: the rung's timeout must kill the worker on the remote host
+        pass
+'''
+
+
+def remote_workers(workdir: Path) -> list[int]:
+    """Live processes started with this work folder's package on their path (the remote workers)."""
+    marker = f"PYTHONPATH={workdir}/pkg".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory):
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
@@ -106,6 +127,23 @@ async def test_remote_segfault_reads_as_a_segfault(sshd: SSHServer, example_task
     assert "connection_retry" not in report.data
 
 
+async def test_remote_hang_times_out_and_is_killed_there(sshd: SSHServer, example_task) -> None:
+    task_dir = example_task("vector_add", HANGING_KERNEL)
+    task = load_task(task_dir)
+    runner = make_runner(sshd)
+    pool = WorkerPool(task.backend, arch=task.arch, runner=runner, spares=1, replenish=False)
+    try:
+        report = await check_once(task, RunOptions(rungs=["correctness"], record=False, seeds=1, timeout_s=6),
+                                  pool=pool)
+    finally:
+        await pool.close()
+        await runner.close()
+    failed = [r for r in report.results if r.status == "fail"]
+    assert failed and failed[0].metrics.get("failure") == "timeout", [r.line() for r in report.results]
+    assert "no answer after 6 s" in failed[0].summary
+    assert remote_workers(sshd.root / "remote-work") == []  # the spinning worker was killed on the host
+
+
 async def test_connection_killed_mid_run_is_reported_and_retried(sshd: SSHServer, example_task) -> None:
     task_dir = example_task("vector_add", SLOW_IMPORT_KERNEL)
     runner = make_runner(sshd)
@@ -126,6 +164,8 @@ async def test_connection_killed_mid_run_is_reported_and_retried(sshd: SSHServer
     assert "lost the SSH connection" in report.data["connection_retry"]
     assert report.ok, [r.line() for r in report.results]
     assert runner.connections == 2  # a new master connection for the retry
+    # The worker orphaned on the host by the cut was killed through the new connection.
+    assert remote_workers(sshd.root / "remote-work") == []
 
 
 def test_cli_batch_with_gpu_host(sshd: SSHServer, example_task, tmp_path: Path) -> None:

@@ -213,12 +213,15 @@ class SSHRunner:
 
     def kill(self, proc: asyncio.subprocess.Process) -> None:
         token = self._tokens.pop(proc.pid, None)
+        # Only a worker that may still run there needs killing on the host: one whose ssh is still
+        # up, or whose connection was lost (the remote side then runs on as an orphan).
+        orphan_possible = proc.returncode is None or proc.returncode == SSH_LOST
         if proc.returncode is None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        if token is None or not self._remote_root:
+        if token is None or not self._remote_root or not orphan_possible:
             return
         # The remote worker may be stuck in a kernel and never see its stdin close: kill its group
         # there too. Fire and forget (kill() must not block the event loop); reaped in close().
