@@ -32,8 +32,6 @@ def run_batch(args: argparse.Namespace, task: Task) -> int:
 
     if not args.kernels:
         return _usage("--ray and -j go with --kernels DIR_OR_GLOB (the candidate kernels to verify)")
-    if args.kernel:
-        return _usage("give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both")
     if args.jobs is not None and args.jobs < 1:
         return _usage("-j must be at least 1")
     remote = default_runner()

@@ -45,6 +45,10 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
 
+    if args.kernels and args.kernel:
+        print("kerneltui: give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both",
+              file=sys.stderr)
+        return EXIT_USAGE
     task = load_task_or_exit(args.task, args.kernel)
     if args.kernels or args.ray or args.jobs is not None:
         from kerneltui.commands.batch_check import run_batch
