@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
 import platform
 import re
 import shutil
@@ -124,7 +125,10 @@ def markdown(runs: list[dict[str, Any]], args: argparse.Namespace) -> str:
     if device.get("gpu"):
         where = f"{device.get('name')} ({device.get('arch')}), torch {device.get('torch')}, triton {device.get('triton')}"
     else:
-        where = f"no GPU ({platform.machine()}), torch {device.get('torch')}, triton {device.get('triton')}"
+        where = (f"no GPU ({platform.machine()}, {os.cpu_count()} CPUs, load average "
+                 f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}), torch {device.get('torch')}, "
+                 f"triton {device.get('triton')}; the benchmark rung is skipped without a GPU, so there are no "
+                 "medians and the times are the Triton interpreter's, not performance")
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [f"## Batch verification · {args.runner} runner · {stamp}", "",
              f"{where}. Command: `python bench/batch_verify.py {' '.join(sys.argv[1:])}`"

@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.core.events import Event, RungFinished
+    from kerneltui.core.events import Event, Notice, RungFinished
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
@@ -68,6 +68,8 @@ def main(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
             print(rung_line(event.result), flush=True)
+        if isinstance(event, Notice) and event.level in ("warning", "error"):
+            print(f"kerneltui: {event.message}", file=sys.stderr, flush=True)  # e.g. a lost connection, retried
 
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)

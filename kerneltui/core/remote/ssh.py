@@ -109,8 +109,8 @@ class SSHRunner:
                 return
             await self._start_master()
             if not self._prepared:
-                rc, out, err = await self._run(f"mkdir -p {self.target.workdir}/run {self.target.workdir}/pkg "
-                                               f"&& cd {self.target.workdir} && pwd")
+                work = shlex.quote(self.target.workdir)
+                rc, out, err = await self._run(f"mkdir -p {work}/run {work}/pkg && cd {work} && pwd")
                 if rc != 0:
                     raise self._connection_failure("could not create the remote work folder", err)
                 self._remote_root = out.strip().splitlines()[-1]
@@ -128,7 +128,9 @@ class SSHRunner:
             rc = await proc.wait()
         if rc != 0:
             err = Path(log).read_text(errors="replace")
-            raise self._connection_failure("could not connect", err)
+            # Never connected: a setup problem (no retry helps). Connected before: the link was lost.
+            raise self._connection_failure("could not connect", err,
+                                           kind="connection" if self.connections else "start")
         self.connections += 1
 
     async def _master_alive(self) -> bool:
@@ -148,11 +150,11 @@ class SSHRunner:
             raise WorkerFailure("connection", f"{self.target.host} did not answer within {timeout:.0f} s") from exc
         return int(proc.returncode or 0), out.decode(errors="replace"), err.decode(errors="replace")
 
-    def _connection_failure(self, what: str, stderr: str) -> WorkerFailure:
+    def _connection_failure(self, what: str, stderr: str, kind: str = "start") -> WorkerFailure:
         last = [line.strip() for line in stderr.splitlines() if line.strip()][-2:]
         why = ": " + " | ".join(last) if last else ""
         return WorkerFailure(
-            "connection",
+            kind,
             f"{what} to {self.target.host} over SSH{why}. Check that `ssh {self._hint_args()}{self.target.host} true` "
             "works without a password prompt (a key in ssh-agent or -i KEY, the host in ~/.ssh/known_hosts)",
             stderr=stderr)
@@ -168,7 +170,8 @@ class SSHRunner:
     async def _sync_package(self) -> None:
         package = Path(kerneltui.__file__).resolve().parent
         digest = package_digest(package)
-        pkg = f"{self._remote_root}/pkg"
+        raw_pkg = f"{self._remote_root}/pkg"
+        pkg = shlex.quote(raw_pkg)
         rc, _, _ = await self._run(f"test -f {pkg}/.stamp-{digest}")
         if rc == 0:
             return
@@ -176,7 +179,7 @@ class SSHRunner:
             ssh = " ".join(shlex.quote(a) for a in self.base_args())
             proc = await asyncio.create_subprocess_exec(
                 "rsync", "-a", "--delete", "--exclude", "__pycache__", "-e", ssh,
-                f"{package}/", f"{self.target.host}:{pkg}/kerneltui/",
+                f"{package}/", f"{self.target.host}:{raw_pkg}/kerneltui/",
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             _, err_b = await proc.communicate()
             if proc.returncode != 0:
