@@ -17,6 +17,10 @@ from kerneltui.core.worker.protocol import MAX_MESSAGE
 
 
 class Runner(Protocol):
+    """Starts and kills workers. Remote runners may also define ``lost_connection(returncode)``
+    (a message when the exit status means the link dropped: the loop retries the run once),
+    ``exit_signal(returncode)`` (the signal that ended a remote worker) and ``async close()``."""
+
     name: str
 
     async def spawn(self, backend: str, arch: str | None) -> asyncio.subprocess.Process: ...
