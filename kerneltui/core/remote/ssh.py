@@ -26,7 +26,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +68,7 @@ class SSHRunner:
             raise ValueError("the `ssh` client is not installed on this machine (apt install openssh-client)")
         self.target = target
         # Socket paths are limited to ~104 bytes, so the control directory lives under /tmp.
-        self._control_dir = tempfile.mkdtemp(prefix="ktui-ssh-", dir="/tmp")
+        self._control_dir = f"/tmp/ktui-ssh-{uuid.uuid4().hex[:10]}"  # made when the master starts
         self._control_path = os.path.join(self._control_dir, "%C")
         self._prepared = False
         self._lock: asyncio.Lock | None = None
@@ -120,6 +119,7 @@ class SSHRunner:
     async def _start_master(self) -> None:
         # ssh -f backgrounds the master after authentication; its stdio go to a file so that no
         # pipe of ours stays open for the master's lifetime.
+        os.makedirs(self._control_dir, mode=0o700, exist_ok=True)
         log = os.path.join(self._control_dir, "master.log")
         with open(log, "wb") as sink:
             proc = await asyncio.create_subprocess_exec(
@@ -260,6 +260,8 @@ class SSHRunner:
             except subprocess.TimeoutExpired:
                 proc.kill()
         self._killers.clear()
+        if not os.path.isdir(self._control_dir):
+            return  # never connected
         exit_master = await asyncio.create_subprocess_exec(
             *self.base_args(), "-O", "exit", self.target.host,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
