@@ -11,6 +11,7 @@ import importlib
 import sys
 
 from kerneltui import __version__
+from kerneltui.commands import remote_options
 
 # Modules under kerneltui.commands; each defines register(subparsers) and sets args.func.
 COMMAND_MODULES = (
@@ -39,6 +40,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kerneltui", description="Write GPU kernels with an LLM agent against a harness you can trust.")
     parser.add_argument("--version", action="version", version=f"kerneltui {__version__}")
+    remote_options.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"kerneltui.commands.{name}").register(sub)
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    lead, argv = remote_options.split_leading(argv)
     parser = build_parser()
     known = {name.replace("_", "-") for name in COMMAND_MODULES} | {"-h", "--help", "--version"}
     if not argv or (argv[0] not in known and not argv[0].startswith("-")) or (argv and argv[0].startswith("--") and argv[0] not in known):
@@ -56,15 +59,22 @@ def main(argv: list[str] | None = None) -> int:
         elif not argv:
             parser.print_help()
             return EXIT_USAGE
-    args = parser.parse_args(argv)
+    args = parser.parse_args([*lead, *argv])
     if not getattr(args, "func", None):
         parser.print_help()
+        return EXIT_USAGE
+    try:
+        runner = remote_options.configure(args)
+    except ValueError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        remote_options.close(runner)
 
 
 if __name__ == "__main__":

@@ -28,16 +28,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, help="seeds per test case (a hidden seed is always added)")
     p.add_argument("--arch", help="target for ahead-of-time compiles without a GPU (default sm_90a)")
     p.add_argument("--no-history", action="store_true", help="do not record this version in the task's history")
+    p.add_argument("--kernels", metavar="DIR_OR_GLOB",
+                   help="verify many candidate kernel files (a folder, a glob or a file) and print them ranked")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="with --kernels: run each candidate as a Ray task on this cluster (auto, HOST:PORT, "
+                        "ray://HOST:PORT, or local)")
+    p.add_argument("-j", "--jobs", type=int,
+                   help="with --kernels: candidates verified at once on this machine (default: one per GPU, "
+                        "2 without a GPU)")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.core.events import Event, RungFinished
+    from kerneltui.core.events import Event, Notice, RungFinished
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
 
+    if args.kernels and args.kernel:
+        print("kerneltui: give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both",
+              file=sys.stderr)
+        return EXIT_USAGE
     task = load_task_or_exit(args.task, args.kernel)
+    if args.kernels or args.ray or args.jobs is not None:
+        from kerneltui.commands.batch_check import run_batch
+
+        return run_batch(args, task)
     try:
         rungs = resolve(parse_rungs(args.rungs))
     except ValueError as exc:
@@ -52,6 +68,8 @@ def main(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
             print(rung_line(event.result), flush=True)
+        if isinstance(event, Notice) and event.level in ("warning", "error"):
+            print(f"kerneltui: {event.message}", file=sys.stderr, flush=True)  # e.g. a lost connection, retried
 
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)

@@ -79,7 +79,18 @@ class Loop:
         await self.pool.close()
 
     async def run(self, options: RunOptions | None = None) -> RunReport:
+        """One verification run; a run whose remote worker lost its connection is run once more."""
         options = options or RunOptions()
+        report = await self._run_once(options, final=False)
+        lost = lost_connection(report.results)
+        if lost is None or report.cancelled:
+            return report
+        self.emit(_notice("warning", f"{lost}: running the check again on a fresh connection"))
+        retry = await self._run_once(options, final=True)
+        retry.data["connection_retry"] = lost
+        return retry
+
+    async def _run_once(self, options: RunOptions, final: bool) -> RunReport:
         task = self.task
         names = rung_registry.resolve(options.rungs)
         source = options.kernel_source if options.kernel_source is not None else task.kernel_source()
@@ -123,7 +134,9 @@ class Loop:
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
                 duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data,
             )
-            if not cancelled:
+            # A run that lost its connection is not this version's result; the retry's is.
+            superseded = not final and lost_connection(results) is not None
+            if not cancelled and not superseded:
                 self._save_version(ctx, report)
                 for observer in self.observers:
                     try:
@@ -175,6 +188,14 @@ class Loop:
                 target.write_text(ctx.source, encoding="utf-8")
         except OSError as exc:
             self.emit(_notice("warning", f"could not save the version to {ctx.version_dir}: {exc.strerror}"))
+
+
+def lost_connection(results: list[RungResult]) -> str | None:
+    """The message of the first rung that failed because a remote worker's connection was lost."""
+    for r in results:
+        if r.status == "fail" and r.metrics.get("failure") == "connection":
+            return r.summary
+    return None
 
 
 def _with_duration(result: RungResult, seconds: float) -> RungResult:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.runner import LocalRunner, Runner
+from kerneltui.core.worker.runner import Runner, default_runner
 
 
 class WorkerPool:
@@ -19,7 +19,7 @@ class WorkerPool:
                  spares: int = 1, ready_timeout: float = 300.0, replenish: bool = True) -> None:
         self.backend = backend
         self.arch = arch
-        self.runner: Runner = runner or LocalRunner()
+        self.runner: Runner = runner or default_runner()
         self.spares = spares
         self.replenish = replenish  # start the next spare as soon as one is taken
         self.ready_timeout = ready_timeout

@@ -36,7 +36,8 @@ SIGNAL_MEANING = {
 class WorkerFailure(Exception):
     """A request that did not produce a result."""
 
-    kind: str  # "error" (the op raised), "timeout", "crash", "start" (never ready), "tamper" (forged reply)
+    kind: str  # "error" (the op raised), "timeout", "crash", "start" (never ready), "tamper" (forged reply),
+    #            "connection" (the link to a remote worker was lost)
     message: str
     error: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
@@ -85,6 +86,13 @@ class WorkerProcess:
         except TimeoutError as exc:
             self.kill()
             raise WorkerFailure("start", f"the worker did not start within {timeout:.0f} s", stderr=self.stderr_tail()) from exc
+        except WorkerFailure as exc:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), 5.0)
+            lost = getattr(self.runner, "lost_connection", lambda _rc: None)(self.proc.returncode)
+            if lost:
+                raise WorkerFailure("connection", f"{lost} while the worker was starting", stderr=exc.stderr) from exc
+            raise
         return self.info
 
     @property
@@ -183,6 +191,13 @@ class WorkerProcess:
         await asyncio.sleep(0.05)  # let the stderr reader drain the last lines
         rc = self.proc.returncode
         tail = self.stderr_tail(lines=15)
+        # A remote runner knows what its transport's exit status means (ssh: 255 is a lost link).
+        lost = getattr(self.runner, "lost_connection", lambda _rc: None)(rc)
+        if lost:
+            return WorkerFailure("connection", f"{lost} during {op}", stderr=tail)
+        remote_signal = getattr(self.runner, "exit_signal", lambda _rc: None)(rc)
+        if remote_signal:
+            rc = -remote_signal
         if rc is not None and rc < 0:
             try:
                 name = signal.Signals(-rc).name

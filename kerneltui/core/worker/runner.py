@@ -17,6 +17,10 @@ from kerneltui.core.worker.protocol import MAX_MESSAGE
 
 
 class Runner(Protocol):
+    """Starts and kills workers. Remote runners may also define ``lost_connection(returncode)``
+    (a message when the exit status means the link dropped: the loop retries the run once),
+    ``exit_signal(returncode)`` (the signal that ended a remote worker) and ``async close()``."""
+
     name: str
 
     async def spawn(self, backend: str, arch: str | None) -> asyncio.subprocess.Process: ...
@@ -70,5 +74,17 @@ class LocalRunner:
         return "this machine"
 
 
+# Set once by the front end (``--gpu-host``, ``[remote] gpu_host``) so that every pool the loop,
+# the watcher or the TUI creates starts its workers there; None: this machine.
+_configured: Runner | None = None
+
+
+def set_default_runner(runner: Runner | None) -> None:
+    global _configured
+    _configured = runner
+
+
 def default_runner(**kwargs: Any) -> Runner:
+    if _configured is not None and not kwargs:
+        return _configured
     return LocalRunner(**kwargs)
