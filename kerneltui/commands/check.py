@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, help="seeds per test case (a hidden seed is always added)")
     p.add_argument("--arch", help="target for ahead-of-time compiles without a GPU (default sm_90a)")
     p.add_argument("--no-history", action="store_true", help="do not record this version in the task's history")
+    p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
     p.set_defaults(func=main)
 
 
@@ -36,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import TaskError
 
     task = load_task_or_exit(args.task, args.kernel)
     try:
@@ -48,6 +50,8 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     options = RunOptions(rungs=rungs, seeds=args.seeds, timeout_s=args.timeout, arch=args.arch,
                          record=not args.no_history, origin="check")
+    if args.override:
+        options.extra["override"] = args.override.rstrip("/")
 
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
@@ -55,7 +59,11 @@ def main(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
-    report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+    try:
+        report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+    except TaskError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print_json(report.to_json())
     else:

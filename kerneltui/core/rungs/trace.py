@@ -12,6 +12,7 @@ Options (``RunOptions.extra``): ``trace_case`` (benchmark case index, default 0)
 
 from __future__ import annotations
 
+from pathlib import Path
 from statistics import median
 from typing import Any
 
@@ -40,10 +41,13 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
                     details=exc.error.get("traceback") or "")
-    return build_result(ctx, raw, worker.stderr_since(mark))
+    result = build_result(ctx.version_dir, raw, worker.stderr_since(mark))
+    ctx.data[NAME] = result.metrics
+    return result
 
 
-def build_result(ctx: RunContext, raw: dict[str, Any], stderr: str = "") -> RungResult:
+def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> RungResult:
+    """The rung's result from the worker's raw reply; writes ``<version>/trace/``."""
     untraced = float(median(raw["untraced_ms"])) if raw.get("untraced_ms") else None
     traced = float(median(raw["traced_ms"])) if raw.get("traced_ms") else None
     overhead_pct = 100.0 * (traced / untraced - 1.0) if untraced and traced is not None else None
@@ -55,7 +59,7 @@ def build_result(ctx: RunContext, raw: dict[str, Any], stderr: str = "") -> Rung
     except trace_buffer.TraceFormatError as exc:
         return fail(NAME, f"the trace buffer could not be read: {exc}")
     reports = [analyse(b) for b in buffers]
-    out_dir = ctx.version_dir / "trace"
+    out_dir = version_dir / "trace"
     files: dict[str, str] = {}
     try:
         trace_buffer.save(out_dir / "buffers.json", buffers, untraced_ms=raw.get("untraced_ms"),
@@ -80,7 +84,6 @@ def build_result(ctx: RunContext, raw: dict[str, Any], stderr: str = "") -> Rung
         "kernels": [r.to_dict() for r in reports], "timelines": timelines, **files,
         "traced_output_matches": raw.get("traced_output_matches"),
     }
-    ctx.data[NAME] = metrics
     details = "\n".join(lines) + ("\n" + stderr if stderr.strip() else "")
     head = _headline(reports, overhead_pct)
     if raw.get("traced_output_matches") is False or not any(r.ctas_traced for r in reports):

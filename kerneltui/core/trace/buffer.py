@@ -109,9 +109,10 @@ def from_words(words: list[int], regions: list[str] | tuple[str, ...], ctas: int
                 raise TraceFormatError(f"{kernel}: CTA {cta} region {regions[region]!r} ends before it begins "
                                        f"({values[1]} < {values[0]} ns): a begin/end pair is mismatched")
             records.append(RegionRecord(cta, region, *values))
-    g = tuple(int(x) for x in grid)
+    g = [int(x) for x in grid] + [1, 1, 1]
+    dims = (g[0], g[1], g[2]) if grid else (0, 0, 0)
     return TraceBuffer(kernel=kernel, regions=regions, ctas=ctas, records=tuple(records),
-                       grid=(g + (1, 1, 1))[:3] if g else (0, 0, 0), source=source, notes=tuple(notes))
+                       grid=dims, source=source, notes=tuple(notes))
 
 
 def from_dict(data: dict[str, Any]) -> TraceBuffer:
@@ -131,7 +132,7 @@ def load(path: Path) -> list[TraceBuffer]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise TraceFormatError(f"cannot read the trace {path}: {exc}") from exc
-    items = data.get("traces") if isinstance(data, dict) and "traces" in data else [data]
+    items = data["traces"] if isinstance(data, dict) and isinstance(data.get("traces"), list) else [data]
     return [from_dict(item) for item in items]
 
 
