@@ -126,8 +126,7 @@ class OpenTrace(Message):
 class EditStage(Message):
     """Write the shown stage (PTX, TTGIR) of the current version to an override folder and edit it."""
 
-    def __init__(self, stage: str, kernel: str, text: str) -> None:
+    def __init__(self, stage: str, text: str) -> None:
         super().__init__()
         self.stage = stage
-        self.kernel = kernel
         self.text = text

@@ -29,7 +29,7 @@ from textual.strip import Strip
 from textual.widgets import Static, Tab, Tabs
 
 from kerneltui.ui import keys
-from kerneltui.ui.messages import JumpToSource
+from kerneltui.ui.messages import EditStage, JumpToSource
 from kerneltui.ui.ports import AsmListing, AsmStage
 from kerneltui.ui.themes import rich_colour
 
@@ -287,6 +287,11 @@ class AsmLines(ScrollView, can_focus=True):
 
     def action_toggle_diff(self) -> None:
         self._pane().toggle_diff()
+
+    def action_edit_stage(self) -> None:
+        stage = self._pane().stage()
+        if stage is not None:
+            self.post_message(EditStage(stage.name, stage.text))
 
     def _pane(self) -> AsmPane:
         for ancestor in self.ancestors:
