@@ -139,6 +139,7 @@ class KernelApp(App[None]):
         self.requested: dict[str, str] = {}  # path -> content hash of the last run we started for it
         self.last_report_dir: Path | None = None
         self.override_folder: str | None = None  # the hand-edited PTX/TTGIR the palette can run
+        self.run_digest = ""  # source hash of the run in flight, from its RunStarted
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.current_run: str | None = None
         self.replaying = False
@@ -288,6 +289,7 @@ class KernelApp(App[None]):
         now = self.options.clock()
         if isinstance(event, ev.RunStarted):
             self.current_run = event.run_id
+            self.run_digest = event.source_hash  # the version folder's name (an override's differs from the file's)
             self.rungs.run_started(event.rungs, now)
             s = self.status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
@@ -330,7 +332,7 @@ class KernelApp(App[None]):
         self.status.show(now)
 
     def _after_run(self, event: ev.RunFinished) -> None:
-        digest = self.requested.get(str(self.kernel_task.kernel_path.resolve()), "")
+        digest = self.run_digest or self.requested.get(str(self.kernel_task.kernel_path.resolve()), "")
         record = getattr(self.history, "record", None)
         if callable(record):
             record(digest, event.results, event.device)

@@ -290,8 +290,10 @@ class AsmLines(ScrollView, can_focus=True):
 
     def action_edit_stage(self) -> None:
         stage = self._pane().stage()
-        if stage is not None:
-            self.post_message(EditStage(stage.name, stage.text))
+        if stage is None:
+            self.notify("no compiler output to edit yet: it appears after a run that dumps it", severity="warning")
+            return
+        self.post_message(EditStage(stage.name, stage.text))
 
     def _pane(self) -> AsmPane:
         for ancestor in self.ancestors:
