@@ -90,3 +90,27 @@ def test_override_folder_must_exist(cuda_task) -> None:
         _check(task, override=".kerneltui/override/nothing-here")
     with pytest.raises(override.OverrideError, match="not under"):
         _check(task, override="../elsewhere")
+
+
+def test_triton_override_reaches_the_compiled_kernel(tmp_path: Path) -> None:
+    """Triton's kernel override with the specialisation key from the dump: the ahead-of-time compile
+    of the override version (no GPU here) takes the edited PTX."""
+    dest = tmp_path / "vector_add"
+    shutil.copytree(EXAMPLES / "vector_add", dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    task = load_task(str(dest))
+    report = _check(task)
+    assert report.ok, [r.line() for r in report.results]
+    version = Path(report.version_dir)
+    dump = Dump.load(version)
+    variant = dump.primary()
+    ptx = dump.stage_text(variant, "ptx")
+    key = override.triton_key(version, "PTX", ptx)
+    assert key and key == variant.metadata["override_key"]
+    edited = override.write(task, version.name, "PTX", ptx, key=key)
+    assert edited.file == edited.folder / key / "add_kernel.ptx"
+    marker = "// edited by hand in kerneltui"
+    edited.file.write_text(ptx.replace(".address_size 64", f".address_size 64\n{marker}", 1))
+    again = _check(task, override=edited.rel_folder)
+    assert again.ok, [r.line() for r in again.results]
+    new = Dump.load(Path(again.version_dir))
+    assert marker in new.stage_text(new.variant("add_kernel", variant.label), "ptx")
