@@ -88,7 +88,12 @@ def buffer(kernel: str, regions: tuple[str, ...] | list[str], grid: Any, device:
     if len(set(names)) != len(names):
         raise ValueError(f"ktrace.buffer({kernel!r}): region names repeat: {', '.join(names)}")
     dims = _grid(grid)
-    dev = torch.device("cuda", torch.cuda.current_device()) if device is None else torch.device(device)
+    if device is not None:
+        dev = torch.device(device)
+    elif torch.cuda.is_available():
+        dev = torch.device("cuda", torch.cuda.current_device())
+    else:  # compile-only checks without a GPU: the launch is recorded, never run
+        dev = torch.device("cpu")
     if _session is None:
         dummy = _dummies.get(dev)
         if dummy is None:
