@@ -101,5 +101,8 @@ def test_rung_result_from_a_worker_reply(tmp_path: Path, matmul: buffer.TraceBuf
     assert "tracing overhead: traced median 74.0 µs vs untraced 70.0 µs" in result.details
     assert json.loads((tmp_path / "trace" / "trace.json").read_text())["traceEvents"]
     assert buffer.load(tmp_path / "trace" / "buffers.json")[0].records == matmul.records
+    text = summary.brief(tmp_path)  # what the agent's trace_regions tool reads
+    assert text is not None and text.startswith("tracing overhead: traced median 74.0 µs")
+    assert "load∩compute 99%" in text and summary.brief(tmp_path / "untraced") is None
     none = build_result(tmp_path, {**raw, "buffers": []})
     assert none.status == "fail" and "ktrace.buffer" in (none.error or "")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from kerneltui.core.trace.stats import TraceReport
+import json
+from pathlib import Path
+from statistics import median
+
+from kerneltui.core.trace import buffer as trace_buffer
+from kerneltui.core.trace.stats import TraceReport, analyse
 
 
 def fmt_ns(ns: float) -> str:
@@ -38,3 +43,20 @@ def overhead_line(untraced_ms: float | None, traced_ms: float | None) -> str:
     pct = 100.0 * (traced_ms / untraced_ms - 1.0)
     return (f"tracing overhead: traced median {traced_ms * 1000:.1f} µs vs untraced {untraced_ms * 1000:.1f} µs "
             f"({pct:+.1f}%): region times come from the traced run, the real time is the untraced one")
+
+
+def brief(version_dir: Path) -> str | None:
+    """The saved trace of a version as text for the agent: overhead, then each kernel's region table.
+    None when the version was not traced."""
+    path = version_dir / "trace" / "buffers.json"
+    if not path.is_file():
+        return None
+    traces = trace_buffer.load(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    untraced, traced = data.get("untraced_ms") or [], data.get("traced_ms") or []
+    lines = [overhead_line(float(median(untraced)) if untraced else None, float(median(traced)) if traced else None)]
+    for buf in traces:
+        lines += ["", region_table(analyse(buf))]
+    lines.append("\nRegions are timed by the CTA's thread 0 (CUDA header) or the issuing thread (Triton markers); "
+                 "a region's share is its busy time over the CTAs' spans.")
+    return "\n".join(lines)
