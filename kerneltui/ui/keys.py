@@ -65,7 +65,7 @@ ASM = [
     _b("c", "toggle_filter('comments')", "Comments", "asm_comments"),
     _b("x", "toggle_filter('hex')", "Hex", "asm_hex"),
     _b("v", "toggle_diff", "Diff vs accepted", "asm_diff"),
-    _b("e", "edit_stage", "Edit this stage", "asm_edit"),
+    _b("e", "edit_stage", "Edit this stage", "asm_edit", show=False),
     _b("g", "top", "Top", "asm_top", show=False),
     _b("G", "bottom", "Bottom", "asm_bottom", show=False),
 ]
