@@ -106,3 +106,16 @@ def test_rung_result_from_a_worker_reply(tmp_path: Path, matmul: buffer.TraceBuf
     assert "load∩compute 99%" in text and summary.brief(tmp_path / "untraced") is None
     none = build_result(tmp_path, {**raw, "buffers": []})
     assert none.status == "fail" and "ktrace.buffer" in (none.error or "")
+
+
+def test_cli_shows_a_saved_trace(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    proc = run_cli("trace", "--show", str(DATA / "two_kernels.json"), "--width", "40", "--by", "cta", "--rows", "3",
+                   "--chrome", str(tmp_path / "t.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "matmul_pipelined: 256/256 CTAs traced on 132 SMs" in proc.stdout
+    assert "CTA 2 │" in proc.stdout and "… 253 more CTAs" in proc.stdout and "softmax_kernel" in proc.stdout
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    bad = run_cli("trace", "--show", str(tmp_path / "missing.json"))
+    assert bad.returncode == 2 and "cannot read the trace" in bad.stderr
