@@ -63,7 +63,9 @@ def main() -> int:
         rung = next((r for r in report["rungs"] if r["name"] == "dump"), None)
         correctness = next((r for r in report["rungs"] if r["name"] == "correctness"), None)
         if rung is None or rung["status"] not in ("ok", "warn"):
-            failures.append(f"{name}: dump {rung['status'] if rung else 'did not run'}: {rung and (rung['error'] or rung['summary'])}")
+            why = next((f"[{r['name']}] {r['error'] or r['summary']}" for r in report["rungs"] if r["status"] == "fail"), "")
+            failures.append(f"{name}: dump {rung['status'] if rung else 'did not run'}: "
+                            f"{rung and (rung['error'] or rung['summary'])}{'; ' + why if why else ''}")
             continue
         task = load_task(str(task_dir))
         version = task.state_dir / "versions" / source_hash(task.kernel_source())

@@ -104,11 +104,18 @@ class Loop:
         results: list[RungResult] = []
         cancelled = False
         try:
-            for name in names:
+            for i, name in enumerate(names):
                 result = await self._run_rung(ctx, name)
                 results.append(result)
                 ctx.results[name] = result
                 self.emit(RungFinished(run_id=run_id, result=result))
+                if name == "compile" and not self.pool.replenish and ctx.has_gpu and any(
+                    rung_registry.spec(n).own_worker for n in names[i + 1:]
+                ):
+                    # A pool that does not keep spares (one-shot commands) learns only now that a
+                    # GPU rung with a worker of its own will follow: start that worker while the
+                    # checks run.
+                    self.pool.prestart()
         except asyncio.CancelledError:
             cancelled = True
             raise
@@ -198,10 +205,9 @@ async def check_once(task: Task, options: RunOptions | None = None, emit: Emit |
     """Run the loop once with a private pool (headless commands)."""
     own_pool = pool is None
     if pool is None:
-        names = rung_registry.resolve(options.rungs if options else None)
-        # A one-shot run needs a second worker only for rungs that must not share the check worker.
-        pool = WorkerPool(task.backend, arch=(options.arch if options else None) or task.arch,
-                          replenish=any(rung_registry.spec(n).own_worker for n in names))
+        # One-shot: no spare workers; Loop.run starts the benchmark's worker once it knows a GPU
+        # is there (on a CPU-only machine that rung is skipped and the worker never needed).
+        pool = WorkerPool(task.backend, arch=(options.arch if options else None) or task.arch, replenish=False)
     loop = Loop(task, pool=pool, emit=emit, observers=observers)
     try:
         return await loop.run(options)

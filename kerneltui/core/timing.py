@@ -450,7 +450,7 @@ def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputP
         try:
             _copy_into(rt, static_inputs, item.inputs)
         except ValueError as exc:
-            return {"error": f"graph mode needs inputs of one layout for every seed: {exc}"}
+            return {"error": f"graph mode needs inputs that differ only in tensor contents: {exc}"}
         torch.cuda.synchronize()
         persisting.reset()
         flusher.scrub()
@@ -487,8 +487,28 @@ def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputP
             "failure": failure, "wall_s": round(time.perf_counter() - began, 4)}
 
 
+def _scalar_leaves(torch: Any, data: Any, prefix: str = "input") -> Iterator[tuple[str, Any]]:
+    """(name, value) for every leaf of ``data`` that is not a tensor, depth first."""
+    if isinstance(data, torch.Tensor):
+        return
+    if isinstance(data, (tuple, list)):
+        for i, x in enumerate(data):
+            yield from _scalar_leaves(torch, x, f"{prefix}[{i}]")
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            yield from _scalar_leaves(torch, v, f"{prefix}[{k!r}]")
+    else:
+        yield prefix, data
+
+
 def _copy_into(rt: Any, static: Any, fresh: Any) -> None:
     torch = rt.torch
+    # A graph bakes in the scalar arguments it was captured with; only tensors can be refreshed.
+    # Inputs whose scalars change with the seed (e.g. axpb's a and b) cannot be replayed honestly.
+    for (name, old), (_, new) in zip(_scalar_leaves(torch, static), _scalar_leaves(torch, fresh), strict=False):
+        if old != new:
+            raise ValueError(f"the scalar argument {name} changes with the seed ({old!r}, then {new!r}) and a "
+                             "CUDA graph keeps the value it was captured with")
     dst = list(rt.tensors(static, "x"))
     src = list(rt.tensors(fresh, "x"))
     if [n for n, _ in dst] != [n for n, _ in src]:

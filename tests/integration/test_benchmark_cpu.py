@@ -66,6 +66,16 @@ out["dtypes"] = pool.dtypes
 out["main_dtype"] = timing.main_dtype(params, pool.dtypes)
 a, b = pool.next(), pool.next()  # used below by the recheck
 
+# -- CUDA-graph mode refreshes tensors in place and refuses scalars that change with the seed
+static = (a.inputs[0].clone(), 2.0, {"eps": 1e-5})
+timing._copy_into(rt, static, (b.inputs[0], 2.0, {"eps": 1e-5}))
+out["graph_copied"] = bool(torch.equal(static[0], b.inputs[0]))
+try:
+    timing._copy_into(rt, static, (b.inputs[0], 3.0, {"eps": 1e-5}))
+    out["graph_scalar"] = None
+except ValueError as exc:
+    out["graph_scalar"] = str(exc)
+
 # -- the recheck: right, stale (a pointer/content cache), wrong shape, not a plain tensor
 check = recheck.OutputCheck(state, rt, "n=5000", lambda seed: rt.make_inputs(params, seed))
 out["right"] = check.verify(a.inputs[0] + a.inputs[1], a.ref_out, a.seed)
@@ -129,6 +139,13 @@ def test_the_pool_renews_its_buffers_with_data_no_call_has_seen(in_worker):
     ptrs = [s["ptr"] for s in seen]
     assert len(set(ptrs[:3])) == 3 and ptrs[3:6] == ptrs[:3] and ptrs[6:9] == ptrs[:3]
     assert in_worker["dtypes"] == ["float32", "float32"] and in_worker["main_dtype"] == "float32"
+
+
+def test_graph_mode_refreshes_tensors_and_refuses_changing_scalars(in_worker):
+    assert in_worker["graph_copied"]
+    # A graph would replay with the captured scalar and produce a wrong answer for the new seed:
+    # graph timing is declined (with this reason), the kernel is not blamed.
+    assert "input[1] changes with the seed (2.0, then 3.0)" in in_worker["graph_scalar"]
 
 
 def test_the_recheck_catches_stale_and_malformed_outputs(in_worker):

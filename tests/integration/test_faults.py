@@ -23,7 +23,8 @@ def variant(old: str, new: str) -> str:
 
 def check_json(task_dir, kernel_name: str, text: str, *extra: str) -> dict:
     (task_dir / kernel_name).write_text(text)
-    proc = run_cli("check", str(task_dir), "--kernel", str(task_dir / kernel_name), "--json", "--seeds", "2", *extra)
+    proc = run_cli("check", str(task_dir), "--kernel", str(task_dir / kernel_name), "--json", "--seeds", "2",
+                   "--rungs", "correctness", "--no-history", *extra)
     report = json.loads(proc.stdout)
     assert proc.returncode == (0 if report["ok"] else 1), proc.stderr
     return report

@@ -8,7 +8,7 @@ from tests.conftest import DATA, run_cli
 
 
 def run_json(*args: str) -> dict:
-    proc = run_cli("check", *args, "--json", "--seeds", "2")
+    proc = run_cli("check", *args, "--json", "--seeds", "2", "--rungs", "correctness")
     return json.loads(proc.stdout)
 
 

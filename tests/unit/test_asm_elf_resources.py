@@ -3,6 +3,8 @@ against what cuobjdump and ptxas themselves printed for the same binaries."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kerneltui.core.asm.elf import CubinError, read_cubin, same_code
@@ -180,3 +182,16 @@ def test_same_code_ignores_the_line_table_timestamp(tmp_path):
     assert same_code(original, original)
     assert not same_code(original, cubin("triton_vector_add_n1000"))
     assert not same_code(original, b"junk")
+
+
+def test_rerun_ptxas_lowers_a_newer_ptx_version_and_says_so():
+    # CuTe DSL can emit a PTX ISA version newer than the ptxas found here; the header is lowered to
+    # what this ptxas supports, and the report says so (and whether the cubin still matches).
+    ptx = read("triton_vector_add_mod16", "kernel.ptx")
+    newer = re.sub(r"^\.version \d+\.\d+", ".version 99.9", ptx, count=1, flags=re.MULTILINE)
+    assert newer != ptx
+    run = rerun_ptxas(newer, "sm_90a", _triton_ptxas(), cubin("triton_vector_add_mod16"))
+    assert run.lowered_version.startswith("PTX .version 99.9 lowered to ")
+    assert run.functions["add_kernel"].spill_store_bytes == 0
+    report = build_report("add_kernel", "sm_90a", {"num_warps": 4}, None, run, None, 0, 0)
+    assert "lowered" in report.spills_source

@@ -82,6 +82,7 @@ class PtxasRun:
     same_cubin: bool  # the rerun produced the backend's cubin (code, resources; see elf.same_code)
     command: list[str]
     tool: Tool
+    lowered_version: str = ""  # set when the PTX header had to be lowered for this ptxas
 
 
 def rerun_ptxas(ptx: str, arch: str, tool: Tool, reference_cubin: bytes | None,
@@ -96,13 +97,29 @@ def rerun_ptxas(ptx: str, arch: str, tool: Tool, reference_cubin: bytes | None,
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"ptxas gave no answer after {timeout:.0f} s") from exc
         log = proc.stdout + proc.stderr
+        lowered = ""
+        newer = _UNSUPPORTED_VERSION.search(log)
+        if proc.returncode != 0 and newer:
+            # A DSL can ship a newer compiler than the toolkit here (CuTe DSL emits PTX ISA versions
+            # a CUDA 13.0 ptxas refuses). The header is often the only thing newer: assemble again
+            # with the version ptxas knows; comparing with the build's cubin says if that was exact.
+            lowered = f"PTX .version {newer.group(1)} lowered to {newer.group(2)} for ptxas {tool.version}"
+            src.write_text(_VERSION_LINE.sub(f".version {newer.group(2)}", ptx, count=1), encoding="utf-8")
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            log = proc.stdout + proc.stderr
         if proc.returncode != 0:
             tail = "\n".join(log.strip().splitlines()[-5:])
-            raise RuntimeError(f"ptxas {tool.version} could not assemble the PTX for {arch}: {tail}")
+            raise RuntimeError(f"ptxas {tool.version} could not assemble the PTX for {arch}"
+                               f"{' (even ' + lowered + ')' if lowered else ''}: {tail}")
         built = dst.read_bytes() if dst.exists() else b""
     shown = [Path(c).name if c.startswith(tmp) else c for c in cmd]
     same = reference_cubin is not None and same_code(built, reference_cubin)
-    return PtxasRun(log=log, functions=parse_ptxas_log(log), same_cubin=same, command=shown, tool=tool)
+    return PtxasRun(log=log, functions=parse_ptxas_log(log), same_cubin=same, command=shown, tool=tool,
+                    lowered_version=lowered)
+
+
+_UNSUPPORTED_VERSION = re.compile(r"Unsupported \.version (\d+\.\d+); current version is '(\d+\.\d+)'")
+_VERSION_LINE = re.compile(r"^\s*\.version\s+\d+\.\d+", re.MULTILINE)
 
 
 @dataclass
@@ -194,6 +211,8 @@ def build_report(kernel: str, arch: str, metadata: dict[str, Any], cubin: Kernel
             report.spills_source = (f"ptxas -v ({ptxas.tool.version or ptxas.tool.origin}) run again; its cubin differs "
                                     "from the build (other ptxas version or options), so spills are approximate")
             report.notes.append(report.spills_source)
+        if ptxas.lowered_version:
+            report.spills_source += f" ({ptxas.lowered_version})"
         if report.registers is None:
             report.registers = fn.registers
             report.barriers = fn.barriers

@@ -21,12 +21,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.containers import Vertical
+from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Static, Tab, Tabs
+from textual.widgets import Static
 
 from kerneltui.ui import keys
 from kerneltui.ui.messages import EditStage, JumpToSource
@@ -302,9 +303,52 @@ class AsmLines(ScrollView, can_focus=True):
         raise LookupError("AsmLines outside an AsmPane")
 
 
+class StageBar(Static):
+    """The compiler stages of one listing, the shown one highlighted; a click picks another.
+
+    Drawn in one Static rather than a Tabs widget: results arrive while an earlier set of tabs is
+    still being mounted or removed, and a plain render has no such in-between state.
+    """
+
+    class Chosen(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.names: list[str] = []
+        self.active: str | None = None
+
+    def set_stages(self, names: list[str], active: str | None) -> None:
+        self.names = list(names)
+        self.active = active
+        text = Text()
+        for name in self.names:
+            label = f" {name} "
+            text.append(label, style="bold reverse" if name == active else "")
+            text.append(" ")
+        self.update(text)
+
+    def name_at(self, x: int) -> str | None:
+        start = 0
+        for name in self.names:
+            width = len(name) + 2
+            if start <= x < start + width:
+                return name
+            start += width + 1
+        return None
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        name = self.name_at(event.x - self.gutter.left)
+        if name is not None:
+            self.post_message(self.Chosen(name))
+
+
 class AsmPane(Vertical):
     DEFAULT_CSS = """
-    AsmPane Tabs { height: 2; }
+    AsmPane #asm-tabs { height: 1; padding: 0 1; }
     AsmPane #asm-filters { height: 1; color: $text-muted; padding: 0 1; }
     AsmPane #asm-note { color: $text-muted; padding: 1 1; height: auto; }
     """
@@ -317,11 +361,9 @@ class AsmPane(Vertical):
         self.filters = {"directives": hide_directives, "comments": hide_comments, "hex": hide_hex}
         self.diff = False
         self.stage_name: str | None = None
-        self._populating = False
 
     def compose(self) -> ComposeResult:
-        tabs = self.tabs = Tabs(id="asm-tabs")
-        tabs.can_focus = False
+        tabs = self.tabs = StageBar(id="asm-tabs")
         tabs.display = False
         self.filters_label = Static("", id="asm-filters")
         self.note_label = Static(self.listing.note, id="asm-note")
@@ -338,35 +380,24 @@ class AsmPane(Vertical):
     async def show(self, listing: AsmListing, previous: AsmListing | None = None) -> None:
         self.listing = listing
         self.previous = previous
-        tabs = self.tabs
         names = [s.name for s in listing.stages]
-        self._populating = True  # adding tabs activates the first one: not a choice of the person
-        try:
-            await tabs.clear()
-            for name in names:
-                await tabs.add_tab(Tab(name, id=f"stage-{name.lower()}"))
-        finally:
-            self._populating = False
         note = self.note_label
         note.update(listing.note)
         note.display = not listing.stages
-        tabs.display = bool(listing.stages)
+        self.tabs.display = bool(listing.stages)
         if names:
             keep = self.stage_name if self.stage_name in names else ("SASS" if "SASS" in names else names[-1])
             self.stage_name = keep
-            tabs.active = f"stage-{keep.lower()}"
         else:
             self.stage_name = None
+        self.tabs.set_stages(names, self.stage_name)
         self._rebuild()
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+    def on_stage_bar_chosen(self, event: StageBar.Chosen) -> None:
         event.stop()
-        # Adding tabs activates the first one; ignore activations that are no longer current.
-        if self._populating or event.tab is None or event.tab.id != self.tabs.active:
-            return
-        name = str(event.tab.label.plain)
-        if name != self.stage_name:
-            self.stage_name = name
+        if event.name != self.stage_name:
+            self.stage_name = event.name
+            self.tabs.set_stages(self.tabs.names, event.name)
             self._rebuild()
 
     def stage(self) -> AsmStage | None:
@@ -378,7 +409,7 @@ class AsmPane(Vertical):
             return
         index = names.index(self.stage_name) if self.stage_name in names else 0
         self.stage_name = names[(index + delta) % len(names)]
-        self.tabs.active = f"stage-{self.stage_name.lower()}"
+        self.tabs.set_stages(names, self.stage_name)
         self._rebuild()
 
     def toggle_filter(self, name: str) -> None:

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# kerneltui's GPU verification in one command, for a GPU machine where every minute counts.
+#
+# Steps run in the order given, each under its own time limit and logging to OUTDIR/<step>.log; a
+# step that fails or runs out of time does not stop the next one (OUTDIR/summary.txt says how each
+# ended). The bench scripts append to bench/RESULTS.md, which is copied to OUTDIR at the end.
+#
+# Usage: bench/gpu_all.sh OUTDIR STEP[=SECONDS] ...
+#   env           GPU, driver, torch, triton, CuTe DSL, ncu versions
+#   gpu-tests     tests/gpu except the timing tests, several at once (correctness does not mind sharing)
+#   bench-tests   the timing tests (tests/gpu/test_benchmark_gpu.py), alone on the GPU
+#   timing        bench/bench_timing.py --runs 5 (kerneltui vs do_bench vs ncu)
+#   dump          bench/dump_examples.py (every example's compiler output on the GPU)
+#   watch         bench/watch_latency.py on softmax (the GPU target; vector_add's is on the CPU)
+#   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
+#   py:SCRIPT     any further bench script (with arguments separated by commas)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUTDIR="$1"; shift
+mkdir -p "$OUTDIR"
+PY="${PYTHON:-python3}"
+SUMMARY="$OUTDIR/summary.txt"
+
+run_step() {  # name seconds command...
+  local name="$1" limit="$2"; shift 2
+  local log="$OUTDIR/${name//[^A-Za-z0-9_.-]/_}.log"
+  local start=$SECONDS
+  echo "== $name (limit ${limit}s): $*" | tee -a "$SUMMARY"
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+  local rc=$?
+  echo "   rc=$rc after $((SECONDS - start)) s; last line: $(tail -n 1 "$log")" | tee -a "$SUMMARY"
+}
+
+for spec in "$@"; do
+  step="${spec%%=*}"
+  limit=300
+  [[ "$spec" == *=* ]] && limit="${spec#*=}"
+  case "$step" in
+    env)
+      run_step env "$limit" bash -c "nvidia-smi; $PY -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name())'; $PY -c 'import cutlass; print(\"cutlass-dsl\", cutlass.__version__)' || true; (ncu --version || true)" ;;
+    gpu-tests)
+      run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider -n 4 \
+        --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu ;;
+    bench-tests)
+      run_step bench-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider tests/gpu/test_benchmark_gpu.py ;;
+    timing)
+      run_step timing "$limit" "$PY" bench/bench_timing.py --runs 5 ;;
+    dump)
+      run_step dump "$limit" "$PY" bench/dump_examples.py ;;
+    watch)
+      run_step watch-softmax "$limit" "$PY" bench/watch_latency.py --example softmax --saves 10 ;;
+    pytest:*)
+      files="${step#pytest:}"
+      run_step "$step" "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider ${files//,/ } ;;
+    py:*)
+      args="${step#py:}"
+      run_step "$step" "$limit" "$PY" ${args//,/ } ;;
+    *)
+      echo "unknown step: $step" | tee -a "$SUMMARY" ;;
+  esac
+done
+cp bench/RESULTS.md "$OUTDIR/RESULTS.md"
