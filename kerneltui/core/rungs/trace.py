@@ -77,7 +77,7 @@ def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> Ru
     if files.get("chrome_trace"):
         lines += ["", f"Perfetto / chrome://tracing: {files['chrome_trace']}"]
     if raw.get("traced_output_matches") is False:
-        lines.append("warning: the traced run's output differs from the reference: the markers changed the result")
+        lines.append("warning: the traced run's output differs from the untraced run's: the markers changed the result")
     metrics: dict[str, Any] = {
         "untraced_ms": untraced, "traced_ms": traced, "overhead_pct": overhead_pct,
         "case": raw.get("case"), "case_kind": raw.get("case_kind"),
@@ -87,7 +87,7 @@ def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> Ru
     details = "\n".join(lines) + ("\n" + stderr if stderr.strip() else "")
     head = _headline(reports, overhead_pct)
     if raw.get("traced_output_matches") is False or not any(r.ctas_traced for r in reports):
-        why = "no CTA recorded a region" if not any(r.ctas_traced for r in reports) else "traced output differs"
+        why = "no CTA recorded a region" if not any(r.ctas_traced for r in reports) else "traced output differs from untraced"
         return warn(NAME, f"{head} · {why}", metrics=metrics, details=details)
     return ok(NAME, head, metrics=metrics, details=details)
 

@@ -65,6 +65,7 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
     progress(f"untraced: {reps} calls on {kind} case {index}")
     for _ in range(WARMUP):
         call(inputs)
+    plain_out = call(rt.clone(inputs))
     untraced = _time_calls(state, call, inputs, reps, lambda: None)
 
     progress(f"traced: {reps} calls")
@@ -83,12 +84,11 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
     finally:
         ktrace.stop()
     matches = None
-    try:
-        ref = rt.call_reference(rt.clone(inputs))
-        if isinstance(ref, torch.Tensor) and isinstance(out, torch.Tensor) and ref.shape == out.shape:
-            tol = 1e-2 if ref.dtype in (torch.float16, torch.bfloat16) else 1e-4
-            matches = bool(torch.allclose(out.float(), ref.float(), rtol=tol, atol=tol))
-    except Exception as exc:  # the comparison is a courtesy; the correctness rung is the judge
+    try:  # the markers must not change what the kernel computes: traced vs untraced output, same inputs
+        if isinstance(out, torch.Tensor) and isinstance(plain_out, torch.Tensor) and out.shape == plain_out.shape:
+            matches = bool(torch.equal(out, plain_out)) or bool(
+                torch.allclose(out.float(), plain_out.float(), rtol=1e-3, atol=1e-3, equal_nan=True))
+    except Exception as exc:  # a courtesy; the correctness rung is the judge
         state.notes.append(f"trace: could not compare the traced output ({type(exc).__name__}: {exc})")
     return {"case": index, "case_kind": kind, "params": params, "untraced_ms": untraced, "traced_ms": traced,
             "buffers": dumps, "traced_output_matches": matches, "device": state.info.get("name")}
