@@ -114,3 +114,12 @@ def test_triton_override_reaches_the_compiled_kernel(tmp_path: Path) -> None:
     assert again.ok, [r.line() for r in again.results]
     new = Dump.load(Path(again.version_dir))
     assert marker in new.stage_text(new.variant("add_kernel", variant.label), "ptx")
+
+
+def test_check_cli_says_what_is_wrong_with_an_override(cuda_task) -> None:
+    from tests.conftest import run_cli
+
+    task, _, _ = cuda_task
+    proc = run_cli("check", str(task.root), "--override", ".kerneltui/override/none", "--no-history")
+    assert proc.returncode == 2
+    assert "has no override.json" in proc.stderr and "edit this stage" in proc.stderr
