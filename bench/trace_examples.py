@@ -46,7 +46,7 @@ def _copy(name: str, scratch: Path) -> Path:
 
 
 def _run(task_dir: Path, rungs: list[str], **extra):  # type: ignore[no-untyped-def]
-    options = RunOptions(rungs=rungs, record=False, seeds=2, extra={"benchmark": QUICK_BENCH, **extra})
+    options = RunOptions(rungs=rungs, record=False, seeds=1, extra={"benchmark": QUICK_BENCH, **extra})
     return asyncio.run(check_once(load_task(str(task_dir)), options))
 
 
