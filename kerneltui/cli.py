@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "profile",
     "asm",
     "ask",
+    "trace",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

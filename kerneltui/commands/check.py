@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-j", "--jobs", type=int,
                    help="with --kernels: candidates verified at once on this machine (default: one per GPU, "
                         "2 without a GPU)")
+
+    p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
     p.set_defaults(func=main)
 
 
@@ -44,6 +46,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import TaskError
 
     if args.kernels and args.kernel:
         print("kerneltui: give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both",
@@ -64,6 +67,8 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     options = RunOptions(rungs=rungs, seeds=args.seeds, timeout_s=args.timeout, arch=args.arch,
                          record=not args.no_history, origin="check")
+    if args.override:
+        options.extra["override"] = args.override.rstrip("/")
 
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
@@ -73,7 +78,11 @@ def main(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
-    report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+    try:
+        report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+    except TaskError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print_json(report.to_json())
     else:

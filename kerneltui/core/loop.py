@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
@@ -97,6 +98,11 @@ class Loop:
         overrides = {task.kernel_file: source}
         files = task.read_sources(overrides)
         digest = source_hash(source)
+        edited = options.extra.get(override.EXTRA_KEY)
+        if edited:  # hand-edited PTX/TTGIR: a version of its own (core.override)
+            edited_files = override.read_files(task, str(edited))
+            files.update(edited_files)
+            digest = source_hash(source + override.fingerprint(edited_files))
         run_id = uuid.uuid4().hex[:12]
         version_dir = task.state_dir / "versions" / digest
         ctx = RunContext(
@@ -186,6 +192,13 @@ class Loop:
             target = ctx.version_dir / Path(ctx.task.kernel_file).name
             if not target.exists():
                 target.write_text(ctx.source, encoding="utf-8")
+            edited = ctx.options.extra.get(override.EXTRA_KEY)
+            if edited:  # the edited compiler output is part of this version's source
+                for name, text in ctx.files.items():
+                    if name.startswith(f"{edited}/"):
+                        copy = ctx.version_dir / "override" / name[len(edited) + 1:]
+                        copy.parent.mkdir(parents=True, exist_ok=True)
+                        copy.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.emit(_notice("warning", f"could not save the version to {ctx.version_dir}: {exc.strerror}"))
 

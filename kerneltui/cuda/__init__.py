@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,7 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.cuda.driver import CudaError
-from kerneltui.cuda.nvcc import BuildResult, CudaCompileError, KernelResources, NvccNotFound, build
+from kerneltui.cuda.nvcc import (
+    BuildResult,
+    CudaCompileError,
+    KernelResources,
+    NvccNotFound,
+    build,
+    build_from_ptx,
+)
 from kerneltui.cuda.params import Signature, entries, pack
 
 __all__ = [
@@ -110,7 +118,8 @@ def load(path: str | Path, *, arch: str | None = None, options: Sequence[str] = 
     opts = list(options) + [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in (defines or {}).items()]
     dirs = tuple(Path(d) if Path(d).is_absolute() else here / d for d in include_dirs)
     target = arch or _target_arch()
-    result = build(source, target, tuple(opts), dirs)
+    edited = _ptx_override(source, opts)
+    result = build_from_ptx(edited, source, target) if edited is not None else build(source, target, tuple(opts), dirs)
     module = Module(result)
     _settings.modules.add(module)
     return module
@@ -265,6 +274,19 @@ def _dims(value: Any, what: str, kernel: str) -> tuple[int, int, int]:
         raise ValueError(f"{kernel}: {what} {tuple(dims)} has a dimension below 1 (an empty input? skip the launch)")
     full = (*dims, 1, 1)[:3]
     return (int(full[0]), int(full[1]), int(full[2]))
+
+
+PTX_OVERRIDE_ENV = "KERNELTUI_PTX_OVERRIDE_DIR"
+
+
+def _ptx_override(source: Path, options: list[str]) -> Path | None:
+    """Hand-edited PTX for ``source`` (``$KERNELTUI_PTX_OVERRIDE_DIR/<stem>.ptx``, set by kerneltui for a
+    version with an override). Builds with ``-DKTRACE`` (the traced build) keep nvcc's PTX."""
+    folder = os.environ.get(PTX_OVERRIDE_ENV)
+    if not folder or any(o.startswith("-DKTRACE") for o in options):
+        return None
+    path = Path(folder) / f"{source.stem}.ptx"
+    return path if path.is_file() else None
 
 
 def _caller_dir() -> Path:

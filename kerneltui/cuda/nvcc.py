@@ -119,6 +119,61 @@ def build(source: Path, arch: str, options: tuple[str, ...] = (), include_dirs: 
     return _compile_into(entry, source, arch, options, include_dirs, nvcc, key)
 
 
+def build_from_ptx(ptx_path: Path, source: Path, arch: str) -> BuildResult:
+    """Assemble hand-edited PTX (``ptx_path``) with ptxas into a cubin, for the kernels of ``source``.
+
+    The PTX must target ``arch`` or one it can run on; ptxas's errors come back as
+    :class:`CudaCompileError` naming the PTX file and line."""
+    nvcc = find_nvcc()
+    source = source.resolve()
+    text = ptx_path.read_bytes()
+    h = hashlib.sha256(text)
+    h.update(json.dumps([source.name, arch, "ptx-override", nvcc_version(nvcc)]).encode())
+    entry = cache_root() / f"ptx-{h.hexdigest()[:28]}"
+    cached = _read_entry(entry, source)
+    if cached is not None:
+        return cached
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=entry.parent))
+    try:
+        shutil.copyfile(ptx_path, work / "kernel.ptx")
+        back = [nvcc, "-cubin", f"-arch={arch}", "-lineinfo", "-Xptxas", "-v", str(work / "kernel.ptx"),
+                "-o", str(work / "kernel.cubin")]
+        proc = subprocess.run(back, cwd=source.parent, capture_output=True, text=True)
+        log = (proc.stdout + ("\n" if proc.stdout and proc.stderr else "") + proc.stderr).strip()
+        if proc.returncode != 0:
+            raise ptx_error(log, ptx_path, back)
+        (work / "ptxas.log").write_text(log)
+        (work / "meta.json").write_text(json.dumps({"arch": arch, "options": [], "command": back,
+                                                    "compiled_in": str(source.parent), "source": source.name,
+                                                    "ptx_override": str(ptx_path)}))
+        try:
+            os.replace(work, entry)
+        except OSError:
+            pass
+        result = _read_entry(entry, source, cached=False)
+        if result is None:
+            raise RuntimeError(f"kerneltui.cuda: assembling {ptx_path.name} left no artifacts in {entry}")
+        return result
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
+PTXAS_LINE = re.compile(r"^ptxas\s+(?P<file>[^,]+), line (?P<line>\d+); (?P<kind>error|fatal)\s*: (?P<text>.*)$")
+
+
+def ptx_error(log: str, ptx_path: Path, cmd: list[str]) -> CudaCompileError:
+    """ptxas's first error in edited PTX: ``ptxas kernel.ptx, line 42; error : Unknown symbol 'x'``."""
+    for line in log.splitlines():
+        m = PTXAS_LINE.match(line.strip())
+        if m:
+            return CudaCompileError(f"{ptx_path.name}:{m.group('line')}: ptxas {m.group('kind')}: {m.group('text')}",
+                                    file=str(ptx_path), line=int(m.group("line")), log=log, command=cmd)
+    tail = " | ".join(log.splitlines()[-3:]) or "ptxas failed without output"
+    return CudaCompileError(f"{ptx_path.name}: {tail}", file=str(ptx_path), line=None, log=log, command=cmd)
+
+
 def _cache_key(source: Path, text: bytes, arch: str, options: tuple[str, ...], include_dirs: tuple[Path, ...],
                version: str) -> str:
     h = hashlib.sha256()

@@ -10,6 +10,9 @@ and file parsing for the asm view happens in a thread worker.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,12 +44,14 @@ from kerneltui.ui.messages import (
     AgentEvent,
     ChatSubmitted,
     EditorCursorMoved,
+    EditStage,
     EventBridge,
     FileEvent,
     JumpToSource,
     LoopEvent,
     NoticeEvent,
     OpenProfile,
+    OpenTrace,
     ProposalDecision,
     SaveRequested,
 )
@@ -133,6 +138,8 @@ class KernelApp(App[None]):
         self.theme_problems: list[str] = []
         self.requested: dict[str, str] = {}  # path -> content hash of the last run we started for it
         self.last_report_dir: Path | None = None
+        self.override_folder: str | None = None  # the hand-edited PTX/TTGIR the palette can run
+        self.run_digest = ""  # source hash of the run in flight, from its RunStarted
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.current_run: str | None = None
         self.replaying = False
@@ -250,7 +257,7 @@ class KernelApp(App[None]):
 
     # -- running the loop ---------------------------------------------------------------------
 
-    def request_run(self, origin: str, rungs: list[str] | None = None) -> None:
+    def request_run(self, origin: str, rungs: list[str] | None = None, extra: dict[str, Any] | None = None) -> None:
         """Start a run of the file on disk now; a run in flight is cancelled (its worker killed)."""
         try:
             text = self.kernel_task.kernel_source()
@@ -259,7 +266,7 @@ class KernelApp(App[None]):
             return
         self.requested[str(self.kernel_task.kernel_path.resolve())] = source_hash(text)
         options = RunOptions(rungs=rungs if rungs is not None else self.options.rungs, origin=origin,
-                             timeout_s=self.options.run_timeout_s, seeds=self.options.seeds)
+                             timeout_s=self.options.run_timeout_s, seeds=self.options.seeds, extra=dict(extra or {}))
         self.scheduler.request(options)
 
     def action_run_loop(self) -> None:
@@ -282,6 +289,7 @@ class KernelApp(App[None]):
         now = self.options.clock()
         if isinstance(event, ev.RunStarted):
             self.current_run = event.run_id
+            self.run_digest = event.source_hash  # the version folder's name (an override's differs from the file's)
             self.rungs.run_started(event.rungs, now)
             s = self.status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
@@ -324,7 +332,7 @@ class KernelApp(App[None]):
         self.status.show(now)
 
     def _after_run(self, event: ev.RunFinished) -> None:
-        digest = self.requested.get(str(self.kernel_task.kernel_path.resolve()), "")
+        digest = self.run_digest or self.requested.get(str(self.kernel_task.kernel_path.resolve()), "")
         record = getattr(self.history, "record", None)
         if callable(record):
             record(digest, event.results, event.device)
@@ -483,6 +491,75 @@ class KernelApp(App[None]):
             self.notify(f"profile: {row.result.summary}", severity="warning")
             return
         self.push_screen(ProfileScreen(table))
+
+    @on(OpenTrace)
+    def _open_trace(self, message: OpenTrace) -> None:
+        self.action_trace()
+
+    def action_trace(self) -> None:
+        row = self.rungs.rows.get("trace")
+        if row is None:
+            self.notify("this build has no trace rung", severity="warning")
+            return
+        if row.result is None:
+            self.notify("no trace of this version yet: running the trace rung", timeout=4)
+            self.request_run("manual", ["trace"])
+            return
+        from kerneltui.ui.adapters.trace import trace_data
+        from kerneltui.ui.screens.trace import TraceScreen
+
+        data = trace_data(row.result)
+        if isinstance(data, str):
+            self.notify(data, severity="warning")
+            return
+        self.push_screen(TraceScreen(data))
+
+    # -- hand-edited compiler output ----------------------------------------------------------
+
+    @on(EditStage)
+    def _edit_stage(self, message: EditStage) -> None:
+        self.edit_stage(message.stage, message.text)
+
+    def edit_stage(self, stage: str, text: str) -> None:
+        """Write the shown stage as an override of the current version, open it in $VISUAL/$EDITOR,
+        then run the loop on it (core.override)."""
+        from kerneltui.core import override
+
+        version_dir = self.last_report_dir
+        if version_dir is None:
+            self.notify("run the loop first: the override is written from a checked version's output", severity="warning")
+            return
+        key = override.triton_key(version_dir, stage, text) if self.kernel_task.backend == "triton" else None
+        try:
+            edited = override.write(self.kernel_task, version_dir.name, stage, text, key=key)
+        except override.OverrideError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.override_folder = edited.rel_folder
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if editor and not self.is_headless:
+            with self.suspend():
+                subprocess.run([*shlex.split(editor), str(edited.file)], check=False)
+            self.action_run_override()
+            return
+        self.notify(f"wrote {edited.file}; edit it (no $VISUAL/$EDITOR set), then run it from the palette: "
+                    "'Run the hand-edited override'", timeout=10)
+
+    def action_run_override(self) -> None:
+        folder = self.override_folder
+        if not folder:
+            self.notify("no hand-edited override yet: in the asm view, show PTX (or TTGIR) and press e",
+                        severity="warning")
+            return
+        from kerneltui.core import override
+
+        try:
+            override.read_files(self.kernel_task, folder)
+        except override.OverrideError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.notify(f"running the loop on the hand-edited {folder}", timeout=4)
+        self.request_run("override", None, {"override": folder})
 
     # -- agent --------------------------------------------------------------------------------
 
@@ -681,6 +758,8 @@ class KernelApp(App[None]):
         for spec in rung_registry.rung_specs():
             items.append((f"Run: {spec.name}", f"{spec.title} (prerequisites run first)", f"run_rungs('{spec.name}')"))
         items.append(("Profile the current version", "ncu summary of the kernel (needs a GPU and ncu)", "profile"))
+        items.append(("Trace the current version", "region table and timeline inside the kernel (needs a GPU)", "trace"))
+        items.append(("Run the hand-edited override", "the loop on the PTX/TTGIR written by the asm view's e", "run_override"))
         items.append(("Switch task…", "open another task directory", "switch_task"))
         items.append(("Open session…", "replay a saved session log in these panes", "open_session"))
         for name in sorted(self.available_themes):

@@ -54,6 +54,7 @@ RUNGS = [
     _b("enter", "open_row", "Open", "rung_open", show=False),
     _b("p", "profile", "Profile", "rung_profile"),
     _b("r", "run_selected", "Run this rung", "rung_run"),
+    _b("t", "trace", "Trace", "rung_trace"),
 ]
 
 ASM = [
@@ -64,6 +65,7 @@ ASM = [
     _b("c", "toggle_filter('comments')", "Comments", "asm_comments"),
     _b("x", "toggle_filter('hex')", "Hex", "asm_hex"),
     _b("v", "toggle_diff", "Diff vs accepted", "asm_diff"),
+    _b("e", "edit_stage", "Edit this stage", "asm_edit", show=False),
     _b("g", "top", "Top", "asm_top", show=False),
     _b("G", "bottom", "Bottom", "asm_bottom", show=False),
 ]

@@ -117,3 +117,16 @@ class OpenProfile(Message):
     def __init__(self, rung: str) -> None:
         super().__init__()
         self.rung = rung
+
+
+class OpenTrace(Message):
+    """Show the trace rung's region table and timeline (running the rung first if needed)."""
+
+
+class EditStage(Message):
+    """Write the shown stage (PTX, TTGIR) of the current version to an override folder and edit it."""
+
+    def __init__(self, stage: str, text: str) -> None:
+        super().__init__()
+        self.stage = stage
+        self.text = text

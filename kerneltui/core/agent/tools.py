@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm
+from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm, version_dir
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
@@ -67,6 +67,10 @@ TOOL_SPECS: list[ToolSpec] = [
               "required": ["stage"]}),
     ToolSpec("profile_brief", "The Nsight Compute summary of the current version (bound, throughput, occupancy, "
              "stall reasons), when it was profiled.", {"type": "object", "properties": {}}),
+    ToolSpec("trace_regions", "The intra-kernel trace of the current version, when it was traced: per named "
+             "region the median time per CTA, its spread across CTAs, its share of the kernel and the overlap "
+             "between regions, with the tracing overhead (traced vs untraced median).",
+             {"type": "object", "properties": {}}),
     ToolSpec("run_candidate", "Verify a candidate kernel without changing the kernel file: the whole loop "
              "(or the given rungs) on a scratch copy. Give the full new file as source, or a unified diff "
              "against the current kernel file.",
@@ -192,6 +196,25 @@ async def _profile_brief(session: AgentSession, call: ToolCall, turn_id: str) ->
     return ToolOutcome(True, text.splitlines()[0][:160] if text else "profile brief", text)
 
 
+async def _trace_regions(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+    from kerneltui.core.trace.buffer import TraceFormatError
+    from kerneltui.core.trace.summary import brief
+
+    report, _ = await session.latest_report()
+    try:
+        text = brief(version_dir(session.task, report.source_hash))
+    except TraceFormatError as exc:
+        raise Unavailable(f"the saved trace cannot be read: {exc}") from exc
+    if text is None:
+        result = report.result("trace")
+        if result is not None and result.status in ("fail", "skip"):
+            raise Unavailable(f"the trace rung {'failed' if result.status == 'fail' else 'was skipped'}: "
+                              f"{result.error or result.summary}")
+        raise Unavailable("this version was not traced: the trace rung runs on demand on a GPU, for kernels that "
+                          "mark regions with kerneltui.ktrace (run_candidate with rungs=['trace'])")
+    return ToolOutcome(True, text.splitlines()[0][:160], text)
+
+
 def candidate_source(session: AgentSession, call: ToolCall) -> tuple[str, str, str]:
     """(base text, new text, kind) from a source or diff argument."""
     source = _text_arg(call, "source")
@@ -237,6 +260,7 @@ _HANDLERS: dict[str, Handler] = {
     "latest_results": _latest_results,
     "read_asm": _read_asm,
     "profile_brief": _profile_brief,
+    "trace_regions": _trace_regions,
     "run_candidate": _run_candidate,
     "propose_edit": _propose_edit,
 }

@@ -437,6 +437,17 @@ class Twins:
 # ----------------------------------------------------------------------------------------------
 
 
+def _override_key(kernel: Any) -> str | None:
+    """Where Triton's kernel override looks for this specialisation: ``<override_dir>/<key>/``."""
+    src = getattr(kernel, "src", None)
+    try:
+        from triton.runtime.cache import _base32
+
+        return str(_base32(src.hash())) if src is not None else None
+    except Exception:  # an older or newer Triton without these internals: overrides then match by name
+        return None
+
+
 def _artifact(launch: Launch, label: str, kernel: Any, how: str, seconds: float, state: Any, cap: int) -> dict[str, Any]:
     asm = kernel.asm
     stages: dict[str, Any] = {}
@@ -465,6 +476,7 @@ def _artifact(launch: Launch, label: str, kernel: Any, how: str, seconds: float,
         "compile_s": round(seconds, 3),
         "triton_version": getattr(meta, "triton_version", None),
         "hash": getattr(meta, "hash", None),
+        "override_key": _override_key(kernel),
         "signature": {k: v for k, v in launch.signature.items() if v != "constexpr"},
         "constants": {launch.fn.arg_names[k[0]] if len(k) == 1 and k[0] < len(launch.fn.arg_names) else str(k): _json_value(v)
                       for k, v in launch.constexprs.items()},

@@ -86,7 +86,8 @@ def _no_progress(message: str, fraction: float | None = None) -> None:
 async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, timeout_s: float,
                        case_index: int | None = None, kernel_name: str | None = None,
                        launch_count: int | None = None, arch: str | None = None,
-                       on_progress: Progress | None = None, env: dict[str, str] | None = None) -> ProfileOutcome:
+                       on_progress: Progress | None = None, env: dict[str, str] | None = None,
+                       override: str | None = None) -> ProfileOutcome:
     started = time.monotonic()
     progress: Progress = on_progress or _no_progress
     outcome = ProfileOutcome()
@@ -106,6 +107,8 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
     try:
         spec_path, result_path = workdir / "spec.json", workdir / "target.json"
         spec = make_spec(task, files, case, result_path, arch=arch, workdir=workdir)
+        if override:
+            spec["override"] = override
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         cmd = ProfileCommand(ncu=ncu, report=report, target=target_argv(spec_path), kernel_name=kernel_name,
                              launch_count=launch_count or DEFAULT_LAUNCH_COUNT)

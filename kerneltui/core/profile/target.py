@@ -42,6 +42,10 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         state.warm_up()
         result["gpu"] = state.has_gpu
         state.install_task(spec["task"], spec["files"])
+        if spec.get("override"):  # a version built from hand-edited PTX/TTGIR (core.override)
+            from kerneltui.core.worker.override import activate
+
+            activate(state, str(spec["override"]))
         result["task_dir"] = str(state.task_dir)
         rt = state.runtime = runtime_for(state)
         rt.load_reference()

@@ -22,6 +22,7 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
     ("roofline", "the times against the device's measured peaks", ("benchmark",), True, False, False),
     ("dump", "IR, PTX and SASS of every kernel, linked to the source", ("compile",), False, False, False),
     ("profile", "Nsight Compute on one benchmark case, summarised", ("correctness",), True, True, False),
+    ("trace", "time named regions inside the kernel, traced vs untraced", ("correctness",), True, True, True),
 ]
 
 

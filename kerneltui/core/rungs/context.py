@@ -67,7 +67,10 @@ class RunContext:
         return worker
 
     def load_args(self) -> dict[str, Any]:
-        return {"task": self.task.to_dict(), "files": self.files}
+        args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.files}
+        if self.options.extra.get("override"):  # hand-edited compiler output (core.override)
+            args["override"] = self.options.extra["override"]
+        return args
 
     async def release_workers(self) -> None:
         for worker in self._workers:

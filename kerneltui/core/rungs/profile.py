@@ -26,6 +26,7 @@ async def run(ctx: RunContext) -> RungResult:
         ctx.task, ctx.files, ctx.version_dir, timeout_s=float(extra.get("profile_timeout") or ctx.timeout("profile")),
         case_index=extra.get("profile_case"), kernel_name=extra.get("kernel_name"),
         launch_count=extra.get("launch_count"), arch=ctx.arch, on_progress=ctx.progress_for("profile"),
+        override=extra.get("override"),
     )
     ctx.data["profile"] = outcome.to_dict()
     problem = outcome.problem

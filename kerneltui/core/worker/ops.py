@@ -11,6 +11,7 @@ OP_MODULES = (
     "kerneltui.core.worker.ops_device",
     "kerneltui.core.worker.ops_bench",
     "kerneltui.core.worker.ops_dump",
+    "kerneltui.core.worker.ops_trace",
 )
 
 OPS: dict[str, Any] = {}

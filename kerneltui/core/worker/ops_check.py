@@ -43,6 +43,13 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     """Install the task copy, import the reference, then the candidate, and compile its kernels."""
     t0 = time.perf_counter()
     state.install_task(args["task"], args["files"])
+    if args.get("override"):
+        from kerneltui.core.worker.override import OverrideUnusable, activate
+
+        try:
+            activate(state, str(args["override"]))
+        except OverrideUnusable as exc:
+            raise CheckFailure(f"{exc}: write the override again from the asm view (e)") from exc
     state.runtime = runtime_for(state)
     progress("importing the reference")
     state.runtime.load_reference()

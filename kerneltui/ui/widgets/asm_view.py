@@ -30,7 +30,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from kerneltui.ui import keys
-from kerneltui.ui.messages import JumpToSource
+from kerneltui.ui.messages import EditStage, JumpToSource
 from kerneltui.ui.ports import AsmListing, AsmStage
 from kerneltui.ui.themes import rich_colour
 
@@ -288,6 +288,13 @@ class AsmLines(ScrollView, can_focus=True):
 
     def action_toggle_diff(self) -> None:
         self._pane().toggle_diff()
+
+    def action_edit_stage(self) -> None:
+        stage = self._pane().stage()
+        if stage is None:
+            self.notify("no compiler output to edit yet: it appears after a run that dumps it", severity="warning")
+            return
+        self.post_message(EditStage(stage.name, stage.text))
 
     def _pane(self) -> AsmPane:
         for ancestor in self.ancestors:

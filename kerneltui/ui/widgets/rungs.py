@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Static
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.ui import keys
-from kerneltui.ui.messages import JumpToSource, OpenProfile
+from kerneltui.ui.messages import JumpToSource, OpenProfile, OpenTrace
 from kerneltui.ui.themes import rich_colour
 
 DEFENCE_ICONS = {"caught": "✗", "warned": "!", "passed": "✓", "stopped": "·", "not run": "–"}
@@ -53,6 +53,9 @@ class RungTable(DataTable):
 
     def action_profile(self) -> None:
         self.post_message(OpenProfile(self._selected_name() or "profile"))
+
+    def action_trace(self) -> None:
+        self.post_message(OpenTrace())
 
     async def action_run_selected(self) -> None:
         name = self._selected_name()
@@ -250,6 +253,8 @@ class RungsPanel(Vertical):
             self.post_message(JumpToSource(row.result.location.line, row.result.location.column))
         elif row.name == "profile":
             self.post_message(OpenProfile(row.name))
+        elif row.name == "trace":
+            self.post_message(OpenTrace())
 
     def select(self, name: str) -> None:
         if name in self.rows:

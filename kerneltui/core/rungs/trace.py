@@ -1,0 +1,107 @@
+"""The ``trace`` rung: time named regions inside the kernel, per CTA (on demand, needs a GPU).
+
+The kernel marks regions with kerneltui's markers (``kerneltui.ktrace``: the CUDA C++ header
+``kerneltui_trace.cuh`` or the Triton helpers) and takes a buffer from ``ktrace.buffer``. In a
+fresh worker the candidate runs untraced, then traced; the parent reads the buffers into region
+statistics (``core.trace.stats``), a text timeline per SM, and a Chrome/Perfetto trace JSON in
+``<version>/trace/``. The traced median is shown beside the untraced one: region times come from
+the traced run and are never the kernel's real time.
+
+Options (``RunOptions.extra``): ``trace_case`` (benchmark case index, default 0), ``trace_reps``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.trace import buffer as trace_buffer
+from kerneltui.core.trace import chrome, summary, timeline
+from kerneltui.core.trace.stats import analyse
+from kerneltui.core.worker.process import WorkerFailure
+
+NAME = "trace"
+NO_BUFFER = ("the kernel asked for no trace buffer: mark regions with kerneltui's markers and pass "
+             "kerneltui.ktrace.buffer(kernel, regions, grid).tensor to the launch (README, 'Inside a kernel')")
+
+
+async def run(ctx: RunContext) -> RungResult:
+    if not ctx.has_gpu:
+        return skip(NAME, "no GPU: the region markers read the GPU's own timers")
+    progress = ctx.progress_for(NAME)
+    try:
+        worker = await ctx.loaded_worker(NAME)
+        mark = worker.stderr_mark()
+        raw = await worker.request("trace", {"case": ctx.options.extra.get("trace_case"),
+                                             "reps": ctx.options.extra.get("trace_reps")},
+                                   timeout=ctx.timeout("benchmark"), on_progress=progress)
+    except WorkerFailure as exc:
+        return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
+                    details=exc.error.get("traceback") or "")
+    result = build_result(ctx.version_dir, raw, worker.stderr_since(mark))
+    ctx.data[NAME] = result.metrics
+    return result
+
+
+def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> RungResult:
+    """The rung's result from the worker's raw reply; writes ``<version>/trace/``."""
+    untraced = float(median(raw["untraced_ms"])) if raw.get("untraced_ms") else None
+    traced = float(median(raw["traced_ms"])) if raw.get("traced_ms") else None
+    overhead_pct = 100.0 * (traced / untraced - 1.0) if untraced and traced is not None else None
+    if not raw.get("buffers"):
+        return fail(NAME, NO_BUFFER, metrics={"untraced_ms": untraced, "traced_ms": traced})
+    try:
+        buffers = [trace_buffer.from_words(b["words"], b["regions"], _ctas(b["grid"]), kernel=b["kernel"],
+                                           grid=tuple(b["grid"])) for b in raw["buffers"]]
+    except trace_buffer.TraceFormatError as exc:
+        return fail(NAME, f"the trace buffer could not be read: {exc}")
+    reports = [analyse(b) for b in buffers]
+    out_dir = version_dir / "trace"
+    files: dict[str, str] = {}
+    try:
+        trace_buffer.save(out_dir / "buffers.json", buffers, untraced_ms=raw.get("untraced_ms"),
+                          traced_ms=raw.get("traced_ms"))
+        files["buffers"] = str(out_dir / "buffers.json")
+        files["chrome_trace"] = str(chrome.write(out_dir / "trace.json", buffers))
+    except OSError as exc:
+        files["error"] = f"could not write {out_dir}: {exc.strerror}"
+    lines = [summary.overhead_line(untraced, traced)]
+    timelines = []
+    for buf, rep in zip(buffers, reports, strict=True):
+        tl = timeline.build(buf, width=64)
+        timelines.append(tl.text())
+        lines += ["", summary.region_table(rep), "", tl.text()]
+    if files.get("chrome_trace"):
+        lines += ["", f"Perfetto / chrome://tracing: {files['chrome_trace']}"]
+    if raw.get("traced_output_matches") is False:
+        lines.append("warning: the traced run's output differs from the untraced run's: the markers changed the result")
+    metrics: dict[str, Any] = {
+        "untraced_ms": untraced, "traced_ms": traced, "overhead_pct": overhead_pct,
+        "case": raw.get("case"), "case_kind": raw.get("case_kind"),
+        "kernels": [r.to_dict() for r in reports], "timelines": timelines, **files,
+        "traced_output_matches": raw.get("traced_output_matches"),
+    }
+    details = "\n".join(lines) + ("\n" + stderr if stderr.strip() else "")
+    head = _headline(reports, overhead_pct)
+    if raw.get("traced_output_matches") is False or not any(r.ctas_traced for r in reports):
+        why = "no CTA recorded a region" if not any(r.ctas_traced for r in reports) else "traced output differs from untraced"
+        return warn(NAME, f"{head} · {why}", metrics=metrics, details=details)
+    return ok(NAME, head, metrics=metrics, details=details)
+
+
+def _ctas(grid: list[int]) -> int:
+    n = 1
+    for d in grid:
+        n *= int(d)
+    return n
+
+
+def _headline(reports: list[Any], overhead_pct: float | None) -> str:
+    rep = max(reports, key=lambda r: r.kernel_ns)
+    parts = [f"{r.name} {100 * r.share:.0f}%" for r in rep.regions if r.ctas]
+    over = f" · overhead {overhead_pct:+.1f}%" if overhead_pct is not None else ""
+    return f"{rep.kernel}: " + " ".join(parts) + over
+
