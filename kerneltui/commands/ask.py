@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="auto mode: stop after this much money")
     p.add_argument("--apply", action="store_true", help="apply proposals whose trial passed (auto: kept versions)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--no-session", action="store_true", help="do not write a session log")
     p.set_defaults(func=main)
 
 
@@ -135,16 +136,21 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
 
+    from kerneltui.commands.common import open_session_log, tee
+
     printer = Printer(args.json)
+    log = open_session_log(task, "ask", getattr(args, "no_session", False), config)
     original = task.kernel_source()
     target = None if args.apply or args.auto is None else KernelInMemory(original, f"{task.kernel_file} (in memory)")
     try:
         session = open_session(
-            task, printer, config, target=target, context_root=Path(args.context).resolve() if args.context else None,
+            task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,
             provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
             api_key_env=args.api_key_env, script=args.script,
         )
     except ProviderError as exc:
+        if log is not None:
+            log.close()
         return _fail(args, printer, exc.kind, exc.message)
     session.start()
     result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
@@ -173,6 +179,9 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
         proposals = [p.to_dict() for p in session.book.proposals.values()]
         final = session.target.read()
     finally:
+        if log is not None:
+            log.write_context(session.conversation_json())
+            log.close()
         await session.close()
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
                   usage=printer.usage or {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},

@@ -12,9 +12,11 @@ from kerneltui.commands.common import (
     EXIT_USAGE,
     device_line,
     load_task_or_exit,
+    open_session_log,
     parse_rungs,
     print_json,
     rung_line,
+    tee,
 )
 
 
@@ -28,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int, help="seeds per test case (a hidden seed is always added)")
     p.add_argument("--arch", help="target for ahead-of-time compiles without a GPU (default sm_90a)")
     p.add_argument("--no-history", action="store_true", help="do not record this version in the task's history")
+    p.add_argument("--no-session", action="store_true", help="do not write a session log (see `kerneltui sessions`)")
     p.set_defaults(func=main)
 
 
@@ -53,9 +56,15 @@ def main(args: argparse.Namespace) -> int:
         if not args.json and isinstance(event, RungFinished):
             print(rung_line(event.result), flush=True)
 
+    log = open_session_log(task, "check", getattr(args, "no_session", False))
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
-    report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+    try:
+        report = asyncio.run(check_once(task, options, emit=tee(emit, log),
+                                        observers=history_observers(task, options)))
+    finally:
+        if log is not None:
+            log.close()
     if args.json:
         print_json(report.to_json())
     else:

@@ -152,6 +152,15 @@ class ChatPane(Vertical):
         self.label = label
         self.label_widget.update(Text(label))
 
+    def clear(self) -> None:
+        """Empty the conversation (a replay going back in time rebuilds it)."""
+        self.log_widget.remove_children()
+        self.replies.clear()
+        self.reply_text.clear()
+        self.tools.clear()
+        self.cards.clear()
+        self._pending.clear()
+
     # -- rendering events ---------------------------------------------------------------------
 
     def _append(self, widget: object) -> None:
