@@ -1,0 +1,183 @@
+"""Sessions round trip: a real app run writes a session; the replay shows the same panes, steps and
+jumps through it, and re-verifies it on the CPU; a session cut off by kill -9 still replays."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kerneltui.config import load_config
+from kerneltui.core import events as ev
+from kerneltui.core.session import SessionLog, Timeline, list_sessions, load_session
+from kerneltui.core.session.verify import render_table, verify_session
+from kerneltui.core.task import load_task
+from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
+from kerneltui.ui.app import AppOptions, create_app, create_replay_app
+from tests.ui import fixed_data
+from tests.ui.conftest import wait_for
+
+SIZE = (160, 45)
+
+
+def _replay(folder: Path):
+    import kerneltui.ui.defaults  # noqa: F401
+
+    options = AppOptions(watch_themes=False, clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
+    return create_replay_app(folder, settings=load_config(env={}), options=options)
+
+
+def _states(app) -> dict[str, str]:
+    return {name: row.state for name, row in app.rungs.rows.items()}
+
+
+def _chat_text(app) -> str:
+    return " ".join(app.chat.reply_text.values())
+
+
+@pytest.mark.slow
+async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_task, settings) -> None:
+    task = example_task("vector_add")
+    options = AppOptions(watch=False, run_on_start=True, watch_themes=False, seeds=2,
+                         rungs=["prechecks", "compile", "run", "correctness"])
+    app = create_app(task, settings=settings, options=options,
+                     agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 120, "the first run")
+        app.chat.query_one("#chat-input").value = "make it faster"
+        await pilot.press("f2", "enter")
+        await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 30, "the scripted proposal")
+        live_states, live_chat, live_text = _states(app), _chat_text(app), app.editor.text
+        folder = app.session_log.folder
+    sessions = list_sessions(settings)
+    assert [s.folder for s in sessions] == [folder]
+    loaded = load_session(folder)
+    assert loaded.lost_bytes == 0 and any(isinstance(e, ev.UserMessage) for e in loaded.events)
+
+    replay = _replay(folder)
+    async with replay.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        driver = replay.replay
+        assert driver.step == 0 and all(s == "idle" for s in _states(replay).values())
+        assert replay.editor.read_only and replay.editor.text == live_text
+        # Play at full speed to the end: the panes show what the live app showed.
+        await pilot.press("f12", "f12", "f12", "f9")
+        await wait_for(pilot, lambda: driver.step == len(driver.timeline), 60, "the replay to reach the end")
+        await pilot.pause(0.2)
+        assert _states(replay) == live_states
+        assert _chat_text(replay) == live_chat and replay.chat.open_proposal() is not None
+        # Back one step at a time, then jump to version 1: the run on screen is that version's.
+        await pilot.press("f7", "f7")
+        assert driver.step == len(driver.timeline) - 2
+        await pilot.press("f10")
+        replay.screen.query_one("Input").value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert driver.step == driver.timeline.versions[0].step
+        assert _states(replay)["correctness"] == "ok"
+        # Read-only: a save or a chat message runs nothing.
+        replay.request_run("manual")
+        assert replay.current_run is not None and not replay.scheduler.busy if hasattr(replay.scheduler, "busy") else True
+
+    report = await verify_session(load_session(folder))
+    assert [r.number for r in report.rows] == [1] and report.all_pass, render_table(report)
+    assert report.rows[0].then_correct is True and report.rows[0].now_correct is True
+
+
+async def test_verify_flags_a_version_that_no_longer_passes(example_task, tmp_path: Path) -> None:
+    task = load_task(str(example_task("vector_add")))
+    log = SessionLog.create(tmp_path, task, "test")
+    broken = task.kernel_source().replace("x + y, mask=mask", "x * y, mask=mask")
+    digest = log.store_source(broken, "checked")
+    from kerneltui.core.rungs.result import ok
+
+    results = [ok(n, "recorded as passing") for n in ("prechecks", "compile", "run", "correctness")]
+    log.write(ev.RunStarted(run_id="r1", task="vector_add", kernel_file="kernel.py", source_hash=digest,
+                            rungs=[r.name for r in results], origin="save"))
+    log.write(ev.RunFinished(run_id="r1", ok=True, results=results, duration_s=1.0))
+    log.close()
+    report = await verify_session(load_session(log.folder), timeout_s=60)
+    assert not report.all_pass and report.rows[0].flags == ["no longer passes"]
+    table = render_table(report)
+    assert "no longer passes" in table and "correctness" in table
+
+
+def _fixed_session(tmp_path: Path, task_dir: Path) -> Path:
+    log = SessionLog.create(tmp_path / "sessions", load_task(str(task_dir)), "test", name="fixed")
+    for event in fixed_data.finished_run() + fixed_data.agent_turn():
+        log.write(event)
+    log.close()
+    return log.folder
+
+
+async def test_replay_steps_rebuild_the_chat_and_rungs(example_task, tmp_path: Path) -> None:
+    folder = _fixed_session(tmp_path, example_task("vector_add"))
+    app = _replay(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        driver = app.replay
+        total = len(driver.timeline)
+        for _ in range(total):
+            await pilot.press("f8")
+        await pilot.pause()
+        end_states, end_chat = _states(app), _chat_text(app)
+        assert end_states["correctness"] == "ok" and end_chat
+        driver.go(0)
+        await pilot.pause()
+        assert all(s == "idle" for s in _states(app).values()) and not app.chat.cards
+        driver.go(total)
+        await pilot.pause()
+        assert _states(app) == end_states and _chat_text(app) == end_chat
+        await pilot.press("f9")
+        assert driver.playing
+        await pilot.press("f9")
+        assert not driver.playing
+
+
+def test_replay_screen_snapshot(snap_compare, example_task, tmp_path: Path) -> None:
+    folder = _fixed_session(tmp_path, example_task("vector_add"))
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await pilot.pause()
+        app.editor.cursor_blink = False
+        app.chat.query_one("#chat-input").cursor_blink = False
+        app.replay.go(len(app.replay.timeline))
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+
+    assert snap_compare(_replay(folder), terminal_size=(160, 45), run_before=run_before)
+
+
+@pytest.mark.slow
+async def test_a_session_killed_mid_run_loads_and_replays(example_task, tmp_path: Path) -> None:
+    task = example_task("vector_add")
+    sessions = Path(os.environ["KERNELTUI_SESSIONS_DIR"])
+    proc = subprocess.Popen([sys.executable, "-m", "kerneltui", "check", str(task), "--seeds", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    logs: list[Path] = []
+    while True:
+        assert time.monotonic() < deadline and proc.poll() is None, "check ended before it was killed"
+        logs = list(sessions.glob("*/log.jsonl"))
+        if logs and b'"RungFinished"' in logs[0].read_bytes():
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    loaded = load_session(logs[0].parent)
+    assert not loaded.problems and any(isinstance(e, ev.RunStarted) for e in loaded.events)
+    assert not any(isinstance(e, ev.RunFinished) for e in loaded.events)  # it died mid-run
+    assert len(Timeline(loaded)) == len(loaded.events)
+    app = _replay(logs[0].parent)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.replay.go(len(app.replay.timeline))
+        await pilot.pause()
+        assert _states(app)["prechecks"] == "ok"
