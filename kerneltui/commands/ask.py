@@ -114,6 +114,7 @@ def proposal_card(p: dict[str, Any]) -> str:
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
+    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
 
     task = load_task_or_exit(args.task, args.kernel)
     if args.auto is not None and args.auto < 1:
@@ -132,11 +133,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
+    from kerneltui.commands.common import open_session_log, tee
     from kerneltui.core.agent import AutoLimits, ProviderError, open_session
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
-
-    from kerneltui.commands.common import open_session_log, tee
 
     printer = Printer(args.json)
     log = open_session_log(task, "ask", getattr(args, "no_session", False), config)

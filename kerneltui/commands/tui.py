@@ -24,15 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.task import TaskError, load_task
+    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
 
     resume = None
     if getattr(args, "resume", None):
         from kerneltui.core.session import SessionError, load_session, resolve_session
 
         try:
-            resume = resolve_session(args.resume)
+            resume = resolve_session(args.resume, load_config())
             root = str(load_session(resume).task.get("root") or "")
-        except SessionError as exc:
+        except (SessionError, ConfigError) as exc:
             print(f"kerneltui --resume: {exc}", file=sys.stderr)
             return EXIT_USAGE
         if not Path(root).is_dir():

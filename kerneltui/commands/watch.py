@@ -7,7 +7,14 @@ import asyncio
 import time
 
 from kerneltui.commands.check import history_observers
-from kerneltui.commands.common import device_line, load_task_or_exit, open_session_log, parse_rungs, rung_line, tee
+from kerneltui.commands.common import (
+    device_line,
+    load_task_or_exit,
+    open_session_log,
+    parse_rungs,
+    rung_line,
+    tee,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -517,6 +517,8 @@ class KernelApp(App[None]):
         if not self.ready:
             return
         mark = " ●" if message.dirty else ""
+        if self.replay is not None:
+            mark = " [dim](replay, read-only)[/]"
         self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
 
     @on(OpenProfile)

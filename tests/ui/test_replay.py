@@ -81,8 +81,14 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
         assert driver.step == driver.timeline.versions[0].step
         assert _states(replay)["correctness"] == "ok"
         # Read-only: a save or a chat message runs nothing.
+        before = len(replay.bridge.log)
         replay.request_run("manual")
-        assert replay.current_run is not None and not replay.scheduler.busy if hasattr(replay.scheduler, "busy") else True
+        app_input = replay.chat.query_one("#chat-input")
+        app_input.value = "more"
+        await pilot.press("f2", "enter")
+        await pilot.pause()
+        assert not any(isinstance(e, ev.RunStarted) for e in replay.bridge.log[before:])
+        assert any("read-only" in str(n.message) for n in replay._notifications)
 
     report = await verify_session(load_session(folder))
     assert [r.number for r in report.rows] == [1] and report.all_pass, render_table(report)

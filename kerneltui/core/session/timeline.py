@@ -19,7 +19,7 @@ from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.session.reader import LoadedSession
 
-TRIAL_ORIGINS = frozenset({"proposal", "auto", "verify"})
+TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 CHAT_TYPES = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
               ev.ProposalEvent, ev.TokenUsage, ev.AgentError)
 
