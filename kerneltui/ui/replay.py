@@ -20,6 +20,7 @@ from kerneltui.core.session.timeline import Timeline
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 
+CHAT_LIMIT = 200  # chat events rebuilt on a jump: the tail the pane can show, not 10,000 widgets
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0)  # events per second while playing
 
 REPLAY_KEYS = [
@@ -145,7 +146,11 @@ class ReplayDriver:
             app.current_run = None
             s = app.status.state
             s.running_since, s.running_rung, s.last_ok, s.failed_rung = None, "", None, ""
-            for event in self.timeline.plan(step):
+            omitted = self.timeline.chat_count(step) - CHAT_LIMIT
+            if omitted > 0:
+                app.chat.render_event(ev.Notice(level="info", source="replay",
+                                                message=f"… {omitted} earlier chat events not shown after a jump (jump to an earlier version to see them)"))
+            for event in self.timeline.plan(step, chat_limit=CHAT_LIMIT):
                 app.bridge.emit(event, record=False)
         self.step = step
         self._show_kernel()
@@ -160,7 +165,7 @@ class ReplayDriver:
         if digest == self._shown_hash:
             return
         text = self.timeline.session.source(digest) if digest else None
-        if text is not None:
+        if text is not None and text != self.app.editor.text:
             self.app.editor.replace_from_disk(text)
         self._shown_hash = digest
 

@@ -187,3 +187,71 @@ async def test_a_session_killed_mid_run_loads_and_replays(example_task, tmp_path
         app.replay.go(len(app.replay.timeline))
         await pilot.pause()
         assert _states(app)["prechecks"] == "ok"
+
+
+def _example_copy(tmp_path: Path, task_dir: Path) -> Path:
+    """The shipped example session, pointed at a live copy of its task (as if recorded here)."""
+    import json
+    import shutil
+
+    from kerneltui.core.session.store import example_sessions_dir
+
+    folder = tmp_path / "sessions" / "resumable"
+    shutil.copytree(example_sessions_dir() / "vector_add_demo", folder)
+    log = folder / "log.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["task"]["root"] = str(task_dir.resolve())
+    lines[0] = json.dumps(header) + "\n"
+    log.write_text("".join(lines))
+    return folder
+
+
+async def test_resume_restores_kernel_chat_rungs_and_agent_context(example_task, settings, tmp_path: Path) -> None:
+    from kerneltui.core.agent.conversation import conversation_from_json
+
+    task = example_task("vector_add")
+    folder = _example_copy(tmp_path, task)
+    saved = load_session(folder)
+    final = Timeline(saved).kernel_text_at(len(saved.events))
+    assert final is not None and "BLOCK = 4096" in final and "BLOCK = 4096" not in (task / "kernel.py").read_text()
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False, resume=folder)
+    app = create_app(task, settings=settings, options=options)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.session_log is not None, 30, "the resumed session")
+        await pilot.pause(0.2)
+        assert (task / "kernel.py").read_text() == final and app.editor.text == final
+        assert any((task / ".kerneltui" / "unsaved").iterdir())  # the file it replaced is kept
+        assert app.chat.cards and "4096" in " ".join(app.chat.reply_text.values())
+        assert _states(app)["correctness"] == "ok"
+        session = app.agent.session
+        assert len(session.messages) == len(conversation_from_json(saved.contexts[-1])) > 0
+        assert app.session_log.folder == folder
+        app.session_log.write(ev.Notice(level="info", message="after resuming"))
+    again = load_session(folder)
+    assert len(again.resumed) == 1 and again.events[-1].message == "after resuming"
+    assert len(again.events) > len(saved.events)
+
+
+async def test_resume_picker_lists_sessions(example_task, settings, tmp_path: Path) -> None:
+    from kerneltui.ui.screens.sessions import SessionPicker
+
+    task = example_task("vector_add")
+    _example_copy(tmp_path, task)
+    import kerneltui.ui.defaults  # noqa: F401
+
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False)
+    app = create_app(task, settings=load_config(env={"KERNELTUI_SESSIONS_DIR": str(tmp_path / "sessions")}),
+                     options=options, agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+p", *"Resume session")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionPicker)
+        assert [s.name for s in app.screen.sessions][0] == "resumable"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session_log is not None, 30, "the picked session to resume")
+        assert "BLOCK = 4096" in app.editor.text

@@ -9,11 +9,12 @@ with its number and skipped, so the rest of the session still opens.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from kerneltui.core.events import Event, event_from_dict
+from kerneltui.core.events import Event, Notice, event_from_dict, event_types
 from kerneltui.core.session.record import (
     CONTEXT,
     EVENT,
@@ -27,11 +28,59 @@ from kerneltui.core.session.record import (
 )
 
 
+class EventList(Sequence[Event]):
+    """The session's events, decoded into dataclasses when first read.
+
+    Opening a large session reads every line as JSON but builds event objects only for what is
+    shown (the timeline indexes the raw records); that keeps a 10,000-event session quick to open.
+    """
+
+    def __init__(self, raw: list[dict[str, Any]], where: list[int], log_name: str) -> None:
+        self.raw = raw
+        self._where = where  # line number of each event, for messages about a damaged one
+        self._log_name = log_name
+        self._cache: list[Event | None] = [None] * len(raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def _decode(self, index: int) -> Event:
+        event = self._cache[index]
+        if event is None:
+            try:
+                event = event_from_dict(self.raw[index])
+            except (ValueError, TypeError, KeyError) as exc:
+                # Replay goes on; the pane that shows the event says what was wrong with it.
+                event = Notice(level="warning", source="replay",
+                               message=f"{self._log_name}:{self._where[index]}: a damaged event was skipped ({exc})")
+            self._cache[index] = event
+        return event
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        if isinstance(index, slice):
+            return [self._decode(i) for i in range(*index.indices(len(self.raw)))]
+        if index < 0:
+            index += len(self.raw)
+        if not 0 <= index < len(self.raw):
+            raise IndexError(index)
+        return self._decode(index)
+
+    def __iter__(self) -> Iterator[Event]:
+        for i in range(len(self.raw)):
+            yield self._decode(i)
+
+
 @dataclass
 class LoadedSession:
     folder: Path
     header: dict[str, Any]
-    events: list[Event] = field(default_factory=list)
+    events: EventList = field(default_factory=lambda: EventList([], [], ""))
     sources: dict[str, str] = field(default_factory=dict)  # hash -> file relative to the folder
     start_hash: str = ""  # the kernel as it was when the session started
     contexts: list[str] = field(default_factory=list)  # the agent's conversation after each turn
@@ -106,13 +155,19 @@ def load_session(path: Path | str) -> LoadedSession:
         raise SessionError(f"{log}: written by a newer kerneltui (session schema {schema}, this one reads up to "
                            f"{SCHEMA_VERSION}); upgrade kerneltui to open it")
     session = LoadedSession(folder=folder, header=header, good_bytes=good, lost_bytes=lost)
-    events = session.events
+    raw_events: list[dict[str, Any]] = []
+    where: list[int] = []
+    known = event_types()
     for number, raw in enumerate(lines[1:], 2):
         try:
             record = json.loads(raw)
             kind = record["r"]
             if kind == EVENT:
-                events.append(event_from_dict(record["event"]))
+                data = record["event"]
+                if not isinstance(data, dict) or data.get("type") not in known:
+                    raise ValueError(f"unknown event type {data.get('type') if isinstance(data, dict) else data!r}")
+                raw_events.append(data)
+                where.append(number)
                 session.last_seq = int(record.get("seq", session.last_seq + 1))
             elif kind == SOURCE:
                 session.sources[str(record["hash"])] = str(record["file"])
@@ -125,4 +180,5 @@ def load_session(path: Path | str) -> LoadedSession:
             # Other kinds come from a newer kerneltui of the same schema: skipped on purpose.
         except (ValueError, TypeError, KeyError) as exc:
             session.problems.append(f"{log.name}:{number}: skipped a damaged record ({type(exc).__name__}: {exc})")
+    session.events = EventList(raw_events, where, log.name)
     return session

@@ -22,6 +22,7 @@ from kerneltui.core.session.reader import LoadedSession
 TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 CHAT_TYPES = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
               ev.ProposalEvent, ev.TokenUsage, ev.AgentError)
+CHAT_NAMES = frozenset(t.__name__ for t in CHAT_TYPES) - {"TokenUsage"}  # token counts go to the status line
 
 
 @dataclass
@@ -83,14 +84,16 @@ class Timeline:
         self._run_starts: list[int] = []  # event indexes of RunStarted
         self._chat_index: list[int] = []  # event indexes of chat events
         self._turn_done: dict[str, int] = {}  # turn id -> index of its AgentMessage
+        self._usage_index: list[int] = []  # event indexes of TokenUsage
         self._build()
 
     def __len__(self) -> int:
         return len(self.events)
 
     def _build(self) -> None:
+        # One pass over the raw records (see reader.EventList): only RunFinished events are decoded here.
         origins: dict[str, tuple[str, str]] = {}
-        kernel_name = str(self.session.task.get("kernel_file") or "")
+        kernel_name = str(self.session.task.get("kernel_file") or "").split("/")[-1]
         start = self.session.start_hash
         if start:
             self._kernel_steps.append(0)
@@ -101,49 +104,58 @@ class Timeline:
                 self._kernel_steps.append(step)
                 self._kernel_hashes.append(digest)
 
-        for i, event in enumerate(self.events):
-            if isinstance(event, ev.RunStarted):
+        accepted_hashes: set[str] = set()
+        for i, raw in enumerate(self.session.events.raw):
+            kind = raw.get("type")
+            if kind == "RunStarted":
                 self._run_starts.append(i)
-                origins[event.run_id] = (event.origin, event.source_hash)
-                if event.origin not in TRIAL_ORIGINS:
-                    kernel_changed(i + 1, event.source_hash)
-            elif isinstance(event, ev.RunFinished):
-                origin, digest = origins.get(event.run_id, ("manual", ""))
-                if event.cancelled or not digest:
+                origin, digest = str(raw.get("origin", "manual")), str(raw.get("source_hash", ""))
+                origins[str(raw.get("run_id"))] = (origin, digest)
+                if origin not in TRIAL_ORIGINS:
+                    kernel_changed(i + 1, digest)
+            elif kind == "RunFinished":
+                origin, digest = origins.get(str(raw.get("run_id")), ("manual", ""))
+                if raw.get("cancelled") or not digest:
                     continue
-                version = self._version_of.get(digest)
-                if version is None:
-                    version = Version(number=len(self.versions) + 1, source_hash=digest, step=i + 1, origin=origin,
-                                      ok=event.ok, results=list(event.results), device=dict(event.device),
-                                      finished_at=event.at)
-                    self.versions.append(version)
-                    self._version_of[digest] = version
-                    self._version_steps.append(i + 1)
-                elif origin not in TRIAL_ORIGINS or version.origin in TRIAL_ORIGINS:
-                    # The file's own (latest) run is the version's record; a trial does not override it.
-                    version.results, version.ok, version.device = list(event.results), event.ok, dict(event.device)
-                    version.origin, version.finished_at = origin, event.at
-                if event.ok and origin not in TRIAL_ORIGINS:
-                    version.accepted = True
-            elif isinstance(event, ev.FileChanged):
-                if kernel_name and event.path.endswith(kernel_name.split("/")[-1]):
-                    kernel_changed(i + 1, event.source_hash)
-            elif isinstance(event, ev.ProposalEvent) and event.state == "accepted":
-                digest = str(event.proposal.get("new_hash") or "")
+                event = self.events[i]
+                if not isinstance(event, ev.RunFinished):
+                    continue  # a damaged record (the replay shows a notice in its place)
+                self._add_run(i, event, origin, digest)
+            elif kind == "FileChanged":
+                if kernel_name and str(raw.get("path", "")).endswith(kernel_name):
+                    kernel_changed(i + 1, str(raw.get("source_hash", "")))
+            elif kind == "ProposalEvent" and raw.get("state") == "accepted":
+                proposal = raw.get("proposal") or {}
+                digest = str(proposal.get("new_hash") or "") if isinstance(proposal, dict) else ""
                 kernel_changed(i + 1, digest)
-                accepted = self._version_of.get(digest)
-                if accepted is not None:
-                    accepted.accepted = True
-            if isinstance(event, CHAT_TYPES) or (isinstance(event, ev.Notice) and event.source == "agent"):
+                accepted_hashes.add(digest)
+            if kind in CHAT_NAMES or (kind == "Notice" and raw.get("source") == "agent"):
                 self._chat_index.append(i)
-                if isinstance(event, ev.AgentMessage):
-                    self._turn_done.setdefault(event.turn_id, i)
-        # A proposal accepted before its trial's version existed (trial finished later) is kept too.
-        for event in self.events:
-            if isinstance(event, ev.ProposalEvent) and event.state == "accepted":
-                version = self._version_of.get(str(event.proposal.get("new_hash") or ""))
-                if version is not None:
-                    version.accepted = True
+                if kind == "AgentMessage":
+                    self._turn_done.setdefault(str(raw.get("turn_id")), i)
+            elif kind == "TokenUsage":
+                self._usage_index.append(i)
+        # An accepted proposal is kept even when its trial's version finished after the decision.
+        for digest in accepted_hashes:
+            version = self._version_of.get(digest)
+            if version is not None:
+                version.accepted = True
+
+    def _add_run(self, i: int, event: ev.RunFinished, origin: str, digest: str) -> None:
+        version = self._version_of.get(digest)
+        if version is None:
+            version = Version(number=len(self.versions) + 1, source_hash=digest, step=i + 1, origin=origin,
+                              ok=event.ok, results=list(event.results), device=dict(event.device),
+                              finished_at=event.at)
+            self.versions.append(version)
+            self._version_of[digest] = version
+            self._version_steps.append(i + 1)
+        elif origin not in TRIAL_ORIGINS or version.origin in TRIAL_ORIGINS:
+            # The file's own (latest) run is the version's record; a trial does not override it.
+            version.results, version.ok, version.device = list(event.results), event.ok, dict(event.device)
+            version.origin, version.finished_at = origin, event.at
+        if event.ok and origin not in TRIAL_ORIGINS:
+            version.accepted = True
 
     # -- per-step state ---------------------------------------------------------------------------
 
@@ -173,13 +185,21 @@ class Timeline:
         pos = bisect.bisect_left(self._run_starts, step) - 1
         return self._run_starts[pos] if pos >= 0 else -1
 
-    def plan(self, step: int) -> list[ev.Event]:
-        """The events to feed into empty panes to show the state at ``step`` (see the module doc)."""
+    def chat_count(self, step: int) -> int:
+        """How many chat events happened in the first ``step`` events."""
+        return bisect.bisect_left(self._chat_index, step)
+
+    def plan(self, step: int, chat_limit: int | None = None) -> list[ev.Event]:
+        """The events to feed into empty panes to show the state at ``step`` (see the module doc).
+
+        ``chat_limit`` keeps only the latest chat events (a long session's chat is rebuilt from its
+        tail when jumping; stepping forward from there adds the rest as usual)."""
         step = max(0, min(step, len(self.events)))
         run_start = self.run_start_before(step)
         out: list[ev.Event] = []
         chat_end = bisect.bisect_left(self._chat_index, step)
-        chat = self._chat_index[:chat_end]
+        chat_begin = max(0, chat_end - chat_limit) if chat_limit is not None else 0
+        chat = self._chat_index[chat_begin:chat_end]
         ci = 0
         events = self.events
         # Merge the chat indexes (sorted) with the run's range [run_start, step), in order.
@@ -195,6 +215,9 @@ class Timeline:
         while ci < len(chat):
             self._take_chat(chat[ci], step, out)
             ci += 1
+        usage = self.token_usage(step)
+        if usage is not None:
+            out.append(usage)  # the status line's token and cost totals
         return out
 
     def _take_chat(self, i: int, step: int, out: list[ev.Event]) -> None:
@@ -210,10 +233,11 @@ class Timeline:
     def token_usage(self, step: int | None = None) -> ev.TokenUsage | None:
         """The last token count (session totals) at ``step`` (default: the end)."""
         end = len(self.events) if step is None else step
-        for event in reversed(self.events[:end]):
-            if isinstance(event, ev.TokenUsage):
-                return event
-        return None
+        pos = bisect.bisect_left(self._usage_index, end) - 1
+        if pos < 0:
+            return None
+        event = self.events[self._usage_index[pos]]
+        return event if isinstance(event, ev.TokenUsage) else None
 
     def final_hash(self) -> str:
         return self.kernel_hash_at(len(self.events))
