@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
-    from kerneltui.core.task import TaskError, load_task
     from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
+    from kerneltui.core.task import TaskError, load_task
 
     resume = None
     if getattr(args, "resume", None):
