@@ -196,6 +196,10 @@ class KernelApp(App[None]):
     def main_ready(self) -> None:
         """The main screen's panes exist (called from its on_mount, also after switching task)."""
         self._panes_built = True
+        if self.options.replay is None and self.options.resume is None:
+            # Before the agent is attached: its first words belong in the log too. A resumed session
+            # appends to its own log instead, once restored.
+            self._start_session_log()
         if not self._agent_attached:
             self._agent_attached = True
             self.agent.attach(self.bridge.emit)
@@ -210,8 +214,6 @@ class KernelApp(App[None]):
                 self.replay = ReplayDriver(self, self.options.replay)
             self.replay.mount()
             return
-        if self.options.resume is None:
-            self._start_session_log()  # a resumed session appends to its own log instead
         if self.options.prestart_worker:
             self.pool.prestart()
         if self.options.watch:

@@ -40,6 +40,27 @@ def _chat_text(app) -> str:
     return " ".join(app.chat.reply_text.values())
 
 
+def _rung_cells(app) -> list[list[str]]:
+    """What the rung table shows, cell by cell (durations come from the results, not a clock)."""
+    panel = app.rungs
+    return [[cell.plain for cell in panel._cells(row)] for row in panel.rows.values()]
+
+
+def _chat_lines(app) -> list[str]:
+    """The chat log's widgets as text, in order."""
+    from textual.widgets import Markdown, Static
+
+    out = []
+    for child in app.chat.log_widget.children:
+        if isinstance(child, Markdown):
+            out.append(child.source)
+        elif isinstance(child, Static):
+            out.append(str(child.render()))
+        else:
+            out.append(type(child).__name__)
+    return out
+
+
 @pytest.mark.slow
 async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_task, settings) -> None:
     task = example_task("vector_add")
@@ -52,7 +73,10 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
         app.chat.query_one("#chat-input").value = "make it faster"
         await pilot.press("f2", "enter")
         await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 30, "the scripted proposal")
+        await pilot.pause(0.2)
         live_states, live_chat, live_text = _states(app), _chat_text(app), app.editor.text
+        live_cells, live_lines = _rung_cells(app), _chat_lines(app)
+        live_notices = [line for line in live_lines if "agent" in line.lower()]
         folder = app.session_log.folder
     sessions = list_sessions(settings)
     assert [s.folder for s in sessions] == [folder]
@@ -69,8 +93,9 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
         await pilot.press("f12", "f12", "f12", "f9")
         await wait_for(pilot, lambda: driver.step == len(driver.timeline), 60, "the replay to reach the end")
         await pilot.pause(0.2)
-        assert _states(replay) == live_states
+        assert _states(replay) == live_states and _rung_cells(replay) == live_cells
         assert _chat_text(replay) == live_chat and replay.chat.open_proposal() is not None
+        assert _chat_lines(replay) == live_lines, (live_notices, _chat_lines(replay))
         # Back one step at a time, then jump to version 1: the run on screen is that version's.
         await pilot.press("f7", "f7")
         assert driver.step == len(driver.timeline) - 2
