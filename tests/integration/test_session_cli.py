@@ -95,3 +95,21 @@ def test_export_without_matplotlib_says_so(tmp_path: Path, monkeypatch: pytest.M
     result = export_session(loaded, tmp_path / "out")
     assert result.png is None and "matplotlib is not installed" in result.png_note
     assert "matplotlib is not installed" in result.markdown.read_text()
+
+
+@pytest.mark.slow
+def test_ask_records_the_conversation_and_its_context(example_task) -> None:
+    task = example_task("vector_add")
+    script = ROOT / "kerneltui" / "data" / "agent" / "vector_add_demo.toml"
+    out = run_cli("ask", str(task), "make it faster", "--provider", "scripted", "--script", str(script),
+                  env={"OPENAI_API_KEY": "sk-never-written-0123456789"})
+    assert out.returncode == 0, out.stderr
+    (folder,) = list(_sessions().iterdir())
+    loaded = load_session(folder)
+    kinds = {type(e).__name__ for e in loaded.events}
+    assert {"UserMessage", "AgentMessage", "ToolCallStarted", "ToolCallFinished", "ProposalEvent", "TokenUsage",
+            "RunStarted", "RunFinished"} <= kinds
+    assert loaded.header["origin"] == "ask" and loaded.contexts
+    proposed = next(e for e in loaded.events if type(e).__name__ == "ProposalEvent")
+    assert loaded.source(proposed.proposal["new_hash"]) == proposed.proposal["new_source"]
+    assert "sk-never-written" not in (folder / "log.jsonl").read_text()
