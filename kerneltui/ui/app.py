@@ -415,7 +415,12 @@ class KernelApp(App[None]):
         listing = message.listing
         if not listing.stages and "dump" not in self.rungs.rows:
             listing = AsmListing(note="no compiler output: this build of kerneltui has no dump rung")
-        await self.asm_pane.show(listing, message.previous)
+        try:
+            await self.asm_pane.show(listing, message.previous)
+        except ValueError:
+            if self.is_running:
+                raise
+            return  # the app closed while the stage tabs were being mounted
         self.asm_pane.link_source_line(self.editor.cursor_location[0] + 1)
 
     # -- files --------------------------------------------------------------------------------
