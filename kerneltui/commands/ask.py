@@ -133,7 +133,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
-    from kerneltui.commands.common import open_session_log, tee
+    from kerneltui.commands.common import close_session_log, open_session_log, tee
     from kerneltui.core.agent import AutoLimits, ProviderError, open_session
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
@@ -149,8 +149,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
             api_key_env=args.api_key_env, script=args.script,
         )
     except ProviderError as exc:
-        if log is not None:
-            log.close()
+        close_session_log(log)
         return _fail(args, printer, exc.kind, exc.message)
     session.start()
     result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
@@ -181,7 +180,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     finally:
         if log is not None:
             log.write_context(session.conversation_json())
-            log.close()
+        close_session_log(log)
         await session.close()
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
                   usage=printer.usage or {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},

@@ -10,6 +10,7 @@ from kerneltui.commands.common import (
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
+    close_session_log,
     device_line,
     load_task_or_exit,
     open_session_log,
@@ -63,8 +64,7 @@ def main(args: argparse.Namespace) -> int:
         report = asyncio.run(check_once(task, options, emit=tee(emit, log),
                                         observers=history_observers(task, options)))
     finally:
-        if log is not None:
-            log.close()
+        close_session_log(log)
     if args.json:
         print_json(report.to_json())
     else:

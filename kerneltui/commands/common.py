@@ -85,6 +85,15 @@ def open_session_log(task: Task, origin: str, disabled: bool = False, config: An
         return None
 
 
+def close_session_log(log: Any) -> None:
+    """Close a command's session log, saying if it could not record everything."""
+    if log is None:
+        return
+    log.close()
+    if log.problem():
+        print(f"kerneltui: {log.problem()}", file=sys.stderr)
+
+
 def tee(*sinks: Any) -> Any:
     """One emit callback that hands every event to each sink that is not None."""
     live = [s for s in sinks if s is not None]

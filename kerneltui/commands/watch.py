@@ -8,6 +8,7 @@ import time
 
 from kerneltui.commands.check import history_observers
 from kerneltui.commands.common import (
+    close_session_log,
     device_line,
     load_task_or_exit,
     open_session_log,
@@ -83,5 +84,4 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     finally:
         await scheduler.cancel()
         await loop.close()
-        if log is not None:
-            log.close()
+        close_session_log(log)

@@ -243,6 +243,8 @@ class KernelApp(App[None]):
         if self.session_log is not None:
             self.bridge.unsubscribe(self.session_log.write)
             self.session_log.close()
+            if self.session_log.problem() and self.ready:
+                self.notify(self.session_log.problem(), severity="warning", timeout=10)
             self.session_log = None
 
     def _save_agent_context(self) -> None:

@@ -170,3 +170,15 @@ def test_timeline_versions_kernel_and_plan(example_task, tmp_path: Path) -> None
     assert [type(e).__name__ for e in plan] == ["UserMessage", "AgentMessage", "RunStarted", "RungFinished", "RunFinished"]
     assert plan[2].run_id == "r3"
     assert tl.plan(2) == tl.events[:2]  # mid-reply: the pieces so far
+
+
+def test_an_event_that_cannot_be_written_is_counted_and_said(example_task, tmp_path: Path) -> None:
+    task = load_task(str(example_task("vector_add")))
+    log = SessionLog.create(tmp_path, task, "test")
+    log.write(ev.Notice(level="info", message="kept"))
+    looped: dict = {}
+    looped["self"] = looped  # no JSON can hold it
+    log.write(ev.ProposalEvent(proposal_id="p", state="pending", proposal=looped))
+    log.close()
+    assert log.lost_events == 1 and "1 events not recorded" in log.problem() and "Recursion" in log.problem()
+    assert [e.message for e in load_session(log.folder).events] == ["kept"]

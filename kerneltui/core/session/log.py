@@ -75,6 +75,14 @@ class SessionLog:
         self._stored: set[str] = set()
         self._run_hash: dict[str, str] = {}
         self.closed = False
+        self.lost_events = 0  # events that could not be written (disk full, a value JSON cannot hold)
+        self.error = ""  # the first such failure, for the front end to say
+
+    def problem(self) -> str:
+        """One line on what the log could not record, or "" when it recorded everything."""
+        if not self.lost_events:
+            return ""
+        return f"session log {self.path}: {self.lost_events} events not recorded ({self.error})"
 
     # -- opening ----------------------------------------------------------------------------------
 
@@ -154,14 +162,19 @@ class SessionLog:
                 seq = self._seq
                 self._seq += 1
             self._append({"r": EVENT, "seq": seq, "event": data})
-        except Exception:  # noqa: BLE001 - the log must never take the session down with it
-            pass
+        except Exception as exc:  # noqa: BLE001 - the log must never take the session down; it says so instead
+            self.lost_events += 1
+            self.error = self.error or f"{type(exc).__name__}: {exc}"
 
     __call__ = write
 
     def write_context(self, messages_json: str) -> None:
         """The agent's conversation after a turn (no keys: it is what the model was sent and said)."""
-        self._append({"r": CONTEXT, "at": time.time(), "messages": messages_json})
+        try:
+            self._append({"r": CONTEXT, "at": time.time(), "messages": messages_json})
+        except OSError as exc:
+            self.lost_events += 1
+            self.error = self.error or f"{type(exc).__name__}: {exc}"
 
     def store_source(self, text: str, why: str) -> str:
         digest = source_hash(text)
