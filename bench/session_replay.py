@@ -13,7 +13,7 @@ Method
     in Textual's headless mode; the time runs from just before the process is spawned to the first
     frame with the replay bar shown at step 0. Median of N (imports of Textual included).
   * replay, jump to the end: in the cold process, after the first frame, the timeline jumps to the
-    last step (the chat rebuilt with all 1,000 of its messages, the last run's rungs, the kernel, the
+    last step (the chat rebuilt from its last 200 events, the last run's rungs, the kernel, the
     chart of 500 points), timed until the next frame is drawn.
 
 Run:  python bench/session_replay.py [--samples 7] [--versions 500]
@@ -199,7 +199,7 @@ def main() -> int:
             "sessions/vector_add_demo (216 events): the app's own start, whatever the session"),
         row("replay opened, cold (first frame)", opens, "—",
             "fresh interpreter: imports, load, timeline, app, first frame at step 0"),
-        row("jump to the last step", jumps, "—", "chat of 1,000 messages rebuilt, last run, kernel, chart"),
+        row("jump to the last step", jumps, "—", "chat rebuilt from its last 200 events (of 1,000), last run, kernel, chart of 500 points"),
         "",
     ]
     text = "\n".join(lines)
