@@ -719,7 +719,7 @@ class KernelApp(App[None]):
             if value:
                 self.replay_session(Path(value).expanduser())
 
-        self.push_screen(PromptScreen("Open session", "a session log (.jsonl: one event per line) to replay here"),
+        self.push_screen(PromptScreen("Open session", "a session folder or log (.jsonl) to show in these panes (`kerneltui replay` steps through one)"),
                          chosen)
 
     def replay_session(self, path: Path) -> None:
