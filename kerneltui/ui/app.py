@@ -143,6 +143,7 @@ class KernelApp(App[None]):
         self.session_log: Any = None  # core.session.SessionLog while recording
         self.replay: Any = None  # ui.replay.ReplayDriver in replay mode
         self.run_hashes: dict[str, str] = {}  # run id -> source hash (replay shows each run's own version)
+        self._resuming = False  # a resume switching task: the new panes must not open a log of their own
         self._agent_attached = False
         self._panes_built = False  # the main screen's panes exist
         self._load_themes()
@@ -196,7 +197,7 @@ class KernelApp(App[None]):
     def main_ready(self) -> None:
         """The main screen's panes exist (called from its on_mount, also after switching task)."""
         self._panes_built = True
-        if self.options.replay is None and self.options.resume is None:
+        if self.options.replay is None and self.options.resume is None and not self._resuming:
             # Before the agent is attached: its first words belong in the log too. A resumed session
             # appends to its own log instead, once restored.
             self._start_session_log()
@@ -775,6 +776,13 @@ class KernelApp(App[None]):
     async def resume_session(self, folder: Path) -> None:
         """Continue a saved session: its task, the kernel at its last version, the chat, the rungs of its
         last run, the agent's conversation; later events append to the same log."""
+        self._resuming = True
+        try:
+            await self._resume(folder)
+        finally:
+            self._resuming = False
+
+    async def _resume(self, folder: Path) -> None:
         from kerneltui.core.session import SessionError, SessionLog, Timeline, load_session
 
         try:

@@ -280,3 +280,27 @@ async def test_resume_picker_lists_sessions(example_task, settings, tmp_path: Pa
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.session_log is not None, 30, "the picked session to resume")
         assert "BLOCK = 4096" in app.editor.text
+
+
+async def test_resume_of_another_task_switches_to_it_without_a_stray_session(example_task, settings,
+                                                                            tmp_path: Path) -> None:
+    other = example_task("vector_add")
+    folder = _example_copy(tmp_path, other)
+    first = tmp_path / "first"
+    import shutil
+
+    shutil.copytree(other, first)
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False)
+    app = create_app(first, settings=settings, options=options,
+                     agent=ScriptedAgent(kernel_path=first / "kernel.py", delay_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.session_log is not None, 30, "the first task's session")
+        own = app.session_log.folder
+        await app.resume_session(folder)
+        await pilot.pause()
+        assert app.kernel_task.root.resolve() == other.resolve()
+        assert app.session_log.folder == folder and "BLOCK = 4096" in app.editor.text
+    from kerneltui.core.session.store import sessions_dir
+
+    # The first task's own session, the resumed one, and nothing else.
+    assert sorted(p.name for p in sessions_dir(settings).iterdir()) == [own.name]
