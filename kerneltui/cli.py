@@ -27,6 +27,9 @@ COMMAND_MODULES = (
     "asm",
     "ask",
     "trace",
+
+    "replay",
+    "export",
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -52,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     lead, argv = remote_options.split_leading(argv)
     parser = build_parser()
-    known = {name.replace("_", "-") for name in COMMAND_MODULES} | {"-h", "--help", "--version"}
+    known = {name.replace("_", "-") for name in COMMAND_MODULES} | {"-h", "--help", "--version", "sessions"}
     if not argv or (argv[0] not in known and not argv[0].startswith("-")) or (argv and argv[0].startswith("--") and argv[0] not in known):
         # `kerneltui` or `kerneltui TASK [options]` opens the TUI.
         if "tui" in COMMAND_MODULES:

@@ -38,6 +38,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_gpu)
 
 
+@pytest.fixture(autouse=True)
+def _sessions_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session logs written by the app and the commands under test stay in the test's folder."""
+    monkeypatch.setenv("KERNELTUI_SESSIONS_DIR", str(tmp_path / "sessions"))
+
+
 @pytest.fixture
 def example_task(tmp_path: Path):
     """Copy a bundled example into a temp dir and return its path: ``example_task("vector_add")``."""

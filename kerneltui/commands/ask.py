@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="auto mode: stop after this much money")
     p.add_argument("--apply", action="store_true", help="apply proposals whose trial passed (auto: kept versions)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--no-session", action="store_true", help="do not write a session log")
     p.set_defaults(func=main)
 
 
@@ -113,6 +114,7 @@ def proposal_card(p: dict[str, Any]) -> str:
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
+    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
 
     task = load_task_or_exit(args.task, args.kernel)
     if args.auto is not None and args.auto < 1:
@@ -131,20 +133,23 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
+    from kerneltui.commands.common import close_session_log, open_session_log, tee
     from kerneltui.core.agent import AutoLimits, ProviderError, open_session
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
 
     printer = Printer(args.json)
+    log = open_session_log(task, "ask", getattr(args, "no_session", False), config)
     original = task.kernel_source()
     target = None if args.apply or args.auto is None else KernelInMemory(original, f"{task.kernel_file} (in memory)")
     try:
         session = open_session(
-            task, printer, config, target=target, context_root=Path(args.context).resolve() if args.context else None,
+            task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,
             provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
             api_key_env=args.api_key_env, script=args.script,
         )
     except ProviderError as exc:
+        close_session_log(log)
         return _fail(args, printer, exc.kind, exc.message)
     session.start()
     result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
@@ -173,6 +178,9 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
         proposals = [p.to_dict() for p in session.book.proposals.values()]
         final = session.target.read()
     finally:
+        if log is not None:
+            log.write_context(session.conversation_json())
+        close_session_log(log)
         await session.close()
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
                   usage=printer.usage or {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},

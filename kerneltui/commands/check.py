@@ -10,11 +10,14 @@ from kerneltui.commands.common import (
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
+    close_session_log,
     device_line,
     load_task_or_exit,
+    open_session_log,
     parse_rungs,
     print_json,
     rung_line,
+    tee,
 )
 
 
@@ -38,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "2 without a GPU)")
 
     p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
+    p.add_argument("--no-session", action="store_true", help="do not write a session log (see `kerneltui sessions`)")
     p.set_defaults(func=main)
 
 
@@ -76,13 +80,17 @@ def main(args: argparse.Namespace) -> int:
         if isinstance(event, Notice) and event.level in ("warning", "error"):
             print(f"kerneltui: {event.message}", file=sys.stderr, flush=True)  # e.g. a lost connection, retried
 
+    log = open_session_log(task, "check", getattr(args, "no_session", False))
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
     try:
-        report = asyncio.run(check_once(task, options, emit=emit, observers=history_observers(task, options)))
+        report = asyncio.run(check_once(task, options, emit=tee(emit, log),
+                                        observers=history_observers(task, options)))
     except TaskError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        close_session_log(log)
     if args.json:
         print_json(report.to_json())
     else:

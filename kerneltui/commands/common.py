@@ -64,3 +64,42 @@ def parse_rungs(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [r.strip() for r in text.split(",") if r.strip()]
+
+
+def open_session_log(task: Task, origin: str, disabled: bool = False, config: Any = None) -> Any:
+    """The session log a command writes (core.session), or None when off; a failure is said, not fatal."""
+    if disabled:
+        return None
+    from kerneltui.config import ConfigError, load_config
+    from kerneltui.core.session import SessionError
+    from kerneltui.core.session.store import open_log_for
+
+    try:
+        config = config if config is not None else load_config()
+    except ConfigError:
+        config = None  # the command itself reports a broken config where it matters
+    try:
+        return open_log_for(task, origin, config)
+    except SessionError as exc:
+        print(f"kerneltui: not recording this session: {exc}", file=sys.stderr)
+        return None
+
+
+def close_session_log(log: Any) -> None:
+    """Close a command's session log, saying if it could not record everything."""
+    if log is None:
+        return
+    log.close()
+    if log.problem():
+        print(f"kerneltui: {log.problem()}", file=sys.stderr)
+
+
+def tee(*sinks: Any) -> Any:
+    """One emit callback that hands every event to each sink that is not None."""
+    live = [s for s in sinks if s is not None]
+
+    def emit(event: Any) -> None:
+        for sink in live:
+            sink(event)
+
+    return emit

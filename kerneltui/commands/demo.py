@@ -7,17 +7,27 @@ import sys
 import tempfile
 from pathlib import Path
 
+EXAMPLE_SESSION = "vector_add_demo"  # sessions/vector_add_demo, recorded by sessions/record_example.py
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="try kerneltui on a bundled example in a scratch folder")
     p.add_argument("--example", default="vector_add", help="which bundled example (kerneltui new --list)")
     p.add_argument("--dir", help="scratch folder to use (default: a new temporary one)")
     p.add_argument("--check", action="store_true", help="run the loop once, headless, instead of opening the app")
+    p.add_argument("--replay", action="store_true",
+                   help="replay the example session shipped in sessions/ (read-only, with a timeline) instead")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.commands.new import scaffold
+
+    if getattr(args, "replay", False):
+        from kerneltui.commands import replay
+
+        return replay.main(argparse.Namespace(session=EXAMPLE_SESSION, verify=False, all=False, json=False,
+                                              timeout=None, headless=False))
 
     target = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kerneltui-demo-")) / args.example
     scaffold(args.example, target, force=True)

@@ -16,13 +16,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--theme", help="a theme name (see the command palette, or themes/)")
     p.add_argument("--timeout", type=float, help="seconds each rung may take (overrides the task's timeouts)")
     p.add_argument("--no-watch", action="store_true", help="do not rerun on saves made outside the app")
+    p.add_argument("--resume", nargs="?", const="latest", metavar="SESSION",
+                   help="continue a saved session (default: the newest): its task, kernel, chat and agent context")
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
+    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
     from kerneltui.core.task import TaskError, load_task
 
+    resume = None
+    if getattr(args, "resume", None):
+        from kerneltui.core.session import SessionError, load_session, resolve_session
+
+        try:
+            resume = resolve_session(args.resume, load_config())
+            root = str(load_session(resume).task.get("root") or "")
+        except (SessionError, ConfigError) as exc:
+            print(f"kerneltui --resume: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not Path(root).is_dir():
+            print(f"kerneltui --resume: the session's task folder {root} is gone; replay it instead: "
+                  f"kerneltui replay {resume}", file=sys.stderr)
+            return EXIT_USAGE
+        args.task = root
     try:
         load_task(args.task, args.kernel)
     except TaskError as exc:
@@ -44,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
         settings.settings.setdefault("ui", {})["theme"] = Setting(args.theme, "--theme")
     try:
         app = open_app(Path(args.task), kernel=args.kernel, settings=settings, timeout=args.timeout,
-                       watch=not args.no_watch)
+                       watch=not args.no_watch, resume=resume)
     except TaskError as exc:
         print(f"kerneltui: task error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -53,10 +71,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 def open_app(task: Path, *, kernel: str | None = None, settings=None, timeout: float | None = None,  # type: ignore[no-untyped-def]
-             watch: bool = True, agent=None):  # type: ignore[no-untyped-def]
+             watch: bool = True, agent=None, resume: Path | None = None):  # type: ignore[no-untyped-def]
     from kerneltui.ui.app import AppOptions, create_app
 
     ui = settings.section("ui") if settings is not None else {}
     options = AppOptions(watch=watch and bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)),
-                         run_timeout_s=timeout)
+                         run_timeout_s=timeout, resume=resume)
     return create_app(task, kernel=kernel, settings=settings, options=options, agent=agent)

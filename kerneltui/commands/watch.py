@@ -7,7 +7,15 @@ import asyncio
 import time
 
 from kerneltui.commands.check import history_observers
-from kerneltui.commands.common import device_line, load_task_or_exit, parse_rungs, rung_line
+from kerneltui.commands.common import (
+    close_session_log,
+    device_line,
+    load_task_or_exit,
+    open_session_log,
+    parse_rungs,
+    rung_line,
+    tee,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float)
     p.add_argument("--seeds", type=int)
     p.add_argument("--arch")
+    p.add_argument("--no-session", action="store_true", help="do not write a session log")
     p.set_defaults(func=main)
 
 
@@ -31,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
-    from kerneltui.core.events import Event, RunFinished, RungFinished, RunStarted
+    from kerneltui.core.events import Event, FileChanged, RunFinished, RungFinished, RunStarted
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.scheduler import RunScheduler
@@ -56,9 +65,10 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
             else:
                 print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)
 
+    log = open_session_log(task, "watch", getattr(args, "no_session", False))
     pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
     pool.prestart()
-    loop = Loop(task, pool=pool, emit=emit, observers=history_observers(task, options))
+    loop = Loop(task, pool=pool, emit=tee(emit, log), observers=history_observers(task, options))
     scheduler = RunScheduler(loop)
     print(f"watching {task.root} ({task.backend}); save {task.kernel_file} to rerun · Ctrl+C to stop", flush=True)
     scheduler.request(options)
@@ -67,7 +77,11 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
             names = ", ".join(p.name for p, _ in batch)
             saved_at["save"] = time.perf_counter()
             print(f"\nsaved: {names}", flush=True)
+            if log is not None:
+                for path, digest in batch:
+                    log.write(FileChanged(path=str(path), source_hash=digest))
             scheduler.request(options)
     finally:
         await scheduler.cancel()
         await loop.close()
+        close_session_log(log)

@@ -9,6 +9,7 @@ and file parsing for the asm view happens in a thread worker.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -109,6 +110,9 @@ class AppOptions:
     watch_themes: bool = True
     clock: Callable[[], float] = time.monotonic
     wall_time: Callable[[float], str] = field(default=lambda at: time.strftime("%H:%M:%S", time.localtime(at)))
+    record_session: bool = True  # write the session log ([sessions] record = false turns it off too)
+    replay: Any = None  # a core.session.Timeline: open read-only on that session (kerneltui replay)
+    resume: Path | None = None  # a session folder to continue (kerneltui --resume)
 
 
 class KernelApp(App[None]):
@@ -143,6 +147,10 @@ class KernelApp(App[None]):
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.current_run: str | None = None
         self.replaying = False
+        self.session_log: Any = None  # core.session.SessionLog while recording
+        self.replay: Any = None  # ui.replay.ReplayDriver in replay mode
+        self.run_hashes: dict[str, str] = {}  # run id -> source hash (replay shows each run's own version)
+        self._resuming = False  # a resume switching task: the new panes must not open a log of their own
         self._agent_attached = False
         self._panes_built = False  # the main screen's panes exist
         self._load_themes()
@@ -196,6 +204,10 @@ class KernelApp(App[None]):
     def main_ready(self) -> None:
         """The main screen's panes exist (called from its on_mount, also after switching task)."""
         self._panes_built = True
+        if self.options.replay is None and self.options.resume is None and not self._resuming:
+            # Before the agent is attached: its first words belong in the log too. A resumed session
+            # appends to its own log instead, once restored.
+            self._start_session_log()
         if not self._agent_attached:
             self._agent_attached = True
             self.agent.attach(self.bridge.emit)
@@ -203,12 +215,52 @@ class KernelApp(App[None]):
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
         self.status.show(self.options.clock())
         self.load_history()
+        if self.options.replay is not None:
+            if self.replay is None:
+                from kerneltui.ui.replay import ReplayDriver
+
+                self.replay = ReplayDriver(self, self.options.replay)
+            self.replay.mount()
+            return
         if self.options.prestart_worker:
             self.pool.prestart()
         if self.options.watch:
             self.watch_task_files()
-        if self.options.run_on_start:
+        if self.options.resume is not None:
+            resume, self.options.resume = self.options.resume, None
+            self.run_worker(self.resume_session(resume), group="resume", exclusive=True)
+        elif self.options.run_on_start:
             self.request_run("start")
+
+    def _start_session_log(self) -> None:
+        """Record this task's session (one log per task opened), unless recording is off."""
+        if self.session_log is not None or not self.options.record_session:
+            return
+        from kerneltui.core.session import SessionError
+        from kerneltui.core.session.store import open_log_for
+
+        try:
+            self.session_log = open_log_for(self.kernel_task, "tui", self.settings)
+        except SessionError as exc:
+            self.notify(f"not recording this session: {exc}", severity="warning", timeout=10)
+            return
+        if self.session_log is not None:
+            self.bridge.subscribe(self.session_log.write)
+
+    def _stop_session_log(self) -> None:
+        if self.session_log is not None:
+            self.bridge.unsubscribe(self.session_log.write)
+            self.session_log.close()
+            if self.session_log.problem() and self.ready:
+                self.notify(self.session_log.problem(), severity="warning", timeout=10)
+            self.session_log = None
+
+    def _save_agent_context(self) -> None:
+        """After each turn, the conversation as the model saw it goes into the log (what resume restores)."""
+        session = getattr(self.agent, "session", None)
+        conversation = getattr(session, "conversation_json", None)
+        if self.session_log is not None and callable(conversation):
+            self.session_log.write_context(conversation())
 
     async def on_unmount(self) -> None:
         self._panes_built = False
@@ -217,6 +269,9 @@ class KernelApp(App[None]):
             await close()
         await self.scheduler.cancel()
         await self.loop.close()
+        self._stop_session_log()
+        if self.replay is not None:
+            self.replay.stop()
 
     # -- widgets ------------------------------------------------------------------------------
 
@@ -259,6 +314,9 @@ class KernelApp(App[None]):
 
     def request_run(self, origin: str, rungs: list[str] | None = None, extra: dict[str, Any] | None = None) -> None:
         """Start a run of the file on disk now; a run in flight is cancelled (its worker killed)."""
+        if self.replay is not None:
+            self.notify("a replay is read-only: nothing runs (resume the session to continue it)", timeout=4)
+            return
         try:
             text = self.kernel_task.kernel_source()
         except TaskError as exc:
@@ -290,6 +348,7 @@ class KernelApp(App[None]):
         if isinstance(event, ev.RunStarted):
             self.current_run = event.run_id
             self.run_digest = event.source_hash  # the version folder's name (an override's differs from the file's)
+            self.run_hashes[event.run_id] = event.source_hash
             self.rungs.run_started(event.rungs, now)
             s = self.status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
@@ -333,6 +392,8 @@ class KernelApp(App[None]):
 
     def _after_run(self, event: ev.RunFinished) -> None:
         digest = self.run_digest or self.requested.get(str(self.kernel_task.kernel_path.resolve()), "")
+        if self.replay is not None:
+            digest = self.run_hashes.get(event.run_id, "")
         record = getattr(self.history, "record", None)
         if callable(record):
             record(digest, event.results, event.device)
@@ -365,7 +426,12 @@ class KernelApp(App[None]):
         listing = message.listing
         if not listing.stages and "dump" not in self.rungs.rows:
             listing = AsmListing(note="no compiler output: this build of kerneltui has no dump rung")
-        await self.asm_pane.show(listing, message.previous)
+        try:
+            await self.asm_pane.show(listing, message.previous)
+        except ValueError:
+            if self.is_running:
+                raise
+            return  # the app closed while the stage tabs were being mounted
         self.asm_pane.link_source_line(self.editor.cursor_location[0] + 1)
 
     # -- files --------------------------------------------------------------------------------
@@ -469,6 +535,8 @@ class KernelApp(App[None]):
         if not self.ready:
             return
         mark = " ●" if message.dirty else ""
+        if self.replay is not None:
+            mark = " [dim](replay, read-only)[/]"
         self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
 
     @on(OpenProfile)
@@ -594,12 +662,16 @@ class KernelApp(App[None]):
 
     @on(ChatSubmitted)
     def _chat(self, message: ChatSubmitted) -> None:
-        self.run_worker(self.agent.send(message.text), group="agent", exit_on_error=False)
+        self.run_worker(self._agent_call(self.agent.send(message.text)), group="agent", exit_on_error=False)
 
     @on(ProposalDecision)
     def _decision(self, message: ProposalDecision) -> None:
-        self.run_worker(self.agent.decide(message.proposal_id, message.decision, message.feedback), group="agent",
-                        exit_on_error=False)
+        self.run_worker(self._agent_call(self.agent.decide(message.proposal_id, message.decision, message.feedback)),
+                        group="agent", exit_on_error=False)
+
+    async def _agent_call(self, call: Any) -> None:
+        await call
+        self._save_agent_context()
 
     # -- panes, help, themes ------------------------------------------------------------------
 
@@ -702,6 +774,7 @@ class KernelApp(App[None]):
             self.notify(f"unsaved edits of {self.kernel_task.kernel_path.name} kept in {saved}", timeout=10)
         await self.scheduler.cancel()
         await self.loop.close()
+        self._stop_session_log()
         self._panes_built = False
         self.kernel_task = task
         self.pool = WorkerPool(task.backend, arch=task.arch, spares=1)
@@ -724,11 +797,26 @@ class KernelApp(App[None]):
             if value:
                 self.replay_session(Path(value).expanduser())
 
-        self.push_screen(PromptScreen("Open session", "a session log (.jsonl: one event per line) to replay here"),
+        self.push_screen(PromptScreen("Open session", "a session folder or log (.jsonl) to show in these panes (`kerneltui replay` steps through one)"),
                          chosen)
 
     def replay_session(self, path: Path) -> None:
         """Feed a saved event stream through the same path as live events."""
+        from kerneltui.core.session import SessionError, load_session
+        from kerneltui.core.session.store import read_header
+
+        folder = path if path.is_dir() else path.parent
+        if path.is_dir() or (path.name == "log.jsonl" and read_header(folder) is not None):
+            try:
+                loaded = load_session(folder)
+            except SessionError as exc:
+                self.notify(str(exc), severity="error", timeout=10)
+                return
+            if loaded.lost_bytes:
+                self.notify(loaded.lost_note(), severity="warning", timeout=10)
+            self._feed_saved(loaded.events)
+            self.call_after_refresh(self._end_replay, len(loaded.events), folder.name)
+            return
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
@@ -743,10 +831,78 @@ class KernelApp(App[None]):
             except (ValueError, TypeError, KeyError) as exc:
                 self.notify(f"{path.name}:{number}: not an event ({exc})", severity="error", timeout=10)
                 return
+        self._feed_saved(events)
+        self.call_after_refresh(self._end_replay, len(events), path.name)
+
+    def _feed_saved(self, events: list[ev.Event]) -> None:
+        """Saved events through the bridge, as live ones, but not written to the log again."""
         self.replaying = True
         for event in events:
-            self.bridge.emit(event)
-        self.call_after_refresh(self._end_replay, len(events), path.name)
+            self.bridge.emit(event, record=False)
+
+    def action_resume_session(self) -> None:
+        from kerneltui.core.session.store import list_sessions
+        from kerneltui.ui.screens.sessions import SessionPicker
+
+        def chosen(folder: Path | None) -> None:
+            if folder is not None:
+                self.run_worker(self.resume_session(folder), group="resume", exclusive=True)
+
+        self.push_screen(SessionPicker(list_sessions(self.settings, include_examples=True)), chosen)
+
+    async def resume_session(self, folder: Path) -> None:
+        """Continue a saved session: its task, the kernel at its last version, the chat, the rungs of its
+        last run, the agent's conversation; later events append to the same log."""
+        self._resuming = True
+        try:
+            await self._resume(folder)
+        finally:
+            self._resuming = False
+
+    async def _resume(self, folder: Path) -> None:
+        from kerneltui.core.session import SessionError, SessionLog, Timeline, load_session
+
+        try:
+            loaded = load_session(folder)
+        except SessionError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        if loaded.lost_bytes:
+            self.notify(loaded.lost_note(), severity="warning", timeout=10)
+        root = Path(str(loaded.task.get("root") or ""))
+        if not (root / str(loaded.task.get("kernel_file") or "")).is_file():
+            self.notify(f"cannot resume {loaded.id}: its task folder {root} is gone (replay it instead: "
+                        f"`kerneltui replay {loaded.folder}`)", severity="error", timeout=12)
+            return
+        if root.resolve() != self.kernel_task.root.resolve():
+            await self.switch_task(str(root))
+            for _ in range(200):  # the panes are composed again; wait for them
+                if self.ready:
+                    break
+                await asyncio.sleep(0.02)
+        timeline = Timeline(loaded)
+        self._stop_session_log()
+        text = timeline.kernel_text_at(len(timeline))
+        path = self.kernel_task.kernel_path
+        if text is not None and text != path.read_text(encoding="utf-8"):
+            saved = self._backup_edits(path.name, path.read_text(encoding="utf-8"))
+            path.write_text(text, encoding="utf-8")
+            self.editor.replace_from_disk(text)
+            self.requested[str(path.resolve())] = source_hash(text)  # the watcher's echo is not a new run
+            self.notify(f"{path.name} restored to the session's last version (the file before: {saved})", timeout=10)
+        self._feed_saved(timeline.plan(len(timeline)))
+        self.call_after_refresh(setattr, self, "replaying", False)
+        restore = getattr(getattr(self.agent, "session", None), "restore_conversation", None)
+        if loaded.contexts and callable(restore):
+            restore(loaded.contexts[-1])
+        try:
+            self.session_log = SessionLog.reopen(loaded.folder, self.kernel_task, "tui")
+            self.bridge.subscribe(self.session_log.write)
+        except (SessionError, OSError) as exc:
+            self.notify(f"resumed, but not recording: {exc}", severity="warning", timeout=10)
+        self.load_history()
+        self.notify(f"resumed session {loaded.id}: {len(timeline.versions)} versions, {len(loaded.events)} events",
+                    timeout=6)
 
     def _end_replay(self, count: int, name: str) -> None:
         self.replaying = False
@@ -762,6 +918,8 @@ class KernelApp(App[None]):
         items.append(("Run the hand-edited override", "the loop on the PTX/TTGIR written by the asm view's e", "run_override"))
         items.append(("Switch task…", "open another task directory", "switch_task"))
         items.append(("Open session…", "replay a saved session log in these panes", "open_session"))
+        items.append(("Resume session…", "continue a saved session: its task, kernel, chat and agent context",
+                      "resume_session"))
         for name in sorted(self.available_themes):
             if name in self.theme_files or not name.startswith(("textual", "ansi")):
                 desc = self.theme_files[name].description if name in self.theme_files else "Textual theme"
@@ -778,6 +936,35 @@ class KernelApp(App[None]):
         items.append(("Help: keys", "every key binding and its id", "help"))
         items.append(("Quit", "", "quit"))
         return items
+
+    # -- replay ---------------------------------------------------------------------------------
+
+    def action_replay_step(self, delta: int) -> None:
+        if self.replay is not None:
+            self.replay.move(delta)
+
+    def action_replay_play(self) -> None:
+        if self.replay is not None:
+            self.replay.toggle_play()
+
+    def action_replay_speed(self, delta: int) -> None:
+        if self.replay is not None:
+            self.replay.change_speed(delta)
+
+    def action_replay_jump(self) -> None:
+        if self.replay is None:
+            return
+        from kerneltui.ui.screens.prompt import PromptScreen
+
+        count = len(self.replay.timeline.versions)
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            if not value.strip().lstrip("v").isdigit() or not self.replay.jump_to_version(int(value.strip().lstrip("v"))):
+                self.notify(f"no version {value!r}: this session has versions 1 to {count}", severity="warning")
+
+        self.push_screen(PromptScreen("Jump to version", f"a version number, 1 to {count}"), chosen)
 
     def action_chart_unit(self) -> None:
         self.chart.action_toggle_unit()
@@ -812,6 +999,28 @@ def create_app(task_path: str | Path, *, kernel: str | None = None, settings: co
         history=history or StoreHistory(task), asm=asm or DumpFolderAsm(task.kernel_file),
         profile=profile or RungMetricsProfile(), options=options,
     )
+
+
+def create_replay_app(folder: Path, *, settings: config_mod.Config | None = None,
+                      options: AppOptions | None = None) -> KernelApp:
+    """The app, read-only, on a saved session: its task (the original folder when it still exists, else
+    the copy kept in the session), the session's own history for the chart, a replay agent."""
+    from kerneltui.core.session import Timeline, load_session
+    from kerneltui.ui.replay import ReplayAgent, SessionHistory
+
+    loaded = load_session(folder)
+    timeline = Timeline(loaded)
+    info = loaded.task
+    root = Path(str(info.get("root") or ""))
+    kernel_file = str(info.get("kernel_file") or "")
+    task_root = root if root.is_dir() and (root / kernel_file).is_file() else loaded.task_dir
+    task = load_task(str(task_root), str(task_root / kernel_file) if kernel_file else None)
+    settings = settings or config_mod.load_config()
+    options = options or AppOptions()
+    options.watch, options.run_on_start, options.prestart_worker, options.record_session = False, False, False, False
+    options.replay = timeline
+    return KernelApp(task, settings=settings, agent=ReplayAgent(loaded.id), history=SessionHistory(timeline),
+                     asm=DumpFolderAsm(task.kernel_file), profile=RungMetricsProfile(), options=options)
 
 
 def default_agent(task: Task, settings: config_mod.Config) -> AgentController:

@@ -62,8 +62,20 @@ class EventBridge:
         self.target = target
         self.keep = keep
         self.log: list[ev.Event] = []
+        # Called with every event before it is posted (the session log); never from replay.
+        self.subscribers: list[Any] = []
 
-    def emit(self, event: ev.Event) -> None:
+    def subscribe(self, callback: Any) -> None:
+        self.subscribers.append(callback)
+
+    def unsubscribe(self, callback: Any) -> None:
+        if callback in self.subscribers:
+            self.subscribers.remove(callback)
+
+    def emit(self, event: ev.Event, record: bool = True) -> None:
+        if record:
+            for callback in self.subscribers:
+                callback(event)
         self.log.append(event)
         if len(self.log) > self.keep:
             del self.log[: len(self.log) - self.keep]

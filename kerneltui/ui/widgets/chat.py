@@ -152,6 +152,15 @@ class ChatPane(Vertical):
         self.label = label
         self.label_widget.update(Text(label))
 
+    def clear(self) -> None:
+        """Empty the conversation (a replay going back in time rebuilds it)."""
+        self.log_widget.remove_children()
+        self.replies.clear()
+        self.reply_text.clear()
+        self.tools.clear()
+        self.cards.clear()
+        self._pending.clear()
+
     # -- rendering events ---------------------------------------------------------------------
 
     def _append(self, widget: object) -> None:
@@ -175,7 +184,7 @@ class ChatPane(Vertical):
                 self.replies[event.turn_id] = md
                 self._append(md)
             else:
-                md.update(event.text)
+                _update_markdown(md, event.text)
         elif isinstance(event, ev.ToolCallStarted):
             entry = ToolCallEntry(event)
             self.tools[event.call_id] = entry
@@ -219,7 +228,7 @@ class ChatPane(Vertical):
         for turn_id in pending:
             md = self.replies.get(turn_id)
             if md is not None:
-                md.update(self.reply_text[turn_id])
+                _update_markdown(md, self.reply_text[turn_id])
         if at_end:
             log.call_after_refresh(log.scroll_end, animate=False)
 
@@ -264,3 +273,12 @@ class ChatPane(Vertical):
             self.post_message(ProposalDecision(pid, "redirect", text))
         else:
             self.post_message(ChatSubmitted(text))
+
+
+def _update_markdown(md: Markdown, text: str) -> None:
+    """Set a reply's text; one not mounted yet would overwrite it with its initial text when it mounts,
+    so the update waits in its queue behind the mount (replies that complete within a frame: replay)."""
+    if md.is_mounted:
+        md.update(text)
+    else:
+        md.call_later(md.update, text)

@@ -119,6 +119,14 @@ class RungsPanel(Vertical):
                 row.state, row.result, row.progress, row.fraction, row.started_at = "queued", None, "", None, None
         self._refresh_rows()
 
+    def clear(self) -> None:
+        """Every row back to idle (a replay going back to before any run)."""
+        for row in self.rows.values():
+            row.state, row.result, row.progress, row.fraction, row.started_at = "idle", None, "", None, None
+        self._update_note()
+        self._refresh_rows()
+        self._show_detail()
+
     def rung_started(self, name: str, now: float) -> None:
         row = self.rows.get(name)
         if row is not None:

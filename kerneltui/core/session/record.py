@@ -1,0 +1,40 @@
+"""The session log's on-disk format: one folder per session, one JSON object per line.
+
+```
+<sessions dir>/20260101-120000-vector_add-3f2a/
+  log.jsonl            append-only records (below), each one line, flushed as written
+  sources/<hash>.py    the text of every kernel version the session saw (checked, saved, proposed)
+  task/                the task's other files when the session started (reference, task.toml …)
+```
+
+Records (every line has ``"r"``, the record kind):
+
+* ``{"r": "session", "schema": 1, "id", "created_at", "origin", "kerneltui", "task": {...}}``: the
+  first line. ``origin`` is the front end that wrote it (tui, check, watch, ask).
+* ``{"r": "event", "seq": n, "event": {...}}``: one ``core.events`` event (``event_to_dict``).
+* ``{"r": "source", "hash", "file", "path", "why"}``: a kernel version, stored in ``sources/``; it is
+  written before the first event that needs it.
+* ``{"r": "context", "messages": "..."}``: the agent's conversation as the model saw it, after each
+  turn (what ``--resume`` gives back to the agent).
+* ``{"r": "resumed", "at", "origin"}``: the session was opened again and continues here.
+
+A reader skips record kinds it does not know (written by a newer kerneltui of the same schema); a
+larger ``schema`` means the format changed incompatibly and is refused with a message.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+LOG_NAME = "log.jsonl"
+SOURCES_DIR = "sources"
+TASK_DIR = "task"
+
+HEADER = "session"
+EVENT = "event"
+SOURCE = "source"
+CONTEXT = "context"
+RESUMED = "resumed"
+
+
+class SessionError(Exception):
+    """A session cannot be opened or written; the message says which file and what to do."""

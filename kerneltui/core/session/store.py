@@ -1,0 +1,113 @@
+"""Where sessions live, finding one by name, and listing them (newest first).
+
+``[sessions] dir`` (or ``KERNELTUI_SESSIONS_DIR``) names the folder; empty means
+``<data dir>/sessions``. ``[sessions] record = false`` turns recording off. A session is named by
+its folder path, its log file, or its folder name under the sessions folder or under the example
+sessions shipped with kerneltui (``sessions/`` of the source checkout).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kerneltui import paths
+from kerneltui.config import Config, register_defaults
+from kerneltui.core.session.record import LOG_NAME, SessionError
+
+SESSION_DEFAULTS: dict[str, Any] = {
+    "dir": "",  # empty: <data dir>/sessions
+    "record": True,  # write a session log for every run of the app, check, watch and ask
+}
+register_defaults("sessions", SESSION_DEFAULTS)
+
+
+def sessions_dir(config: Config | None = None) -> Path:
+    value = str(config.get("sessions", "dir", "") if config is not None else "") or ""
+    return Path(value).expanduser() if value else paths.data_dir() / "sessions"
+
+
+def recording_enabled(config: Config | None) -> bool:
+    return bool(config.get("sessions", "record", True)) if config is not None else True
+
+
+def example_sessions_dir() -> Path:
+    """The example sessions of the source checkout (next to the package)."""
+    return paths.package_dir().parent / "sessions"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    name: str
+    folder: Path
+    task: str
+    task_root: str
+    origin: str
+    created_at: float
+    size_bytes: int
+
+
+def resolve_session(name: str, config: Config | None = None) -> Path:
+    """The folder of the session called ``name`` (a path, a log file or a folder name)."""
+    given = Path(name).expanduser()
+    if given.is_file() and given.name.endswith(".jsonl"):
+        return given.parent if given.name == LOG_NAME else given
+    if given.is_dir() and (given / LOG_NAME).is_file():
+        return given
+    for root in (sessions_dir(config), example_sessions_dir()):
+        candidate = root / name
+        if (candidate / LOG_NAME).is_file():
+            return candidate
+    if name == "latest":
+        found = list_sessions(config)
+        if found:
+            return found[0].folder
+    raise SessionError(f"no session {name!r}: give a session folder, or a name from `kerneltui sessions` "
+                       f"(looked in {sessions_dir(config)} and {example_sessions_dir()})")
+
+
+def read_header(folder: Path) -> dict[str, Any] | None:
+    try:
+        with open(folder / LOG_NAME, encoding="utf-8") as fh:
+            first = fh.readline()
+        header = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    return header if isinstance(header, dict) and header.get("r") == "session" else None
+
+
+def list_sessions(config: Config | None = None, *, include_examples: bool = False,
+                  task_root: Path | None = None) -> list[SessionInfo]:
+    """Sessions found (reading only each header line), newest first."""
+    roots = [sessions_dir(config)] + ([example_sessions_dir()] if include_examples else [])
+    found: list[SessionInfo] = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder in root.iterdir():
+            header = read_header(folder) if folder.is_dir() else None
+            if header is None:
+                continue
+            task = header.get("task") or {}
+            if task_root is not None and str(task.get("root")) != str(task_root.resolve()):
+                continue
+            try:
+                size = (folder / LOG_NAME).stat().st_size
+            except OSError:
+                size = 0
+            found.append(SessionInfo(name=folder.name, folder=folder, task=str(task.get("name", "?")),
+                                     task_root=str(task.get("root", "")), origin=str(header.get("origin", "")),
+                                     created_at=float(header.get("created_at") or 0.0), size_bytes=size))
+    found.sort(key=lambda s: s.created_at, reverse=True)
+    return found
+
+
+def open_log_for(task: Any, origin: str, config: Config | None) -> Any:
+    """A new SessionLog for a front end, or None when recording is off or impossible (with why)."""
+    from kerneltui.core.session.log import SessionLog
+
+    if not recording_enabled(config):
+        return None
+    return SessionLog.create(sessions_dir(config), task, origin)

@@ -1,0 +1,217 @@
+"""Replay mode: a saved session shown read-only in the app's own panes, with a timeline.
+
+The driver holds a ``core.session.Timeline`` and a cursor (the step: how many events have
+happened). Stepping forward feeds the next event through the app's ``EventBridge``, exactly the
+path a live event takes; stepping back or jumping clears the panes and feeds the timeline's plan
+for that step (the chat so far and the run on screen) the same way. The editor shows the kernel
+as it was at the step (from the session's source snapshots), the chart the versions finished by
+then (``SessionHistory``). Nothing runs: the loop, the watcher and the agent are off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.timer import Timer
+
+from kerneltui.core import events as ev
+from kerneltui.core.session.timeline import Timeline
+from kerneltui.ui.ports import HistoryPoint, HistorySeries
+from kerneltui.ui.widgets.replay_bar import ReplayBar
+
+CHAT_LIMIT = 200  # chat events rebuilt on a jump: the tail the pane can show, not 10,000 widgets
+SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0)  # events per second while playing
+
+REPLAY_KEYS = [
+    ("f7", "replay_step(-1)", "Back"),
+    ("f8", "replay_step(1)", "Forward"),
+    ("f9", "replay_play", "Play/pause"),
+    ("f10", "replay_jump", "Jump to version"),
+    ("f11", "replay_speed(-1)", "Slower"),
+    ("f12", "replay_speed(1)", "Faster"),
+]
+
+
+@dataclass
+class SessionHistory:
+    """The chart's data from the session itself: versions finished by the replay's step."""
+
+    timeline: Timeline
+    step: int = 0
+
+    def record(self, source_hash: str, results: list, device: dict) -> None:
+        pass  # the session is the record; nothing is written during a replay
+
+    def load(self) -> HistorySeries:
+        points: list[HistoryPoint] = []
+        baseline = floor = None
+        for version in self.timeline.versions_until(self.step):
+            bench = next((r for r in version.results if r.name == "benchmark" and r.status in ("ok", "warn")), None)
+            if bench is None or version.median_ms is None:
+                continue
+            m = bench.metrics
+            median = version.median_ms * 1000
+            points.append(HistoryPoint(version=f"v{version.number}", median_us=median,
+                                       low_us=float(m.get("q1_ms") or version.median_ms) * 1000,
+                                       high_us=float(m.get("q3_ms") or version.median_ms) * 1000))
+            ref = _first_case(m, "reference")
+            baseline = ref * 1000 if ref else baseline
+            fl = m.get("floor_ms") or _case_value(m, "floor_ms")
+            floor = float(fl) * 1000 if fl else floor
+        if points:
+            last = points[-1]
+            points[-1] = HistoryPoint(last.version, last.median_us, last.low_us, last.high_us, current=True)
+        note = "" if points else "no benchmark numbers in this session up to here (timing needs a GPU)"
+        return HistorySeries(points=points, baseline_us=baseline, floor_us=floor, note=note)
+
+
+def _first_case(metrics: dict[str, Any], target: str) -> float | None:
+    cases = metrics.get("cases") or []
+    stats = (cases[0].get(target) if cases and isinstance(cases[0], dict) else None) or {}
+    value = stats.get("median_ms")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _case_value(metrics: dict[str, Any], key: str) -> Any:
+    cases = metrics.get("cases") or []
+    return cases[0].get(key) if cases and isinstance(cases[0], dict) else None
+
+
+class ReplayAgent:
+    """The chat's controller during a replay: says plainly that nothing is sent."""
+
+    def __init__(self, session_name: str) -> None:
+        self.label = f"replay of {session_name} · read-only"
+        self._emit: Any = lambda event: None
+
+    def attach(self, emit: Any) -> None:
+        self._emit = emit
+
+    async def send(self, text: str) -> None:
+        self._emit(ev.Notice(level="warning", source="replay",
+                             message="a replay is read-only: resume the session (kerneltui --resume) to talk to the agent"))
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+        await self.send("")
+
+
+class ReplayDriver:
+    def __init__(self, app: Any, timeline: Timeline) -> None:
+        self.app = app
+        self.timeline = timeline
+        self.step = 0
+        self.playing = False
+        self.speed_index = SPEEDS.index(5.0)
+        self.bar: ReplayBar | None = None
+        self._timer: Timer | None = None
+        self._shown_hash = ""
+
+    @property
+    def speed(self) -> float:
+        return SPEEDS[self.speed_index]
+
+    def mount(self) -> None:
+        """Build the bar under the panes and show the session's first step (called once the panes exist)."""
+        app = self.app
+        for key, action, description in REPLAY_KEYS:
+            app._bindings.bind(key, action, description, priority=True)
+        app.editor.read_only = True
+        app.main.panes["editor"].border_title = f"{app.kernel_task.kernel_path.name} [dim](replay, read-only)[/]"
+        self.bar = ReplayBar(id="replay-bar")
+        app.main.mount(self.bar, before=app.status)
+        app.status.state.message = f"replay: {self.timeline.session.id}"
+        if self.timeline.session.lost_bytes:
+            app.notify(self.timeline.session.lost_note(), severity="warning", timeout=10)
+        for problem in self.timeline.session.problems[:3]:
+            app.notify(problem, severity="warning", timeout=10)
+        self.go(0, rebuild=True)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.playing = False
+
+    # -- moving -----------------------------------------------------------------------------------
+
+    def go(self, step: int, rebuild: bool = False) -> None:
+        step = max(0, min(step, len(self.timeline)))
+        app = self.app
+        if not rebuild and step == self.step + 1:
+            app.bridge.emit(self.timeline.events[self.step], record=False)
+        elif rebuild or step != self.step:
+            app.chat.clear()
+            app.rungs.clear()
+            app.current_run = None
+            s = app.status.state
+            s.running_since, s.running_rung, s.last_ok, s.failed_rung = None, "", None, ""
+            omitted = self.timeline.chat_count(step) - CHAT_LIMIT
+            if omitted > 0:
+                app.chat.render_event(ev.Notice(level="info", source="replay",
+                                                message=f"… {omitted} earlier chat events not shown after a jump (jump to an earlier version to see them)"))
+            for event in self.timeline.plan(step, chat_limit=CHAT_LIMIT):
+                app.bridge.emit(event, record=False)
+        self.step = step
+        self._show_kernel()
+        history = app.history
+        if isinstance(history, SessionHistory):
+            history.step = step
+        app.load_history()
+        self._update_bar()
+
+    def _show_kernel(self) -> None:
+        digest = self.timeline.kernel_hash_at(self.step)
+        if digest == self._shown_hash:
+            return
+        text = self.timeline.session.source(digest) if digest else None
+        if text is not None and text != self.app.editor.text:
+            self.app.editor.replace_from_disk(text)
+        self._shown_hash = digest
+
+    def move(self, delta: int) -> None:
+        self.go(self.step + delta)
+
+    def jump_to_version(self, number: int) -> bool:
+        version = self.timeline.version(number)
+        if version is None:
+            return False
+        self.go(version.step)
+        return True
+
+    def toggle_play(self) -> None:
+        if self.playing:
+            self.stop()
+        else:
+            if self.step >= len(self.timeline):
+                self.go(0)
+            self.playing = True
+            self._schedule()
+        self._update_bar()
+
+    def change_speed(self, delta: int) -> None:
+        self.speed_index = max(0, min(len(SPEEDS) - 1, self.speed_index + delta))
+        if self.playing:
+            self._schedule()
+        self._update_bar()
+
+    def _schedule(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.app.set_interval(1.0 / self.speed, self._tick)
+
+    def _tick(self) -> None:
+        if self.step >= len(self.timeline):
+            self.stop()
+            self._update_bar()
+            return
+        self.go(self.step + 1)
+
+    def _update_bar(self) -> None:
+        if self.bar is None:
+            return
+        version = self.timeline.version_at(self.step)
+        at = self.timeline.events[self.step - 1].at if self.step else None
+        self.bar.show(step=self.step, total=len(self.timeline), version=version.number if version else 0,
+                      versions=len(self.timeline.versions), playing=self.playing, speed=self.speed, at=at,
+                      wall_time=self.app.options.wall_time)

@@ -1,0 +1,115 @@
+"""The session commands end to end: check records a session; sessions, replay --headless, export;
+bad names and broken logs give messages a person can act on."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from kerneltui.core.session import Timeline, load_session
+from kerneltui.core.session.export import export_session, render_markdown, text_chart
+from tests.conftest import ROOT, run_cli
+
+
+def _sessions() -> Path:
+    return Path(os.environ["KERNELTUI_SESSIONS_DIR"])
+
+
+def test_check_records_a_session_that_replays_and_exports(example_task, tmp_path: Path) -> None:
+    task = example_task("vector_add")
+    out = run_cli("check", str(task), "--rungs", "prechecks")
+    assert out.returncode == 0, out.stderr
+    (folder,) = list(_sessions().iterdir())
+    loaded = load_session(folder)
+    assert loaded.header["origin"] == "check" and loaded.lost_bytes == 0
+    timeline = Timeline(loaded)
+    assert len(timeline.versions) == 1 and timeline.versions[0].accepted
+    assert loaded.source(timeline.versions[0].source_hash) == (task / "kernel.py").read_text()
+
+    listed = run_cli("sessions", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)[0]["name"] == folder.name
+    shown = run_cli("replay", "latest", "--headless")
+    assert shown.returncode == 0 and "1 versions" in shown.stdout and "PASS" in shown.stdout
+    exported = run_cli("export", folder.name, "--out", str(tmp_path / "report"))
+    assert exported.returncode == 0, exported.stderr
+    md = (tmp_path / "report" / f"{folder.name}.md").read_text()
+    assert "# Session" in md and "| v1 |" in md and "## Final kernel" in md and "def custom_kernel" in md
+
+    skipped = run_cli("check", str(task), "--rungs", "prechecks", "--no-session")
+    assert skipped.returncode == 0 and len(list(_sessions().iterdir())) == 1
+
+
+def test_bad_session_names_and_logs_say_what_to_do(tmp_path: Path) -> None:
+    missing = run_cli("replay", "no-such-session")
+    assert missing.returncode == 2 and "kerneltui sessions" in missing.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "log.jsonl").write_text('{"r": "session", "schema": 7}\n')
+    newer = run_cli("export", str(broken))
+    assert newer.returncode == 2 and "newer kerneltui" in newer.stderr
+    resume = run_cli("--resume", "no-such-session")
+    assert resume.returncode == 2 and "no session" in resume.stderr
+
+
+def test_example_session_ships_small_and_whole() -> None:
+    folder = ROOT / "sessions" / "vector_add_demo"
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    assert size < 300_000
+    loaded = load_session(folder)
+    assert loaded.lost_bytes == 0 and not loaded.problems and loaded.contexts
+    timeline = Timeline(loaded)
+    assert [v.accepted for v in timeline.versions] == [True, True]
+    assert "BLOCK = 4096" in (timeline.kernel_text_at(len(timeline)) or "")
+    text = (folder / "log.jsonl").read_text()
+    assert "API_KEY" not in text and "sk-" not in text
+
+
+def _timed_session(tmp_path: Path) -> Path:
+    sys.path.insert(0, str(ROOT))
+    from bench.session_replay import write_session
+
+    folder, _ = write_session(tmp_path, 6)
+    return folder
+
+
+def test_export_chart_as_text_and_png(tmp_path: Path) -> None:
+    loaded = load_session(_timed_session(tmp_path))
+    timeline = Timeline(loaded)
+    chart = text_chart(timeline.versions)
+    assert len(chart.splitlines()) == 6 and "µs" in chart and "█" in chart
+    md = render_markdown(loaded)
+    assert "scripted · scripted: 6000 input tokens, 600 output tokens" in md
+    pytest.importorskip("matplotlib")
+    result = export_session(loaded, tmp_path / "out")
+    assert result.png is not None and result.png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"![median per version]({result.png.name})" in result.markdown.read_text()
+
+
+def test_export_without_matplotlib_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = load_session(_timed_session(tmp_path))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
+    result = export_session(loaded, tmp_path / "out")
+    assert result.png is None and "matplotlib is not installed" in result.png_note
+    assert "matplotlib is not installed" in result.markdown.read_text()
+
+
+@pytest.mark.slow
+def test_ask_records_the_conversation_and_its_context(example_task) -> None:
+    task = example_task("vector_add")
+    script = ROOT / "kerneltui" / "data" / "agent" / "vector_add_demo.toml"
+    out = run_cli("ask", str(task), "make it faster", "--provider", "scripted", "--script", str(script),
+                  env={"OPENAI_API_KEY": "sk-never-written-0123456789"})
+    assert out.returncode == 0, out.stderr
+    (folder,) = list(_sessions().iterdir())
+    loaded = load_session(folder)
+    kinds = {type(e).__name__ for e in loaded.events}
+    assert {"UserMessage", "AgentMessage", "ToolCallStarted", "ToolCallFinished", "ProposalEvent", "TokenUsage",
+            "RunStarted", "RunFinished"} <= kinds
+    assert loaded.header["origin"] == "ask" and loaded.contexts
+    proposed = next(e for e in loaded.events if type(e).__name__ == "ProposalEvent")
+    assert loaded.source(proposed.proposal["new_hash"]) == proposed.proposal["new_source"]
+    assert "sk-never-written" not in (folder / "log.jsonl").read_text()
