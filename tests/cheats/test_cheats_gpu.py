@@ -84,7 +84,7 @@ def test_large_honest_speedup_is_not_flagged(tmp_path, cache_dir) -> None:
     ref.write_text(ref.read_text().replace("    return x + y", "    return (x.double() + y.double()).float()"))
     report = _check(task, _env(cache_dir))
     rungs = _rungs(report)
-    for name in ("prechecks", "correctness", "benchmark", "roofline"):
+    for name in ("correctness", "benchmark", "roofline"):  # the rungs this check runs
         assert rungs[name]["status"] in ("ok", "warn"), rungs[name]
     assert rungs["benchmark"]["metrics"]["speedup_vs_reference"] > 1.5
     assert not any(d["state"] == "caught" for d in report["integrity"]["defences"]), report["integrity"]
