@@ -416,7 +416,7 @@ def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputP
     first = pool.next()
     # The graph's own copy: the pool renews its sets in place when it wraps around, and a graph
     # reading one of the pool's buffers would see that set's next data behind the harness's back.
-    static_inputs = _clone_tensors(torch, first.inputs)
+    static_inputs = rt.clone(first.inputs)
     stream = torch.cuda.current_stream()
     try:
         side = torch.cuda.Stream()
@@ -489,18 +489,6 @@ def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputP
     del graph, flush_graph
     return {"total_ms": total, "flush_ms": flush, "warmup_runs": warm, "stopped": stopped or STOP_TIME_CAP,
             "failure": failure, "wall_s": round(time.perf_counter() - began, 4)}
-
-
-def _clone_tensors(torch: Any, data: Any) -> Any:
-    if isinstance(data, torch.Tensor):
-        return data.clone()
-    if isinstance(data, tuple):
-        return tuple(_clone_tensors(torch, x) for x in data)
-    if isinstance(data, list):
-        return [_clone_tensors(torch, x) for x in data]
-    if isinstance(data, dict):
-        return {k: _clone_tensors(torch, v) for k, v in data.items()}
-    return data
 
 
 def _scalar_leaves(torch: Any, data: Any, prefix: str = "input") -> Iterator[tuple[str, Any]]:
