@@ -12,28 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.cheats.gallery import ADD_KERNEL
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.gpu
-
-ADD_KERNEL = '''
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-def launch(x, y, out):
-    n = x.numel()
-    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
-'''
 
 # Honest for the checks (fewer than 40 calls), then returns the output it computed for the same
 # input pointers before: the classic cache that a benchmark reusing its inputs would reward.
