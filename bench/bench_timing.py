@@ -126,7 +126,7 @@ async def kerneltui_runs(task_dir: Path, runs: int) -> list[dict[str, Any]]:
                        candidate_s=bench.metrics.get("candidate_s"), wait_s=bench.metrics.get("worker_wait_s"),
                        reference_ms=(case.get("reference") or {}).get("median_ms"),
                        compile_ms=(case.get("torch_compile") or {}).get("median_ms"), bench_status=bench.status,
-                       bench_summary=bench.summary)
+                       bench_summary=bench.summary, straggle=case.get("straggle"))
             if roof is not None and roof.status in ("ok", "warn"):
                 rc = roof.metrics["cases"][0]
                 row.update(pct_roofline=rc.get("pct_roofline"), bound=rc.get("bound"), achieved_gbps=rc.get("achieved_gbps"),
@@ -136,11 +136,21 @@ async def kerneltui_runs(task_dir: Path, runs: int) -> list[dict[str, Any]]:
                 row["roofline_summary"] = roof.line()
             out.append(row)
             print(f"  run {i + 1}: {bench.line()}", flush=True)
+            print(f"         side-work check: {straggle_line(case.get('straggle') or {})}", flush=True)
             if roof is not None:
                 print(f"         {roof.line()}", flush=True)
     finally:
         await loop.close()
     return out
+
+
+def straggle_line(s: dict[str, Any]) -> str:
+    """The side-work detector's numbers for one run (its false-alarm margin is what they show)."""
+    if not s:
+        return "not reported"
+    return (f"{s.get('over')} of {s.get('runs')} calls over {s.get('threshold_us', 0):.1f} µs (median gap "
+            f"{s.get('median_us', 0):.1f} µs; calibration p90 idle {s.get('idle_p90_us', 0):.1f} µs, "
+            f"busy {s.get('busy_p90_us', 0):.1f} µs){' FLAGGED' if s.get('flagged') else ''}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -323,6 +333,10 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
                 errors.append(f"{src}: {r[src]['error']}")
         for e in errors:
             out.append(f"- {r['kernel']}: {e}")
+        gaps = [x["straggle"] for x in r["runs"] if x.get("straggle")]
+        if gaps:
+            worst = max(gaps, key=lambda g: (g.get("over") or 0) / max(g.get("runs") or 1, 1))
+            out.append(f"- {r['kernel']}: side-work check, worst of {len(gaps)} runs: {straggle_line(worst)}")
         if r.get("median_ms"):
             for src, key in (("do_bench", "do_bench_ms"), ("ncu", "ncu_ms")):
                 other = r[src].get(key)

@@ -23,7 +23,10 @@ SUMMARY="$OUTDIR/summary.txt"
 
 run_step() {  # name seconds command...
   local name="$1" limit="$2"; shift 2
-  local log="$OUTDIR/${name//[^A-Za-z0-9_.-]/_}.log"
+  local safe="${name//[^A-Za-z0-9_.-]/_}"
+  # Long pytest:/py: step names would make file names too long: keep a readable head and a hash.
+  (( ${#safe} > 60 )) && safe="${safe:0:48}_$(printf '%s' "$name" | sha1sum | cut -c1-8)"
+  local log="$OUTDIR/$safe.log"
   local start=$SECONDS
   echo "== $name (limit ${limit}s): $*" | tee -a "$SUMMARY"
   timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1

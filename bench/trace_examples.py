@@ -1,6 +1,6 @@
 """Inside the kernel, on a GPU: trace the pipelined matmul's regions and run a hand-edited softmax PTX.
 
-    python bench/trace_examples.py --out /tmp/trace_results.md [--record tests/data/trace]
+    python bench/trace_examples.py --out /tmp/trace_results.md [--record tests/data/trace] [--only trace|override]
 
 1. ``matmul_traced`` (CUDA C++, cp.async two-stage pipeline) through the ``trace`` rung: the region
    table (load / compute / store: median per CTA, spread, share, overlap), the per-SM timeline and
@@ -132,12 +132,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="markdown file to write the results to")
     parser.add_argument("--record", type=Path, help="folder to save the matmul's raw trace buffers in")
+    parser.add_argument("--only", choices=("trace", "override"), help="run only the matmul trace or the softmax override")
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kerneltui-trace-bench-") as tmp:
         scratch = Path(tmp)
-        trace_lines, trace_summary = trace_matmul(scratch, args.record)
-        override_lines, override_summary = softmax_override(scratch)
+        trace_lines: list[str] = []
+        override_lines: list[str] = []
+        trace_summary: dict = {"status": "not run (--only override)"}
+        override_summary: dict = {"override": {"ok": args.only == "trace"}}
+        if args.only != "override":
+            trace_lines, trace_summary = trace_matmul(scratch, args.record)
+        if args.only != "trace":
+            override_lines, override_summary = softmax_override(scratch)
     head = [f"# kerneltui trace and PTX override ({datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC)", "",
             "command: `python bench/trace_examples.py --out ...`", ""]
     text = "\n".join(head + trace_lines + [""] + override_lines) + "\n"
@@ -146,7 +153,7 @@ def main() -> int:
     print(f"total {time.perf_counter() - started:.1f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    ok = trace_summary.get("status") == "ok" and override_summary.get("override", {}).get("ok")
+    ok = (args.only == "override" or trace_summary.get("status") == "ok") and override_summary.get("override", {}).get("ok")
     return 0 if ok else 1
 
 

@@ -247,31 +247,44 @@ class StraggleVerdict:
     over: int  # calls over the threshold
     runs: int
     flagged: bool
+    idle_p90_us: float = 0.0  # the gap on an idle device
+    busy_p90_us: float = 0.0  # the gap after an honest spin kernel as long as the call
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 STRAGGLE_FRACTION = 0.25  # flag when more than this share of the calls straggle
+STRAGGLE_FACTOR = 3.0  # threshold: this many times the calibration's 90th percentile
+BUSY_SHARE_CAP = 0.25  # the busy calibration raises the threshold to at most this share of the kernel time
 
 
-def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], floor_us: float) -> StraggleVerdict:
+def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], floor_us: float,
+                     busy_us: Sequence[float] = (), kernel_us: float | None = None) -> StraggleVerdict:
     """Judge the host-side gap between "the timed stream finished" and "the whole device is idle".
 
     ``idle_us`` is the same measurement on an idle device (the cost of the synchronisation calls
-    themselves); the threshold is the larger of ``floor_us`` and three times its 90th percentile,
-    so a noisy host does not raise false alarms. A kernel that leaves work running on another
-    stream or thread straggles on (nearly) every call: more than a quarter of the calls over the
+    themselves) and ``busy_us`` the same after an honest spin kernel about as long as the call (the
+    host pays more after a real wait than after an event that is already done). The threshold is
+    the largest of ``floor_us`` and three times either 90th percentile, so a noisy host does not
+    raise false alarms. The busy calibration runs after the timed calls, where a kernel could have
+    left something running to inflate it: what it adds is capped at a quarter of the kernel's
+    median (``kernel_us``), so hidden work longer than that is still caught. A kernel that leaves work running on another stream or thread straggles by
+    about that work's length on (nearly) every call: more than a quarter of the calls over the
     threshold is flagged.
     """
     idle_p90 = quantile(sorted(idle_us), 0.9) if idle_us else 0.0
-    threshold = max(floor_us, 3.0 * idle_p90)
+    busy_p90 = quantile(sorted(busy_us), 0.9) if busy_us else 0.0
+    busy_part = STRAGGLE_FACTOR * busy_p90
+    if kernel_us is not None:
+        busy_part = min(busy_part, BUSY_SHARE_CAP * kernel_us)
+    threshold = max(floor_us, STRAGGLE_FACTOR * idle_p90, busy_part)
     if not straggle_us:
-        return StraggleVerdict(threshold, 0.0, 0, 0, False)
+        return StraggleVerdict(threshold, 0.0, 0, 0, False, idle_p90, busy_p90)
     over = sum(1 for s in straggle_us if s > threshold)
     return StraggleVerdict(
         threshold_us=threshold, median_us=median(straggle_us), over=over, runs=len(straggle_us),
-        flagged=over > STRAGGLE_FRACTION * len(straggle_us),
+        flagged=over > STRAGGLE_FRACTION * len(straggle_us), idle_p90_us=idle_p90, busy_p90_us=busy_p90,
     )
 
 

@@ -54,6 +54,7 @@ Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20
 DEFAULT_FLUSH_BYTES = 256 << 20  # when the device does not report its L2 size
 IDLE_CALIBRATION_CALLS = 30
+BUSY_CALIBRATION_CAP_MS = 1.0  # the busy calibration's spin kernel lasts the kernel's median, at most this
 PROGRESS_EVERY_S = 0.25
 
 
@@ -189,18 +190,43 @@ class CallTimer:
         t3 = time.perf_counter_ns()
         return out, CallSample(self.start.elapsed_time(self.end), (t1 - t0) / 1e3, (t3 - t2) / 1e3)
 
-    def idle_gaps(self, calls: int = IDLE_CALIBRATION_CALLS) -> list[float]:
-        """The end-event-to-idle gap with nothing running: what the side-work detector compares to."""
+    def idle_gaps(self, calls: int = IDLE_CALIBRATION_CALLS, busy_ms: float = 0.0) -> list[float]:
+        """The end-event-to-idle gap of honest work: what the side-work detector compares to.
+
+        With ``busy_ms`` the launch stream first runs a spin kernel of about that length, so the host
+        waits for the end event the way it does after a real call (a wait of a few hundred µs can cost
+        the host more on the way out than an event that is already done); without it the device is idle.
+        """
         torch = self.torch
+        cycles = self._sleep_cycles(min(busy_ms, BUSY_CALIBRATION_CAP_MS)) if busy_ms > 0 else 0
+        if busy_ms > 0 and not cycles:
+            return []
         gaps = []
         for _ in range(calls):
             torch.cuda.synchronize()
+            if cycles:
+                torch.cuda._sleep(cycles)
             self.end.record(self.stream)
             self.end.synchronize()
             t2 = time.perf_counter_ns()
             torch.cuda.synchronize()
             gaps.append((time.perf_counter_ns() - t2) / 1e3)
         return gaps
+
+    def _sleep_cycles(self, ms: float) -> int:
+        """Cycles of ``torch.cuda._sleep`` that last about ``ms`` here (0 where the spin kernel is missing)."""
+        torch = self.torch
+        sleep = getattr(torch.cuda, "_sleep", None)
+        if sleep is None:
+            return 0
+        probe = 1 << 20
+        torch.cuda.synchronize()
+        self.start.record(self.stream)
+        sleep(probe)
+        self.end.record(self.stream)
+        self.end.synchronize()
+        took_ms = self.start.elapsed_time(self.end)
+        return max(1, int(probe * ms / took_ms)) if took_ms > 0 else 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -572,6 +598,8 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
     series = run_series(lambda item: timer.call(cx.fn, item.inputs), pool, verify, settings, cx.progress,
                         f"{cx.target.replace('_', '.')} {label}")
     result.update(series.to_dict())
+    if series.times_ms:
+        result["busy_straggle_us"] = timer.idle_gaps(busy_ms=median(series.times_ms))
     result["stream_changes"] = timer.stream_changes
     result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
                       "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}

@@ -117,6 +117,7 @@ def test_vector_add_end_to_end(example_task, cache_dir):
     assert cand["q1_ms"] <= cand["median_ms"] <= cand["q3_ms"] and cand["min_ms"] <= cand["q1_ms"]
     assert case["recheck"]["checked"] >= cand["runs"] + cand["warmup_runs"]
     assert not case["straggle"]["flagged"], case["straggle"]
+    assert case["straggle"]["busy_p90_us"] > 0  # the spin-kernel calibration ran
     assert 0.5 < case["speedup_vs_reference"] < 2.0  # torch's x + y is also memory-bound
     assert case["torch_compile"].get("median_ms") or case["torch_compile"].get("error")
     assert m["persisting_l2"] == "reset before every call"

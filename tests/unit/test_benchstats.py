@@ -145,6 +145,22 @@ def test_straggle_verdict_flags_work_left_running():
     assert not straggle_verdict([], idle, 20.0).flagged
 
 
+
+def test_straggle_threshold_follows_the_busy_calibration_up_to_a_quarter_of_the_kernel():
+    idle = [6.0] * 30
+    # an honest 150 µs kernel whose host pays ~20 µs after a real wait: not flagged once the busy
+    # calibration (the same wait after a spin kernel) is taken into account
+    honest = [24.0, 26.0, 19.0, 22.0] * 100
+    assert straggle_verdict(honest, idle, floor_us=20.0).flagged
+    calibrated = straggle_verdict(honest, idle, floor_us=20.0, busy_us=[10.0, 11.0, 12.0] * 10, kernel_us=150.0)
+    assert not calibrated.flagged
+    assert calibrated.threshold_us == pytest.approx(36.0) and calibrated.busy_p90_us == pytest.approx(12.0)
+    # a calibration inflated by work left running cannot hide side work longer than a quarter of the kernel
+    inflated = straggle_verdict([150.0] * 100, idle, floor_us=20.0, busy_us=[200.0] * 30, kernel_us=150.0)
+    assert inflated.threshold_us == pytest.approx(37.5) and inflated.flagged
+    # without the kernel's time the busy calibration counts in full
+    assert straggle_verdict([150.0] * 100, idle, 20.0, busy_us=[200.0] * 30).threshold_us == pytest.approx(600.0)
+
 def test_geomean_ignores_missing_values():
     assert geomean([2.0, 8.0]) == pytest.approx(4.0)
     assert geomean([None, 3.0]) == pytest.approx(3.0)
