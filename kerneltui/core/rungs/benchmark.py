@@ -47,45 +47,48 @@ async def run(ctx: RunContext) -> RungResult:
         return fail(NAME, f"benchmark settings: {exc}")
     progress = ctx.progress_for(NAME)
     asked = time.perf_counter()
-    worker = await ctx.pool.acquire()
-    mark = worker.stderr_mark()
-    started = time.perf_counter()
-    timings: dict[str, float] = {"worker_wait_s": started - asked}  # a spare still starting up
-    phase = "measuring the device's peaks"
-    try:
-        peaks, peaks_note = await _peaks(worker, progress)
-        phase = "loading the reference"
-        setup = await worker.request("bench_setup", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
-        secret = secrets.randbits(62)
-        common = {"secret": secret, "settings": settings.to_dict()}
-        phase = "timing the reference"
-        t0 = time.perf_counter()
-        reference = await worker.request("benchmark", {"target": "reference", **common},
-                                         timeout=ctx.timeout("benchmark"), on_progress=progress)
-        timings["reference_s"] = time.perf_counter() - t0
-        phase = "timing torch.compile of the reference"
-        t0 = time.perf_counter()
-        compiled, compile_note = await _compile_baseline(ctx, worker, settings, common, progress)
-        timings["torch_compile_s"] = time.perf_counter() - t0
-        phase = "loading the kernel"
-        t0 = time.perf_counter()
-        load = await worker.request("load", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
-        first_error = load.get("first_call_error")
-        if first_error:
-            loc = ctx.location_from(first_error)
-            return fail(NAME, f"the kernel failed when loaded for the benchmark: {first_error['message']}",
-                        location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
-        phase = "timing the kernel"
-        candidate = await worker.request("benchmark", {"target": "candidate", **common},
-                                         timeout=ctx.timeout("benchmark"), on_progress=progress)
-        timings["candidate_s"] = time.perf_counter() - t0
-    except WorkerFailure as exc:
-        loc = ctx.location_from(exc.error)
-        message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
-        return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark))
-    finally:
-        await ctx.pool.release(worker)
+    # No worker starts while this one times: a spare warming up on the same GPU would be timed too.
+    async with ctx.pool.quiet():
+        worker = await ctx.pool.acquire()
+        mark = worker.stderr_mark()
+        started = time.perf_counter()
+        # spares still starting up (the quiet block waits for every one that is)
+        timings: dict[str, float] = {"worker_wait_s": started - asked}
+        phase = "measuring the device's peaks"
+        try:
+            peaks, peaks_note = await _peaks(worker, progress)
+            phase = "loading the reference"
+            setup = await worker.request("bench_setup", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+            secret = secrets.randbits(62)
+            common = {"secret": secret, "settings": settings.to_dict()}
+            phase = "timing the reference"
+            t0 = time.perf_counter()
+            reference = await worker.request("benchmark", {"target": "reference", **common},
+                                             timeout=ctx.timeout("benchmark"), on_progress=progress)
+            timings["reference_s"] = time.perf_counter() - t0
+            phase = "timing torch.compile of the reference"
+            t0 = time.perf_counter()
+            compiled, compile_note = await _compile_baseline(ctx, worker, settings, common, progress)
+            timings["torch_compile_s"] = time.perf_counter() - t0
+            phase = "loading the kernel"
+            t0 = time.perf_counter()
+            load = await worker.request("load", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+            first_error = load.get("first_call_error")
+            if first_error:
+                loc = ctx.location_from(first_error)
+                return fail(NAME, f"the kernel failed when loaded for the benchmark: {first_error['message']}",
+                            location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
+            phase = "timing the kernel"
+            candidate = await worker.request("benchmark", {"target": "candidate", **common},
+                                             timeout=ctx.timeout("benchmark"), on_progress=progress)
+            timings["candidate_s"] = time.perf_counter() - t0
+        except WorkerFailure as exc:
+            loc = ctx.location_from(exc.error)
+            message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
+            return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
+                        details=(exc.error.get("traceback") or "") + worker.stderr_since(mark))
+        finally:
+            await ctx.pool.release(worker)
     verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}

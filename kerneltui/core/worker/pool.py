@@ -3,12 +3,18 @@
 Workers are single-use: each verification run takes a fresh one and the pool starts the next
 straight away. Candidate code can patch anything in the process it runs in, and a CUDA fault
 poisons the context, so no worker that ran candidate code is ever handed out again.
+
+A worker starting up creates a CUDA context and warms its DSL on the GPU, which a kernel being
+timed at that moment would pay for (contexts of different processes time-share the GPU). Timing
+therefore runs inside ``quiet()``: no worker starts until it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import AsyncIterator
 
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import Runner, default_runner
@@ -26,15 +32,49 @@ class WorkerPool:
         self._spare: list[asyncio.Task[WorkerProcess]] = []
         self._in_use: set[WorkerProcess] = set()
         self._closed = False
+        self._quiet = 0  # nesting depth of quiet() blocks
+        self._deferred = False  # a spare was wanted while quiet
         self.device_info: dict[str, object] = {}
 
+    @property
+    def spares_pending(self) -> int:
+        """Spare workers started or ready, not yet handed out."""
+        return len(self._spare)
+
     def prestart(self) -> None:
-        """Start spare workers in the background (idempotent)."""
+        """Start spare workers in the background (idempotent; deferred while quiet)."""
         if self._closed:
             return
+        if self._quiet:
+            self._deferred = True
+            return
+        self._fill(self.spares)
+
+    def _fill(self, count: int) -> None:
         self._spare = [t for t in self._spare if not (t.done() and (t.cancelled() or t.exception() is not None))]
-        while len(self._spare) < self.spares:
+        while len(self._spare) < count:
             self._spare.append(asyncio.create_task(self._start_one()))
+
+    @contextlib.asynccontextmanager
+    async def quiet(self) -> AsyncIterator[float]:
+        """A block in which no worker starts (for timing on the GPU); yields the seconds it waited.
+
+        Spares already starting are waited for first, so none is half-way through its warm-up when
+        the block begins; spares taken inside the block are replaced when it ends.
+        """
+        self._quiet += 1
+        started = time.perf_counter()
+        try:
+            starting = [t for t in self._spare if not t.done()]
+            if starting:
+                # A spare that fails to start fails the acquire that takes it, not this wait.
+                await asyncio.wait(starting, timeout=self.ready_timeout)
+            yield time.perf_counter() - started
+        finally:
+            self._quiet -= 1
+            if not self._quiet and self._deferred:
+                self._deferred = False
+                self.prestart()
 
     async def _start_one(self) -> WorkerProcess:
         worker = await WorkerProcess.start(self.runner, self.backend, self.arch)
@@ -50,7 +90,10 @@ class WorkerPool:
         """A ready, never-used worker. Raises WorkerFailure("start") if none can start."""
         if self._closed:
             raise WorkerFailure("start", "the worker pool is closed")
-        self.prestart()
+        if self._quiet:
+            self._fill(1)  # the worker asked for must start even while quiet; spares wait
+        else:
+            self.prestart()
         task = self._spare.pop(0)
         try:
             worker = await task
