@@ -9,7 +9,12 @@ events) with one part changed at a time, next to do_bench:
 * ``same inputs + trap``  plus the NaN lattice armed and restored during the flush
 * ``N fresh sets``        the protocol rotating over N input sets (new addresses every call, as the
                           benchmark's input pool does), without the trap
-* ``N fresh sets + trap`` both, i.e. the benchmark's own protocol minus the recheck
+* ``N fresh sets + trap`` both
+* ``... + pad``           with the spin kernel that keeps the stream busy until the host has
+                          launched the call: the benchmark's own protocol, minus the recheck
+
+Rows without "pad" leave the GPU waiting for the host's launch after the start event, as the
+protocol did before the pad; they show how much of a gap that was.
 
 Usage (GPU machine, repository root):
     python bench/timing_ablation.py [--example softmax] [--sets 16] [--calls 300] [--results bench/RESULTS.md]
@@ -82,8 +87,8 @@ def main() -> int:
         call(item)  # compile and warm every specialisation
     torch.cuda.synchronize()
 
-    def protocol(pool: list[tuple[Any, ...]], with_trap: bool) -> list[float]:
-        timer = CallTimer(torch, flusher, persisting, trap if with_trap else None)
+    def protocol(pool: list[tuple[Any, ...]], with_trap: bool, pad: bool) -> list[float]:
+        timer = CallTimer(torch, flusher, persisting, trap if with_trap else None, pad=pad)
         times = []
         for i in range(args.calls + 10):
             _, sample = timer.call(call, pool[i % len(pool)])
@@ -95,9 +100,12 @@ def main() -> int:
     started = time.time()
     db = [triton.testing.do_bench(lambda: call(one), warmup=100, rep=500, return_mode="median") for _ in range(3)]
     rows.append(("do_bench", statistics.median(db), (max(db) - min(db)) / statistics.median(db)))
-    for label, pool, with_trap in (("same inputs", [one], False), ("same inputs + trap", [one], True),
-                                   (f"{args.sets} fresh sets", sets, False), (f"{args.sets} fresh sets + trap", sets, True)):
-        times = protocol(pool, with_trap)
+    fresh = f"{args.sets} fresh sets"
+    for label, pool, with_trap, pad in (("same inputs", [one], False, False), ("same inputs + trap", [one], True, False),
+                                        (fresh, sets, False, False), (f"{fresh} + trap", sets, True, False),
+                                        ("same inputs + pad", [one], False, True),
+                                        (f"{fresh} + trap + pad", sets, True, True)):
+        times = protocol(pool, with_trap, pad)
         q1, _, q3 = statistics.quantiles(times, n=4)
         med = statistics.median(times)
         rows.append((label, med, (q3 - q1) / med))

@@ -12,10 +12,11 @@ torch.compile of the reference):
    content never hits.
 2. **Each call** runs the same code path, warm-up or not: a device-wide synchronisation (nothing
    left running), the persisting-L2 lines reset (``cuCtxResetPersistingL2Cache``), an L2 flush (a
-   memset of a buffer at least twice the device's L2) on the launch stream, a CUDA start event on
-   the launch stream, the call, an end event on the launch stream. Only the event time is the
-   kernel time; the flush is not inside it, and host launch overhead is inside it only where the
-   GPU actually waited for the host.
+   memset of a buffer at least twice the device's L2) on the launch stream, a spin kernel that
+   keeps the stream busy until the host has launched the call (sized from the recent calls' host
+   time), a CUDA start event on the launch stream, the call, an end event on the launch stream.
+   Only the event time is the kernel time; the flush is not inside it, and host launch overhead is
+   inside it only where the GPU waited for the host after the call's first launch.
 3. **Side work.** The host then waits for the end event, notes the time, synchronises the whole
    device, and notes the time again. On an idle device that gap is the cost of the two calls
    (calibrated per case); a kernel that left work running on another stream or thread makes it
@@ -54,6 +55,8 @@ Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20
 DEFAULT_FLUSH_BYTES = 256 << 20  # when the device does not report its L2 size
 IDLE_CALIBRATION_CALLS = 30
+# The spin kernel before the start event: PAD_MIN_US + PAD_FACTOR × the recent calls' host time, at most PAD_MAX_US.
+PAD_MIN_US, PAD_FACTOR, PAD_MAX_US, PAD_FIRST_US, PAD_HISTORY = 20.0, 2.0, 2000.0, 200.0, 8
 BUSY_CALIBRATION_CAP_MS = 1.0  # the busy calibration's spin kernel lasts the kernel's median, at most this
 PROGRESS_EVERY_S = 0.25
 
@@ -151,8 +154,10 @@ class CallSample:
 class CallTimer:
     """Times one call with the full protocol (steps 2 and 3 of the module docstring)."""
 
-    def __init__(self, torch: Any, flusher: L2Flusher, persisting: PersistingL2, trap: InputTrap | None = None) -> None:
+    def __init__(self, torch: Any, flusher: L2Flusher, persisting: PersistingL2, trap: InputTrap | None = None,
+                 pad: bool = True) -> None:
         self.torch = torch
+        self.pad = pad  # off only to show what the pad changes (bench/timing_ablation.py)
         self.flusher = flusher
         self.persisting = persisting
         self.trap = trap
@@ -160,6 +165,8 @@ class CallTimer:
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
         self.stream_changes = 0
+        self._host_us: list[float] = []  # the last few calls' host time (launch cost), for the pad
+        self._cycles_per_ms: float | None = None
 
     def _launch_stream(self) -> Any:
         torch = self.torch
@@ -179,6 +186,8 @@ class CallTimer:
         self.flusher.flush()
         if self.trap is not None:
             self.trap.disarm()
+        if self.pad:
+            self._pad()
         self.start.record(stream)
         t0 = time.perf_counter_ns()
         out = fn(inputs)
@@ -188,7 +197,25 @@ class CallTimer:
         t2 = time.perf_counter_ns()
         torch.cuda.synchronize()
         t3 = time.perf_counter_ns()
-        return out, CallSample(self.start.elapsed_time(self.end), (t1 - t0) / 1e3, (t3 - t2) / 1e3)
+        host_us = (t1 - t0) / 1e3
+        self._host_us = [*self._host_us[-(PAD_HISTORY - 1):], host_us]
+        return out, CallSample(self.start.elapsed_time(self.end), host_us, (t3 - t2) / 1e3)
+
+    def _pad(self) -> None:
+        """Keep the launch stream busy (a spin kernel) until the host has launched the call.
+
+        Without it the GPU finishes the flush and the trap's restore, reaches the start event and
+        then waits while Python launches the kernel (tens of µs for a Triton launch): the host's
+        launch cost lands inside the kernel's time, and varies with the host's mood from run to
+        run. Padded, the kernel is already queued when the start event is reached; a call whose
+        GPU work waits for the host later on (several launches with host work between them, a
+        synchronisation inside the call) still pays for it, as it should.
+        """
+        recent = median(self._host_us) if self._host_us else PAD_FIRST_US
+        pad_us = min(PAD_MAX_US, PAD_MIN_US + PAD_FACTOR * recent)
+        cycles = self._sleep_cycles(pad_us / 1e3)
+        if cycles:
+            self.torch.cuda._sleep(cycles)
 
     def idle_gaps(self, calls: int = IDLE_CALIBRATION_CALLS, busy_ms: float = 0.0) -> list[float]:
         """The end-event-to-idle gap of honest work: what the side-work detector compares to.
@@ -215,18 +242,24 @@ class CallTimer:
 
     def _sleep_cycles(self, ms: float) -> int:
         """Cycles of ``torch.cuda._sleep`` that last about ``ms`` here (0 where the spin kernel is missing)."""
+        if self._cycles_per_ms is None:
+            self._cycles_per_ms = self._measure_sleep_rate()
+        return max(1, int(self._cycles_per_ms * ms)) if self._cycles_per_ms > 0 else 0
+
+    def _measure_sleep_rate(self) -> float:
         torch = self.torch
         sleep = getattr(torch.cuda, "_sleep", None)
         if sleep is None:
-            return 0
+            return 0.0
         probe = 1 << 20
+        sleep(probe)  # the first launch loads the module
         torch.cuda.synchronize()
         self.start.record(self.stream)
         sleep(probe)
         self.end.record(self.stream)
         self.end.synchronize()
         took_ms = self.start.elapsed_time(self.end)
-        return max(1, int(probe * ms / took_ms)) if took_ms > 0 else 0
+        return probe / took_ms if took_ms > 0 else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
