@@ -152,7 +152,8 @@ def straggle_line(s: dict[str, Any]) -> str:
         return "not reported"
     return (f"{s.get('over')} of {s.get('runs')} calls over {s.get('threshold_us', 0):.1f} µs (median gap "
             f"{s.get('median_us', 0):.1f} µs; calibration p90 idle {s.get('idle_p90_us', 0):.1f} µs, "
-            f"busy {s.get('busy_p90_us', 0):.1f} µs){' FLAGGED' if s.get('flagged') else ''}")
+            f"busy {s.get('busy_p90_us', 0):.1f} µs; median of the controls between the calls "
+            f"{s.get('control_median_us') or 0:.1f} µs){' FLAGGED' if s.get('flagged') else ''}")
 
 
 # ----------------------------------------------------------------------------------------------

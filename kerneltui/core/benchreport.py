@@ -133,13 +133,17 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
             )
         straggle = straggle_verdict(raw.get("straggle_us") or [], raw.get("idle_straggle_us") or [], settings.straggle_us,
                                     raw.get("busy_straggle_us") or [],
-                                    1e3 * cand["median_ms"] if cand.get("median_ms") else None)
+                                    1e3 * cand["median_ms"] if cand.get("median_ms") else None,
+                                    raw.get("control_straggle_us") or [])
         case["straggle"] = straggle.to_dict()
         if straggle.flagged:
             problems.append(
                 f"{label}: the GPU was still busy after the timed stream finished on {straggle.over} of {straggle.runs} "
                 f"calls (median {straggle.median_us:.0f} µs, threshold {straggle.threshold_us:.0f} µs from an idle "
-                f"{straggle.idle_p90_us:.0f} µs and a busy {straggle.busy_p90_us:.0f} µs calibration): work on another "
+                f"{straggle.idle_p90_us:.0f} µs and a busy {straggle.busy_p90_us:.0f} µs calibration"
+                + (f"; {straggle.excess_us:.0f} µs over the median of honest controls between the calls"
+                   if straggle.excess_us is not None else "")
+                + "): work on another "
                 "stream or thread escapes the timing. Launch on torch.cuda.current_stream(), or make it wait for "
                 "your side streams before returning (torch.cuda.current_stream().wait_stream(s))."
             )

@@ -249,6 +249,8 @@ class StraggleVerdict:
     flagged: bool
     idle_p90_us: float = 0.0  # the gap on an idle device
     busy_p90_us: float = 0.0  # the gap after an honest spin kernel as long as the call
+    control_median_us: float | None = None  # the same, interleaved with the timed calls
+    excess_us: float | None = None  # median gap of the calls minus that of the interleaved controls
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -257,10 +259,12 @@ class StraggleVerdict:
 STRAGGLE_FRACTION = 0.25  # flag when more than this share of the calls straggle
 STRAGGLE_FACTOR = 3.0  # threshold: this many times the calibration's 90th percentile
 BUSY_SHARE_CAP = 0.25  # the busy calibration raises the threshold to at most this share of the kernel time
+EXCESS_FLOOR_US, EXCESS_SHARE = 10.0, 0.1  # with controls: the median gap must also exceed theirs by this much
 
 
 def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], floor_us: float,
-                     busy_us: Sequence[float] = (), kernel_us: float | None = None) -> StraggleVerdict:
+                     busy_us: Sequence[float] = (), kernel_us: float | None = None,
+                     control_us: Sequence[float] = ()) -> StraggleVerdict:
     """Judge the host-side gap between "the timed stream finished" and "the whole device is idle".
 
     ``idle_us`` is the same measurement on an idle device (the cost of the synchronisation calls
@@ -269,9 +273,12 @@ def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], flo
     the largest of ``floor_us`` and three times either 90th percentile, so a noisy host does not
     raise false alarms. The busy calibration runs after the timed calls, where a kernel could have
     left something running to inflate it: what it adds is capped at a quarter of the kernel's
-    median (``kernel_us``), so hidden work longer than that is still caught. A kernel that leaves work running on another stream or thread straggles by
-    about that work's length on (nearly) every call: more than a quarter of the calls over the
-    threshold is flagged.
+    median (``kernel_us``). A kernel that leaves work running on another stream or thread
+    straggles by about that work's length on (nearly) every call: more than a quarter of the calls
+    over the threshold is flagged, and where ``control_us`` (the same honest measurement made
+    between the timed calls) is given, only when the calls' median gap also exceeds the controls'
+    by more than 10 µs and a tenth of the kernel's time: host jitter moves both, hidden work only
+    the calls'.
     """
     idle_p90 = quantile(sorted(idle_us), 0.9) if idle_us else 0.0
     busy_p90 = quantile(sorted(busy_us), 0.9) if busy_us else 0.0
@@ -282,9 +289,18 @@ def straggle_verdict(straggle_us: Sequence[float], idle_us: Sequence[float], flo
     if not straggle_us:
         return StraggleVerdict(threshold, 0.0, 0, 0, False, idle_p90, busy_p90)
     over = sum(1 for s in straggle_us if s > threshold)
+    flagged = over > STRAGGLE_FRACTION * len(straggle_us)
+    control_median = excess = None
+    if control_us:
+        # The controls ran between the calls, under the same host conditions: an honest kernel's
+        # median gap matches theirs whatever the host's mood, hidden work adds its length to it.
+        control_median = median(control_us)
+        excess = median(straggle_us) - control_median
+        flagged = flagged and excess > max(EXCESS_FLOOR_US, EXCESS_SHARE * (kernel_us or 0.0))
     return StraggleVerdict(
         threshold_us=threshold, median_us=median(straggle_us), over=over, runs=len(straggle_us),
-        flagged=over > STRAGGLE_FRACTION * len(straggle_us), idle_p90_us=idle_p90, busy_p90_us=busy_p90,
+        flagged=flagged, idle_p90_us=idle_p90, busy_p90_us=busy_p90, control_median_us=control_median,
+        excess_us=excess,
     )
 
 

@@ -57,6 +57,7 @@ DEFAULT_FLUSH_BYTES = 256 << 20  # when the device does not report its L2 size
 IDLE_CALIBRATION_CALLS = 30
 # The spin kernel before the start event: PAD_MIN_US + PAD_FACTOR × the recent calls' host time, at most PAD_MAX_US.
 PAD_MIN_US, PAD_FACTOR, PAD_MAX_US, PAD_FIRST_US, PAD_HISTORY = 20.0, 2.0, 2000.0, 200.0, 8
+CONTROL_EVERY = 4  # timed calls per interleaved side-work control measurement
 BUSY_CALIBRATION_CAP_MS = 1.0  # the busy calibration's spin kernel lasts the kernel's median, at most this
 PROGRESS_EVERY_S = 0.25
 
@@ -389,6 +390,7 @@ class Series:
     times_ms: list[float] = field(default_factory=list)
     host_us: list[float] = field(default_factory=list)
     straggle_us: list[float] = field(default_factory=list)
+    control_straggle_us: list[float] = field(default_factory=list)  # honest spin kernels between the calls
     warmup_ms: list[float] = field(default_factory=list)
     stopped: str = ""
     warmup_s: float = 0.0
@@ -399,6 +401,7 @@ class Series:
     def to_dict(self) -> dict[str, Any]:
         return {
             "times_ms": self.times_ms, "host_us": self.host_us, "straggle_us": self.straggle_us,
+            "control_straggle_us": self.control_straggle_us,
             "warmup_ms": self.warmup_ms, "stopped": self.stopped, "warmup_s": round(self.warmup_s, 4),
             "wall_s": round(self.wall_s, 4), "failure": self.failure, "threads_left": self.threads_left,
         }
@@ -408,8 +411,13 @@ Verify = Callable[[Any, InputSet], "str | None"]
 
 
 def run_series(call: Callable[[InputSet], tuple[Any, CallSample]], pool: InputPool, verify: Verify | None,
-               settings: BenchSettings, progress: Progress, label: str) -> Series:
-    """Warm-up and timed calls through one code path; the stopping rule ends the timed phase."""
+               settings: BenchSettings, progress: Progress, label: str,
+               control: Callable[[float], list[float]] | None = None) -> Series:
+    """Warm-up and timed calls through one code path; the stopping rule ends the timed phase.
+
+    ``control`` (every CONTROL_EVERY timed calls, given the last call's time) measures the side-work
+    gap of an honest spin kernel as long as the call, under the host's conditions of that moment.
+    """
     series = Series()
     began = time.perf_counter()
     # Warm-up: the same calls, discarded. The first may compile (a new shape), so only the count
@@ -450,6 +458,8 @@ def run_series(call: Callable[[InputSet], tuple[Any, CallSample]], pool: InputPo
         series.times_ms.append(sample.ms)
         series.host_us.append(sample.host_us)
         series.straggle_us.append(sample.straggle_us)
+        if control is not None and len(series.times_ms) % CONTROL_EVERY == 0:
+            series.control_straggle_us.extend(control(sample.ms))
         running.add(sample.ms)
         wall = time.perf_counter() - timed_began
         reason_to_stop = stop_reason(running.n, running.total, running.mean, running.stderr, wall, settings)
@@ -629,7 +639,8 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
 
     result["idle_straggle_us"] = timer.idle_gaps()
     series = run_series(lambda item: timer.call(cx.fn, item.inputs), pool, verify, settings, cx.progress,
-                        f"{cx.target.replace('_', '.')} {label}")
+                        f"{cx.target.replace('_', '.')} {label}",
+                        control=lambda ms: timer.idle_gaps(calls=1, busy_ms=max(ms, 1e-3)))
     result.update(series.to_dict())
     if series.times_ms:
         result["busy_straggle_us"] = timer.idle_gaps(busy_ms=median(series.times_ms))

@@ -66,7 +66,7 @@ def test_bench_table_and_notes_state_the_targets():
     lines = bench.table([va, sm])
     assert lines[0].startswith("| kernel | case | kerneltui median |")
     assert "| vector_add | n=67108864 | 201.2 µs | 0.25% (201.0 µs–201.5 µs) | 200.0 µs | +0.6% | 195.0 µs | +3.2% |" in lines[2]
-    assert "95% (memory-bound), 95% of copy BW" in lines[2] and "4.10 s / 1.80 s (of which 0.00 s waiting for a worker)" in lines[2]
+    assert "95% (memory-bound), 95% of copy BW" in lines[2] and "4.10 s / 1.80 s (of which 0.00 s waiting for a quiet GPU)" in lines[2]
     assert lines[3].startswith("| softmax | rows=8192 cols=8192 | FAILED |")
     notes = "\n".join(bench.notes([va, sm]))
     assert "kerneltui and ncu differ by +3.2% (more than 3%)" in notes

@@ -161,6 +161,22 @@ def test_straggle_threshold_follows_the_busy_calibration_up_to_a_quarter_of_the_
     # without the kernel's time the busy calibration counts in full
     assert straggle_verdict([150.0] * 100, idle, 20.0, busy_us=[200.0] * 30).threshold_us == pytest.approx(600.0)
 
+
+def test_interleaved_controls_keep_host_jitter_from_flagging_and_still_catch_side_work():
+    idle, busy = [8.0] * 30, [8.0] * 30
+    # a slow spell of the host: a third of the calls over the threshold, and the controls made
+    # between the calls just as slow
+    jittery = [12.0, 14.0, 40.0] * 200
+    assert straggle_verdict(jittery, idle, 20.0, busy, kernel_us=135.0).flagged
+    calm = straggle_verdict(jittery, idle, 20.0, busy, kernel_us=135.0, control_us=[11.0, 13.0, 38.0] * 50)
+    assert not calm.flagged and calm.excess_us == pytest.approx(1.0)
+    # side work of 190 µs on every call: the controls stay short, the calls do not
+    side = straggle_verdict([200.0] * 400, idle, 20.0, busy, kernel_us=2.0, control_us=[10.0] * 100)
+    assert side.flagged and side.excess_us == pytest.approx(190.0) and side.control_median_us == 10.0
+    # a small excess on a long kernel is not enough: more than a tenth of the kernel's time is needed
+    small = straggle_verdict([60.0] * 400, idle, 20.0, busy, kernel_us=1000.0, control_us=[10.0] * 100)
+    assert small.over == 400 and not small.flagged
+
 def test_geomean_ignores_missing_values():
     assert geomean([2.0, 8.0]) == pytest.approx(4.0)
     assert geomean([None, 3.0]) == pytest.approx(3.0)
