@@ -14,7 +14,8 @@ and the matmul example turned into bf16) this script:
 Usage (on the GPU machine, from the repository root):
     python bench/bench_timing.py [--runs 5] [--skip-ncu] [--results bench/RESULTS.md]
 It needs the examples vector_add, softmax and matmul under kerneltui/examples, and stops with a
-message when one is missing. Plan on about four minutes on an H200.
+message when one is missing. Plan on about six minutes on an H200 (5 runs of 3 kernels, then do_bench
+and ncu for each).
 """
 
 from __future__ import annotations
