@@ -140,7 +140,7 @@ def main() -> int:
         trace_lines: list[str] = []
         override_lines: list[str] = []
         trace_summary: dict = {"status": "not run (--only override)"}
-        override_summary: dict = {"override": {"ok": args.only == "trace"}}
+        override_summary: dict = {"override": "not run (--only trace)"}
         if args.only != "override":
             trace_lines, trace_summary = trace_matmul(scratch, args.record)
         if args.only != "trace":
@@ -153,8 +153,9 @@ def main() -> int:
     print(f"total {time.perf_counter() - started:.1f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    ok = (args.only == "override" or trace_summary.get("status") == "ok") and override_summary.get("override", {}).get("ok")
-    return 0 if ok else 1
+    trace_ok = args.only == "override" or trace_summary.get("status") == "ok"
+    override_ok = args.only == "trace" or override_summary.get("override", {}).get("ok")
+    return 0 if trace_ok and override_ok else 1
 
 
 if __name__ == "__main__":

@@ -132,9 +132,9 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
                 "pointers or content, state kept between calls, or work finished after it returned)."
             )
         straggle = straggle_verdict(raw.get("straggle_us") or [], raw.get("idle_straggle_us") or [], settings.straggle_us,
-                                    raw.get("busy_straggle_us") or [],
-                                    1e3 * cand["median_ms"] if cand.get("median_ms") else None,
-                                    raw.get("control_straggle_us") or [])
+                                    busy_us=raw.get("busy_straggle_us") or [],
+                                    kernel_us=1e3 * cand["median_ms"] if cand.get("median_ms") else None,
+                                    control_us=raw.get("control_straggle_us") or [])
         case["straggle"] = straggle.to_dict()
         if straggle.flagged:
             problems.append(

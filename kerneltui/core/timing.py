@@ -18,8 +18,9 @@ torch.compile of the reference):
    Only the event time is the kernel time; the flush is not inside it, and host launch overhead is
    inside it only where the GPU waited for the host after the call's first launch.
 3. **Side work.** The host then waits for the end event, notes the time, synchronises the whole
-   device, and notes the time again. On an idle device that gap is the cost of the two calls
-   (calibrated per case); a kernel that left work running on another stream or thread makes it
+   device, and notes the time again. For honest work that gap is the cost of the two calls
+   (calibrated per case on an idle device, after a spin kernel as long as the call, and with such
+   a spin kernel after every fourth timed call); a kernel that left work running on another stream or thread makes it
    grow on every call. The parent flags it: the time would otherwise miss that work. Work on
    another stream could also run early, while the flush still occupies the launch stream and
    before the start event: so a sparse lattice of input elements is set to NaN before the flush
@@ -45,6 +46,7 @@ import ctypes
 import hashlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,8 +57,13 @@ Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20
 DEFAULT_FLUSH_BYTES = 256 << 20  # when the device does not report its L2 size
 IDLE_CALIBRATION_CALLS = 30
-# The spin kernel before the start event: PAD_MIN_US + PAD_FACTOR × the recent calls' host time, at most PAD_MAX_US.
-PAD_MIN_US, PAD_FACTOR, PAD_MAX_US, PAD_FIRST_US, PAD_HISTORY = 20.0, 2.0, 2000.0, 200.0, 8
+# The spin kernel before the start event lasts PAD_MIN_US + PAD_FACTOR × the median host time of
+# the last PAD_HISTORY calls (PAD_FIRST_US before there is one), at most PAD_MAX_US.
+PAD_MIN_US = 20.0
+PAD_FACTOR = 2.0
+PAD_MAX_US = 2000.0
+PAD_FIRST_US = 200.0
+PAD_HISTORY = 8
 CONTROL_EVERY = 4  # timed calls per interleaved side-work control measurement
 BUSY_CALIBRATION_CAP_MS = 1.0  # the busy calibration's spin kernel lasts the kernel's median, at most this
 PROGRESS_EVERY_S = 0.25
@@ -166,8 +173,8 @@ class CallTimer:
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
         self.stream_changes = 0
-        self._host_us: list[float] = []  # the last few calls' host time (launch cost), for the pad
-        self._cycles_per_ms: float | None = None
+        self._host_us: deque[float] = deque(maxlen=PAD_HISTORY)  # recent calls' host time (launch cost)
+        self._cycles_per_ms = self._measure_sleep_rate()  # 0 where torch has no spin kernel
 
     def _launch_stream(self) -> Any:
         torch = self.torch
@@ -199,7 +206,7 @@ class CallTimer:
         torch.cuda.synchronize()
         t3 = time.perf_counter_ns()
         host_us = (t1 - t0) / 1e3
-        self._host_us = [*self._host_us[-(PAD_HISTORY - 1):], host_us]
+        self._host_us.append(host_us)
         return out, CallSample(self.start.elapsed_time(self.end), host_us, (t3 - t2) / 1e3)
 
     def _pad(self) -> None:
@@ -243,8 +250,6 @@ class CallTimer:
 
     def _sleep_cycles(self, ms: float) -> int:
         """Cycles of ``torch.cuda._sleep`` that last about ``ms`` here (0 where the spin kernel is missing)."""
-        if self._cycles_per_ms is None:
-            self._cycles_per_ms = self._measure_sleep_rate()
         return max(1, int(self._cycles_per_ms * ms)) if self._cycles_per_ms > 0 else 0
 
     def _measure_sleep_rate(self) -> float:
