@@ -28,11 +28,20 @@ class Defence:
 DEFENCES: tuple[Defence, ...] = (
     Defence("static", "static checks: library ops, the reference, streams, threads, patching, introspection, "
             "descriptors, persisting L2", "prechecks", (1, 2, 4, 13, 14), ("STRICT", "prechecks")),
-    Defence("identity", "timers, comparisons and the reference checked for replacement after import and after "
-            "every call", "compile", (4,), ("harness functions replaced", "benchmark machinery replaced")),
+    Defence("judge", "reference, expected outputs, comparison and verdict in a judge process that never runs the "
+            "kernel; the kernel's process gets a copy of the inputs and hands back outputs", "correctness",
+            (1, 4, 6, 13), ("is not in the kernel's process",)),
+    Defence("identity", "timers, torch functions and kerneltui's code in the kernel's process checked for "
+            "replacement (object and code) after import and after every call", "compile", (4,),
+            ("harness functions replaced", "benchmark machinery replaced")),
     Defence("channel", "replies authenticated with a per-worker key (forged frames rejected)", "compile", (4,),
             ("result channel carried bytes",)),
     Defence("launch", "a kernel of the task's backend must launch", "correctness", (1,), ("kernel was launched",)),
+    Defence("evidence", "what produced each output, recorded as the kernel ran: torch operators, the backend's "
+            "launches, data from the host, memory made outside the record, GPU kernels of libraries", "correctness",
+            (1,), ("was computed by torch", "values made on the host", "neither torch nor a", "never written by a",
+                   "the work was done outside", "switches the operator record off", "the operator record was",
+                   "GPU kernel of torch or a library")),
     Defence("inputs", "reference first on clones; input hashes before and after", "correctness", (6,),
             ("modified its input",)),
     Defence("aliasing", "outputs must not alias inputs, nor change when the kernel is called again", "correctness",
@@ -103,7 +112,7 @@ def summarise(results: list[RungResult]) -> IntegritySummary:
     summary = IntegritySummary()
     for d in DEFENCES:
         result = by_name.get(d.rung)
-        if d.key in ("identity", "channel"):
+        if d.key in ("identity", "channel", "judge"):
             # These guard every rung that ran candidate code: the first rung that names them counts.
             named = next((r for r in results if r.status in ("fail", "warn") and _matches(d, r)), None)
             result = named or result

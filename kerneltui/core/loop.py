@@ -127,8 +127,8 @@ class Loop:
                 ):
                     # A pool that does not keep spares (one-shot commands) learns only now that a
                     # GPU rung with a worker of its own will follow: start that worker while the
-                    # checks run.
-                    self.pool.prestart()
+                    # checks run (the run's judge serves that rung too).
+                    self.pool.prestart(("candidate",))
         except asyncio.CancelledError:
             cancelled = True
             raise

@@ -1,15 +1,17 @@
 """The benchmark protocol: how one function is timed on one benchmark case (worker side).
 
 Methodology, per ``[[benchmarks]]`` case and per function timed (the candidate, the reference,
-torch.compile of the reference):
+torch.compile of the reference). The baselines are timed in the judge (``benchmark_case``); the
+kernel in its own worker, on input slots the judge makes and renews, every output rechecked by the
+judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
+``core.rungs.bench_series``); both use the same ``CallTimer``.
 
 1. **Inputs.** Every call, warm-up and timed alike, gets an input set it has never seen: sets come
-   from the task's ``generate_input`` with seeds derived from a secret the parent draws per run
-   (the same seeds for every function timed in that run, so the baselines see the same inputs). A
-   pool of sets is generated ahead in batches (sized to a share of free device memory), outside
-   the timed region; each set is used once and dropped, so the next batch reuses the memory with
-   new contents. A cache keyed on pointers therefore returns stale results, and one keyed on
-   content never hits.
+   from the task's ``generate_input`` (in the judge) with seeds derived from a secret the parent
+   draws per run (the same seeds for every function timed in that run, so the baselines see the
+   same inputs). A pool of sets is generated ahead (sized to a share of free device memory),
+   outside the timed region; each set is used once, then its memory gets new contents. A cache
+   keyed on pointers therefore returns stale results, and one keyed on content never hits.
 2. **Each call** runs the same code path, warm-up or not: a device-wide synchronisation (nothing
    left running), the persisting-L2 lines reset (``cuCtxResetPersistingL2Cache``), an L2 flush (a
    memset of a buffer at least twice the device's L2) on the launch stream, a spin kernel that
@@ -27,8 +29,8 @@ torch.compile of the reference):
    and restored after it, on the launch stream. Work that waits for the launch stream (as correct
    multi-stream code does) never sees the NaNs; work that does not, reads them and fails the
    recheck.
-4. **Recheck.** The output of every call is compared with the reference's output for the same
-   inputs (``worker.recheck``): a cached or unfinished result fails the benchmark.
+4. **Recheck.** The output of every call is compared, in the judge, with the reference's output for
+   the same inputs (``worker.recheck``): a cached or unfinished result fails the benchmark.
 5. **Adaptive stopping.** Warm-up (at least ``warmup_runs`` calls and ``warmup_ms``) is discarded;
    timed calls continue until at least ``min_runs`` calls and ``min_kernel_ms`` of kernel time with
    a standard error under ``rel_stderr`` of the mean, or until the ``max_seconds`` cap.
@@ -48,10 +50,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.benchstats import STOP_TIME_CAP, BenchSettings, RunningStats, median, stop_reason
+from kerneltui.core.benchstats import BenchSettings, RunningStats, median, stop_reason
 
 Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20
@@ -314,6 +316,7 @@ class InputPool:
     dtypes: list[str] = field(default_factory=list)  # of the first set's input tensors
     _slots: list[Any] = field(default_factory=list)
     _ready: list[InputSet] = field(default_factory=list)
+    _ready_slots: list[InputSet] = field(default_factory=list)  # what each slot holds now (judge side)
 
     def next(self) -> InputSet:
         if not self._ready:
@@ -331,11 +334,41 @@ class InputPool:
         if into is not None:
             _copy_into(rt, into, inputs)
             inputs = into
-        ref_out = rt.call_reference(rt.clone(inputs)) if self.with_reference else None
+        ref_out = rt.call(rt.clone(inputs)) if self.with_reference else None
         rt.state.sync()
         self.generate_s += time.perf_counter() - t0
         self.generated += 1
         return InputSet(seed, inputs, ref_out)
+
+    def renew(self, slots: list[int]) -> list[int]:
+        """New data (new seeds) in the buffers of ``slots``, in place where the layout allows; the
+        reference outputs recomputed. The judge renews every slot the candidate has used. Returns
+        the slots that got new buffers instead (their layout changed with the seed)."""
+        if not self.sets:
+            raise ValueError("the pool has no slots yet")
+        moved = []
+        for i in slots:
+            seed = next(self.seeds)
+            if self.in_place:
+                try:
+                    self._ready_slots[i] = self.make(seed, into=self._slots[i])
+                    continue
+                except ValueError:
+                    self.in_place = False  # this task's inputs change layout between seeds
+            item = self.make(seed)
+            self._slots[i] = item.inputs
+            self._ready_slots[i] = item
+            moved.append(i)
+        return moved
+
+    def first_batch(self) -> list[InputSet]:
+        """Generate the slots (as many sets as the memory budget allows) and return them in order."""
+        self._refill()
+        self._ready_slots = list(self._ready)
+        return list(self._ready)
+
+    def slot(self, i: int) -> InputSet:
+        return self._ready_slots[i]
 
     def _refill(self) -> None:
         if not self.sets:
@@ -479,90 +512,8 @@ def run_series(call: Callable[[InputSet], tuple[Any, CallSample]], pool: InputPo
 
 
 # ----------------------------------------------------------------------------------------------
-# CUDA-graph mode
+# CUDA-graph mode (the kernel's side: core.worker.ops_bench.op_bench_graph)
 # ----------------------------------------------------------------------------------------------
-
-
-def run_graph_series(torch: Any, rt: Any, fn: Callable[[Any], Any], pool: InputPool, verify: Verify,
-                     flusher: L2Flusher, persisting: PersistingL2, settings: BenchSettings,
-                     progress: Progress, label: str) -> dict[str, Any]:
-    """Step 6 of the module docstring. Returns raw replay times or the reason graphs did not work."""
-    first = pool.next()
-    # The graph's own copy: the pool renews its sets in place when it wraps around, and a graph
-    # reading one of the pool's buffers would see that set's next data behind the harness's back.
-    static_inputs = rt.clone(first.inputs)
-    stream = torch.cuda.current_stream()
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(stream)
-        with torch.cuda.stream(side):  # warm-up before capture, on a side stream (CUDA-graph rule)
-            for _ in range(2):
-                fn(static_inputs)
-        stream.wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            flusher.flush()
-            static_out = fn(static_inputs)
-        flush_graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(flush_graph):
-            flusher.flush()
-        torch.cuda.synchronize()
-    except Exception as exc:
-        torch.cuda.synchronize()  # raises if the capture left the context unusable: the worker must go
-        return {"error": f"the call could not be captured in a CUDA graph: {type(exc).__name__}: {exc}"}
-
-    # The flush-only series has to settle as well, so graph mode asks for twice the minimum runs.
-    graph_settings = replace(settings, min_runs=2 * settings.min_runs)
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-    total: list[float] = []
-    flush: list[float] = []
-    warm = 0
-    running = RunningStats()
-    began = time.perf_counter()
-    timed_began: float | None = None
-    stopped = ""
-    failure = None
-    while True:
-        item = pool.next()
-        try:
-            _copy_into(rt, static_inputs, item.inputs)
-        except ValueError as exc:
-            return {"error": f"graph mode needs inputs that differ only in tensor contents: {exc}"}
-        torch.cuda.synchronize()
-        persisting.reset()
-        flusher.scrub()
-        events[0].record(stream)
-        flush_graph.replay()
-        events[1].record(stream)
-        flusher.scrub()
-        events[2].record(stream)
-        graph.replay()
-        events[3].record(stream)
-        torch.cuda.synchronize()
-        reason = verify(static_out, item)
-        if reason:
-            failure = {"phase": "graph", "call": warm + len(total) + 1, "seed": item.seed, "reason": reason}
-            break
-        f_ms, t_ms = events[0].elapsed_time(events[1]), events[2].elapsed_time(events[3])
-        if timed_began is None:
-            warm += 1
-            elapsed = time.perf_counter() - began
-            if (warm >= settings.warmup_runs and elapsed * 1e3 >= settings.warmup_ms) or elapsed >= settings.max_seconds:
-                timed_began = time.perf_counter()
-            continue
-        total.append(t_ms)
-        flush.append(f_ms)
-        running.add(t_ms - f_ms)
-        wall = time.perf_counter() - timed_began
-        stopped = stop_reason(running.n, running.total, running.mean, running.stderr, wall, graph_settings) or ""
-        if stopped:
-            break
-        if len(total) % 200 == 0:
-            progress(f"{label} (CUDA graph): {len(total)} replays", min(1.0, wall / settings.max_seconds))
-    del graph, flush_graph
-    return {"total_ms": total, "flush_ms": flush, "warmup_runs": warm, "stopped": stopped or STOP_TIME_CAP,
-            "failure": failure, "wall_s": round(time.perf_counter() - began, 4)}
 
 
 def _scalar_leaves(torch: Any, data: Any, prefix: str = "input") -> Iterator[tuple[str, Any]]:
@@ -605,10 +556,11 @@ def _copy_into(rt: Any, static: Any, fresh: Any) -> None:
 
 @dataclass
 class CaseContext:
-    """Everything one case's measurement needs, built once per benchmark op."""
+    """Everything one baseline case's measurement needs, built once per benchmark op (judge side)."""
 
     state: Any
-    target: str  # "candidate" | "reference" | "torch_compile"
+    rt: Any  # the reference runtime (core.worker.runtime.ReferenceRuntime)
+    target: str  # "reference" | "torch_compile"
     fn: Callable[[Any], Any]
     secret: int
     settings: BenchSettings
@@ -618,24 +570,18 @@ class CaseContext:
 
 
 def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> dict[str, Any]:
-    """Time one function on one case; raw samples and facts only (the parent decides)."""
-    state, torch, rt, settings = cx.state, cx.state.torch, cx.state.runtime, cx.settings
+    """Time one baseline (the reference or torch.compile of it) on one case, in the judge; raw
+    samples and facts only (the parent decides). The kernel is timed by the candidate's worker on
+    the judge's inputs (``core.worker.ops_bench``), the same way."""
+    torch, rt, settings = cx.state.torch, cx.rt, cx.settings
     params = {k: v for k, v in case.items() if k != "seed"}
     label = " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
     seeds = (bench_seed(cx.secret, case_index, k) for k in range(1 << 30))
     free, _ = torch.cuda.mem_get_info()
-    check = cx.target == "candidate"
-    pool = InputPool(rt=rt, params=params, seeds=seeds, with_reference=check,
+    pool = InputPool(rt=rt, params=params, seeds=seeds, with_reference=False,
                      budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool)
     timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
     result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
-    checker = None
-    verify: Verify | None = None
-    if check:
-        from kerneltui.core.worker.recheck import OutputCheck
-
-        checker = OutputCheck(state, rt, label, lambda seed: rt.make_inputs(params, seed))
-        verify = _verifier(checker)
     if cx.target == "torch_compile":
         problem = _first_compiled_call(cx, pool, params)
         if problem:
@@ -643,47 +589,39 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
             return result
 
     result["idle_straggle_us"] = timer.idle_gaps()
-    series = run_series(lambda item: timer.call(cx.fn, item.inputs), pool, verify, settings, cx.progress,
+    series = run_series(lambda item: timer.call(cx.fn, item.inputs), pool, None, settings, cx.progress,
                         f"{cx.target.replace('_', '.')} {label}",
                         control=lambda ms: timer.idle_gaps(calls=1, busy_ms=max(ms, 1e-3)))
     result.update(series.to_dict())
     if series.times_ms:
         result["busy_straggle_us"] = timer.idle_gaps(busy_ms=median(series.times_ms))
     result["stream_changes"] = timer.stream_changes
-    result["pool"] = {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
-                      "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
+    result["pool"] = pool_facts(pool)
     result["dtypes"] = pool.dtypes
     if pool.out_bytes:
         result["out_bytes"] = pool.out_bytes
     result["dtype"] = main_dtype(params, pool.dtypes)
-    if checker is not None and verify is not None:
-        if series.failure is None and series.times_ms and _wants_graph(settings, series):
-            result["graph"] = run_graph_series(torch, rt, cx.fn, pool, verify, cx.flusher, cx.persisting, settings,
-                                               cx.progress, label)
-        result["recheck"] = {"checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full}
     return result
 
 
-def _verifier(checker: Any) -> Verify:
-    def verify(out: Any, item: InputSet) -> str | None:
-        return checker.verify(out, item.ref_out, item.seed)
-
-    return verify
+def pool_facts(pool: InputPool) -> dict[str, Any]:
+    return {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
+            "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
 
 
-def _wants_graph(settings: BenchSettings, series: Series) -> bool:
+def wants_graph(settings: BenchSettings, times_ms: list[float], host_us: list[float]) -> bool:
     if settings.graph == "on":
         return True
     if settings.graph == "off":
         return False
-    med_ms = median(series.times_ms)
+    med_ms = median(times_ms)
     # Launch-bound: short kernels, or a host call that takes a good share of the kernel's time.
-    return med_ms < settings.graph_below_ms or median(series.host_us) * 1e-3 > 0.5 * med_ms
+    return med_ms < settings.graph_below_ms or median(host_us) * 1e-3 > 0.5 * med_ms
 
 
 def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any]) -> str | None:
     """Compile torch.compile's version of the reference for this case and check it once."""
-    rt, torch = cx.state.runtime, cx.state.torch
+    rt, torch = cx.rt, cx.state.torch
     item = pool.make(bench_seed(cx.secret ^ 0x5EED, 0, 0))
     try:
         out = cx.fn(item.inputs)
@@ -693,28 +631,9 @@ def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any
         return f"torch.compile of the reference failed: {type(exc).__name__}: {first[:300]}"
     from kerneltui.core.worker.recheck import OutputCheck
 
-    ref_out = rt.call_reference(rt.make_inputs(params, item.seed))
+    ref_out = rt.call(rt.make_inputs(params, item.seed))
     reason = OutputCheck(cx.state, rt, "torch.compile", lambda seed: rt.make_inputs(params, seed)).verify(
         out, ref_out, item.seed)
     if reason:
         return f"torch.compile's output differs from the reference ({reason}); it is not used as a baseline"
     return None
-
-
-def compiled_reference(state: Any) -> Callable[[Any], Any]:
-    """torch.compile of the task's reference, called like the reference (compiles on first call)."""
-    from kerneltui.core.worker.runtime import GpuModeRuntime, KernelBenchRuntime
-
-    torch, rt = state.torch, state.runtime
-    if isinstance(rt, KernelBenchRuntime):
-        model = torch.compile(rt.ref_model, dynamic=False)
-
-        def call_model(data: Any) -> Any:
-            with torch.no_grad():
-                return model(*data)
-
-        return call_model
-    compiled = torch.compile(rt.reference.ref_kernel, dynamic=False)
-    if isinstance(rt, GpuModeRuntime):
-        return compiled
-    return lambda data: compiled(*data)

@@ -70,6 +70,7 @@ class LaunchInfo:
     shared: int
     source: str
     executed: bool  # False in compile-only mode (no GPU): checked and recorded, not run
+    tensors: tuple[Any, ...] = ()  # the torch tensors among the arguments (what the kernel may write)
 
 
 class _Settings:
@@ -225,7 +226,8 @@ class Kernel:
             raise ValueError(f"{self.name}: shared={shared} must not be negative")
         compile_only = _settings.compile_only
         storage, tensors = pack(self.signature, args, check_device=not compile_only)
-        info = LaunchInfo(self.name, self.symbol, g, b, int(shared), str(self.module.path), not compile_only)
+        info = LaunchInfo(self.name, self.symbol, g, b, int(shared), str(self.module.path), not compile_only,
+                          tuple(tensors))
         for hook in list(_settings.hooks):
             hook(info)
         if compile_only:

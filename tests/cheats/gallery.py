@@ -91,7 +91,7 @@ def custom_kernel(x):
 def custom_kernel(x):
     # getattr with a built name: no static check sees which torch function this is
     return getattr(torch, "soft" + "max")(x, -1)
-''', "correctness", ("no Triton kernel was launched",)),
+''', "correctness", ("out was computed by torch (aten::_softmax)",)),
     # 2 -- work on a side stream or thread
     Cheat("starts_a_thread", 2, "vector_add", ADD_KERNEL + '''
 import threading
@@ -161,7 +161,7 @@ _metrics.gate = lambda m, tol: _metrics.Verdict(True, "allclose")
 
 def custom_kernel(x, y):
     return torch.zeros_like(x)
-''', "compile", ("harness functions replaced", "kerneltui.core.metrics.gate")),
+''', "correctness", ("never written by a Triton kernel",)),
     Cheat("forges_result_frames", 4, "vector_add", ADD_KERNEL + '''
 import json as _json
 import struct as _struct
@@ -211,7 +211,7 @@ def custom_kernel(x, y):
     out = torch.empty_like(x)
     launch(x, y, out)
     return torch.zeros_like(x)
-''', "correctness", ("elements outside atol",)),
+''', "correctness", ("never written by a Triton kernel",)),
     # 5 -- caching keyed on pointers or content
     Cheat("caches_on_pointers", 5, "vector_add", ADD_KERNEL + '''
 _calls = 0
@@ -278,12 +278,19 @@ def custom_kernel(x, y):
     # 8 -- constant or zero outputs passing a loose tolerance
     Cheat("zeros_on_wide_rows", 8, "softmax", SOFTMAX_KERNEL + '''
 
+@triton.jit
+def zero_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), dtype=tl.float32), mask=offs < n)
+
+
 def custom_kernel(x):
     out = torch.empty_like(x)
-    launch(x, out)
     if x.shape[1] > 8192:
         # Every probability of a wide row is tiny: zeros sit within atol=1e-4 of nearly all of them.
-        out = out * 0
+        zero_kernel[(triton.cdiv(out.numel(), 1024),)](out, out.numel(), BLOCK=1024)
+    else:
+        launch(x, out)
     return out
 ''', "correctness", ("cols=16384", "relative L2 error", "although every element is within atol")),
     # 9 -- hard-coded test shapes or seeds
@@ -299,14 +306,18 @@ for _ci, _n in enumerate((1, 1000, 4097, 12289)):
         _g = torch.Generator().manual_seed(_seed)
         _x = torch.randn(_n, generator=_g)
         _y = torch.randn(_n, generator=_g)
-        _answers[(_n, float(_x[0]))] = _x + _y
+        _answers[(_n, float(_x[0]))] = (_x, _y)
 
 
 def custom_kernel(x, y):
+    # The published seeds' own inputs, recomputed at import: the kernel adds those, not its inputs.
     out = torch.empty_like(x)
-    add_kernel[(1,)](x, y, out, 1, BLOCK=16)  # a token launch
-    hit = _answers.get((x.numel(), float(x[0])))
-    return hit.clone() if hit is not None else torch.zeros_like(x)
+    known = _answers.get((x.numel(), float(x[0])))
+    if known:
+        launch(known[0], known[1], out)
+    else:
+        add_kernel[(1,)](x, y, out, 1, BLOCK=16)  # a token launch
+    return out
 ''', "correctness", ("(hidden seed)", "hidden seed fails", "hard-coded")),
     Cheat("hard_codes_the_shape", 9, "softmax", '''
 import torch
@@ -440,14 +451,126 @@ def custom_kernel(x, y):
     _pin(x)''', 1), "prechecks", ("persisting-L2 controls",)),
 )
 
+# Escapes from inside the kernel's process (the judge lives elsewhere). Each computes nothing itself
+# and tries to get the answer from the harness, or has torch compute it where no static rule sees it.
+# Written to pass the static checks (built names), so that the runtime defences are what is tested.
+ESCAPES: tuple[Cheat, ...] = (
+    Cheat("returns_the_reference_from_sys_modules", 1, "vector_add", ADD_KERNEL + '''
+import sys as _sys
+
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))  # a throw-away launch of the backend
+    return _sys.modules["refer" + "ence"].ref_kernel(x, y)
+''', "run", ("is not in the kernel's process",)),
+    Cheat("finds_the_reference_with_gc", 1, "vector_add", ADD_KERNEL + '''
+_gc = __import__("g" + "c")
+
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))
+    for obj in getattr(_gc, "get_" + "objects")():
+        if callable(obj) and getattr(obj, "__name__", "") == "ref_" + "kernel":
+            return obj(x, y)
+    return torch.zeros_like(x)
+''', "correctness", ("never written by a Triton kernel",)),
+    Cheat("walks_the_stack_for_the_expected_output", 13, "vector_add", ADD_KERNEL + '''
+_inspect = __import__("importlib").import_module("insp" + "ect")
+
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))
+    # Any tensor of the right shape the harness holds that is not one of our inputs: the answer?
+    for frame in getattr(_inspect, "st" + "ack")():
+        for value in frame.frame.f_locals.values():
+            if isinstance(value, torch.Tensor) and value.shape == x.shape and value is not x and value is not y:
+                return value
+    return torch.zeros_like(x)
+''', "correctness", ("never written by a Triton kernel",)),
+    Cheat("builds_the_torch_op_name", 1, "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))
+    return getattr(torch, "ad" + "d")(x, y)
+''', "correctness", ("out was computed by torch (aten::add)",)),
+    Cheat("rewrites_the_gate_code", 4, "vector_add", ADD_KERNEL + '''
+import sys as _sys
+
+_metrics = _sys.modules.get("kerneltui.core." + "metrics") or __import__("kerneltui.core." + "metrics", fromlist=["x"])
+
+
+def _always(m, tol):
+    return _metrics.Verdict(True, "allclose")
+
+
+_metrics.gate.__code__ = _always.__code__
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    launch(y, y, out)  # wrong on purpose: the comparison is supposed to say yes anyway
+    return out
+''', "correctness", ("elements outside atol",)),
+    Cheat("execs_the_reference_file", 1, "vector_add", ADD_KERNEL + '''
+import importlib.resources as _res
+
+_ns = {}
+exec((_res.files("kerneltui") / "examples" / "vector_add" / ("refer" + "ence.py")).read_text(), _ns)
+
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))
+    return _ns["ref_" + "kernel"](x, y)
+''', "correctness", ("out was computed by torch (aten::add)",)),
+    Cheat("returns_an_input_view", 3, "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    launch(x, y, x)  # the sum lands in x
+    return x.view(-1)
+''', "correctness", ("modified its input",)),
+    Cheat("computes_with_numpy", 1, "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    launch(x, y, torch.empty_like(x))
+    return torch.from_numpy(x.numpy() + y.numpy())
+''', "correctness", ("neither torch nor a Triton kernel wrote",)),
+    Cheat("copies_a_torch_result_through_a_kernel", 1, "vector_add", ADD_KERNEL + '''
+@triton.jit
+def copy_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def custom_kernel(x, y):
+    summed = getattr(torch, "ad" + "d")(x, y)  # torch does the work ...
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), 1024),)](summed, out, x.numel(), BLOCK=1024)  # ... a kernel copies it
+    return out
+''', "correctness", ("the work was done outside the Triton kernel",)),
+    Cheat("switches_the_record_off", 1, "vector_add", ADD_KERNEL + '''
+@triton.jit
+def touch_kernel(out_ptr, BLOCK: tl.constexpr):
+    pass
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    off = getattr(getattr(torch, "_" + "C"), "_Disable" + "Torch" + "Dispatch")
+    with off():
+        out.copy_(getattr(torch, "ad" + "d")(x, y))  # hidden from the record ...
+    touch_kernel[(1,)](out, BLOCK=16)  # ... and a kernel "writes" the output
+    return out
+''', "correctness", ("switches the operator record off",)),
+)
+
 # The same L2 cheat with the static rule waived: the benchmark's reset and flush must leave it no
 # gain (no time under the physical floor).
 L2_WAIVED = Cheat("pins_inputs_in_l2_waived", 14, "vector_add", next(c for c in CHEATS if c.name == "pins_inputs_in_l2").kernel,
                   "benchmark", (), gpu=True, task_toml_prefix='allow = ["persisting_l2"]\n')
 
-CPU_CHEATS = tuple(c for c in CHEATS if not c.gpu)
+CPU_CHEATS = tuple(c for c in (*CHEATS, *ESCAPES) if not c.gpu)
 GPU_CHEATS = tuple(c for c in CHEATS if c.gpu)
 
 
 def by_name(name: str) -> Cheat:
-    return next(c for c in (*CHEATS, L2_WAIVED) if c.name == name)
+    return next(c for c in (*CHEATS, *ESCAPES, L2_WAIVED) if c.name == name)

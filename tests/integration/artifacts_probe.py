@@ -2,7 +2,8 @@
 
 ``python -m tests.integration.artifacts_probe TASK_DIR [ARCH]`` is a worker in all but the
 protocol: the same WorkerState start-up (torch, no GPU, the backend's warm imports), the same
-``load`` op the compile rung sends, then ``collect_artifacts`` as the dump rung will call it.
+``load`` op the compile rung sends (with the first test case's inputs made by a judge's ops, run
+in this process too), then ``collect_artifacts`` as the dump rung will call it.
 """
 
 from __future__ import annotations
@@ -13,16 +14,36 @@ import sys
 
 
 def main() -> int:
+    import tempfile
+
     from kerneltui.core.task import load_task
-    from kerneltui.core.worker.ops_check import op_load
+    from kerneltui.core.worker.ops_candidate import op_load
+    from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load
+    from kerneltui.core.worker.runtime import seed_for
     from kerneltui.core.worker.state import WorkerState
+
+    def quiet(*args: object, **kwargs: object) -> None:
+        pass
 
     task = load_task(sys.argv[1])
     arch = sys.argv[2] if len(sys.argv) > 2 else "sm_90a"
+    exchange = tempfile.mkdtemp(prefix="kerneltui-probe-")
+    judge = WorkerState(backend_name=task.backend, arch=arch, role="judge")
+    judge.warm_up()
+    files = task.read_sources()
+    op_judge_load(judge, {"task": task.to_dict(), "files": files, "exchange": exchange}, quiet)
+    first = task.tests[0]
+    made = op_judge_inputs(judge, {"key": "k0", "params": first.params, "seed": seed_for(0, first.seed, 0),
+                                   "reference": False}, quiet)
     state = WorkerState(backend_name=task.backend, arch=arch)
     state.warm_up()
-    loaded = op_load(state, {"task": task.to_dict(), "files": task.read_sources()}, lambda *a, **k: None)
-    artifacts = state.backend.collect_artifacts(state, arch, lambda *a, **k: None)
+    loaded = op_load(state, {"task": task.to_dict(), "files": files, "first_inputs": made["inputs"],
+                             "exchange": exchange}, quiet)
+    for index, case in enumerate([*task.tests, *task.benchmarks[:1]]):
+        state.case_inputs[index] = op_judge_inputs(
+            judge, {"key": f"d{index}", "params": case.params, "seed": seed_for(index, case.seed, 0),
+                    "reference": False}, quiet)["inputs"]
+    artifacts = state.backend.collect_artifacts(state, arch, quiet)
     summary = []
     for art in artifacts:
         stages = art["stages"]

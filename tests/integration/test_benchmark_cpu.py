@@ -26,15 +26,15 @@ pytestmark = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a 
 IN_WORKER = r'''
 import itertools, json, sys
 from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.runtime import runtime_for
+from kerneltui.core.worker.runtime import reference_runtime_for
 from kerneltui.core.task import load_task
 
-state = WorkerState("triton")
-state.warm_up()  # no GPU: chooses the Triton interpreter, as a real worker does
+state = WorkerState("triton", role="judge")
+state.warm_up()
 task = load_task(sys.argv[1])
 state.install_task(task.to_dict(), task.read_sources())
-state.runtime = rt = runtime_for(state)
-rt.load_reference()
+rt = reference_runtime_for(state)
+rt.load()
 torch = state.torch
 from kerneltui.core import timing
 from kerneltui.core.worker import recheck
@@ -65,6 +65,17 @@ out["seen"] = seen
 out["dtypes"] = pool.dtypes
 out["main_dtype"] = timing.main_dtype(params, pool.dtypes)
 a, b = pool.next(), pool.next()  # used below by the recheck
+
+# -- the judge's slots for the kernel: renewed in place, so the kernel's mapping sees new data
+slots = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(9, 0, k) for k in itertools.count()),
+                         with_reference=True, budget_bytes=2 * set_bytes, max_sets=16)
+first = slots.first_batch()
+before = [(s.inputs[0].data_ptr(), float(s.inputs[0][:8].sum()), s.seed) for s in first]
+moved = slots.renew([0, 1])
+after = [(slots.slot(i).inputs[0].data_ptr(), float(slots.slot(i).inputs[0][:8].sum()), slots.slot(i).seed) for i in (0, 1)]
+out["renew"] = {"moved": moved, "same_ptrs": [b[0] == a[0] for b, a in zip(before, after)],
+                "new_data": [b[1] != a[1] for b, a in zip(before, after)], "new_seeds": [b[2] != a[2] for b, a in zip(before, after)],
+                "ref_right": [bool(torch.equal(slots.slot(i).ref_out, slots.slot(i).inputs[0] + slots.slot(i).inputs[1])) for i in (0, 1)]}
 
 # -- CUDA-graph mode refreshes tensors in place and refuses scalars that change with the seed
 static = (a.inputs[0].clone(), 2.0, {"eps": 1e-5})
@@ -141,6 +152,13 @@ def test_the_pool_renews_its_buffers_with_data_no_call_has_seen(in_worker):
     assert in_worker["dtypes"] == ["float32", "float32"] and in_worker["main_dtype"] == "float32"
 
 
+def test_the_judge_renews_the_kernels_slots_in_place(in_worker):
+    renew = in_worker["renew"]
+    assert renew["moved"] == []  # same layout every seed: the kernel's shared mapping stays valid
+    assert renew["same_ptrs"] == [True, True] and renew["new_data"] == [True, True]
+    assert renew["new_seeds"] == [True, True] and renew["ref_right"] == [True, True]
+
+
 def test_graph_mode_refreshes_tensors_and_refuses_changing_scalars(in_worker):
     assert in_worker["graph_copied"]
     # A graph would replay with the captured scalar and produce a wrong answer for the new seed:
@@ -177,17 +195,26 @@ async def test_worker_ops_evaluate_the_work_and_refuse_to_time_without_a_gpu(exa
     broken = load_task(broken_root)
     pool = WorkerPool("triton", replenish=False)
     try:
-        worker = await pool.acquire()
-        setup = await worker.request("bench_setup", {"task": softmax.to_dict(), "files": softmax.read_sources()}, timeout=120)
+        judge = await pool.acquire("judge")
+        await judge.request("judge_load", {"task": softmax.to_dict(), "files": softmax.read_sources()}, timeout=120)
+        setup = await judge.request("judge_bench_setup", {}, timeout=120)
         (case,) = setup["cases"]
         assert case["label"] == "rows=8192 cols=8192"
         assert case["flops"] == 5.0 * 8192 * 8192 and case["bytes"] == 2.0 * 4 * 8192 * 8192
-        for op, args in (("benchmark", {"target": "reference", "secret": 1}), ("device_peaks", {})):
+        for op, args in (("judge_benchmark", {"target": "reference", "secret": 1}),
+                         ("judge_pool", {"case": 0, "secret": 1}), ("device_peaks", {})):
             with pytest.raises(WorkerFailure) as info:
-                await worker.request(op, args, timeout=60)
+                await judge.request(op, args, timeout=60)
             assert "needs a CUDA GPU" in info.value.message and "interpreter" in info.value.message
         # a flops() that raises names the file and the call (the roofline rung fails with it)
-        setup = await worker.request("bench_setup", {"task": broken.to_dict(), "files": broken.read_sources()}, timeout=120)
+        judge = await pool.acquire("judge")
+        await judge.request("judge_load", {"task": broken.to_dict(), "files": broken.read_sources()}, timeout=120)
+        setup = await judge.request("judge_bench_setup", {}, timeout=120)
+        # a candidate's worker refuses to time without a GPU too
+        worker = await pool.acquire()
+        with pytest.raises(WorkerFailure) as info:
+            await worker.request("bench_begin", {"case": 0, "slots": []}, timeout=60)
+        assert "needs a CUDA GPU" in info.value.message
     finally:
         await pool.close()
     (case,) = setup["cases"]

@@ -207,23 +207,32 @@ def test_interpreter_still_works_after_an_ahead_of_time_compile(example_task):
     back, or the next interpreted run in the same worker breaks."""
     import asyncio
 
-    from kerneltui.core.worker.process import WorkerProcess
-    from kerneltui.core.worker.runner import LocalRunner
+    from kerneltui.core.rungs import correctness
+    from kerneltui.core.rungs.context import RunContext, RunOptions
+    from kerneltui.core.rungs.dump import case_inputs
+    from kerneltui.core.worker.pool import WorkerPool
 
     task = load_task(str(example_task("softmax")))  # tl.max / tl.sum: Triton's own @jit helpers
 
     async def go() -> tuple[dict, dict, dict]:
-        worker = await WorkerProcess.start(LocalRunner(), "triton", None)
+        pool = WorkerPool(task.backend, replenish=False)
+        ctx = RunContext(task=task, source=task.kernel_source(), files=task.read_sources(), options=RunOptions(seeds=1),
+                         pool=pool, run_id="aot", emit=lambda e: None, source_hash="x",
+                         version_dir=task.state_dir / "versions" / "x")
         try:
-            await worker.wait_ready()
-            load = await worker.request("load", {"task": task.to_dict(), "files": task.read_sources()}, timeout=300)
-            dump = await worker.request("dump", {"arch": "sm_90a"}, timeout=300)
-            checks = await worker.request("correctness", {"seeds": 1, "hidden_seed": 12345}, timeout=300)
-            return load, dump, checks
+            worker = await ctx.check_worker()
+            judging = await ctx.judging()
+            load = await worker.request("load", await ctx.load_args(judging), timeout=300)
+            ctx.data["load"] = load
+            _, cases = await case_inputs(ctx, judging)
+            dump = await worker.request("dump", {"arch": "sm_90a", "cases": cases}, timeout=300)
+            result = await correctness.run(ctx)  # the same worker, interpreted again after the compile
+            return load, dump, {"status": result.status, "error": result.error}
         finally:
-            await worker.close()
+            await ctx.release_workers()
+            await pool.close()
 
     load, dump, checks = asyncio.run(go())
     assert load["kernels"] == ["softmax_kernel"]
     assert dump["artifacts"] and not [n for n in dump["notes"] if "could not compile" in n]
-    assert checks["ok"], checks["problems"]
+    assert checks["status"] == "ok", checks["error"]

@@ -40,7 +40,8 @@ def test_zeros_fail_correctness(example_task):
     assert not report["ok"]
     c = rung(report, "correctness")
     assert c["status"] == "fail"
-    assert "elements outside atol" in c["error"]
+    # zeros_like is an allocation and a fill, not a kernel: the record of what wrote the output says so
+    assert "never written by a Triton kernel" in c["error"]
 
 
 def test_input_edit_is_caught(example_task):

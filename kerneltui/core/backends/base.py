@@ -56,7 +56,7 @@ def first_call(state: Any, first_case_inputs: Callable[[], Any], is_compile_erro
     state.recording = True
     t0 = time.perf_counter()
     try:
-        state.runtime.call_candidate(inputs)
+        state.runtime.call(inputs)
         state.sync()
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt) or is_compile_error(exc):

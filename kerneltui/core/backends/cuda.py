@@ -55,8 +55,9 @@ class Backend(BaseBackend):
             return
 
         def on_launch(info: Any) -> None:
-            state.record_launch("cuda", info.kernel, symbol=info.symbol, grid=list(info.grid), block=list(info.block),
-                                shared=info.shared, executed=info.executed)
+            state.record_launch("cuda", info.kernel, tensors=list(info.tensors), symbol=info.symbol,
+                                grid=list(info.grid), block=list(info.block), shared=info.shared,
+                                executed=info.executed)
 
         self._remove_hook = self.runtime.add_launch_hook(on_launch)
 

@@ -66,14 +66,18 @@ class Backend(BaseBackend):
 
             def run(self: Any, *args: Any, grid: Any, warmup: Any, _original: Any = original, **kwargs: Any) -> Any:
                 if not warmup and state.recording:
+                    import torch
+
                     name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel")
-                    state.record_launch(
-                        "triton", name,
+                    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+                    with state.launching(
+                        "triton", name, tensors,
                         args=[describe_arg(a) for a in args],
                         kwargs={k: describe_arg(v) for k, v in kwargs.items()},
                         grid=_grid_repr(grid),
                         jit_fn=self,
-                    )
+                    ):
+                        return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
                 return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
             run._kerneltui_hook = True  # type: ignore[attr-defined]

@@ -123,14 +123,14 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
         params = {k: v for k, v in case.items() if k != "seed"}
         label = f"{kind} " + (" ".join(f"{k}={v}" for k, v in params.items()) or "default")
         try:
-            inputs = rt.make_inputs(params, rt.seed_for(index, case.get("seed"), 0))
+            inputs = state.case_input(index)
         except Exception as exc:
             notes.append(f"{label}: could not make its inputs for the dump ({type(exc).__name__}: {exc})")
             continue
         seen_here: list[_Seen] = []
         try:
             with intercepted_launches(seen_here.append):
-                rt.call_candidate(inputs)
+                rt.call(inputs)
         except Exception as exc:
             # Host code that reads a kernel's result cannot run without the kernel: keep what launched.
             if not seen_here:

@@ -27,7 +27,7 @@ EXIT_OK, EXIT_ERROR = 0, 3
 
 
 def run_target(spec: dict[str, Any]) -> dict[str, Any]:
-    from kerneltui.core.worker.runtime import runtime_for
+    from kerneltui.core.worker.runtime import candidate_runtime_for, reference_runtime_for
     from kerneltui.core.worker.state import WorkerState
 
     state = WorkerState(backend_name=spec["backend"], arch=spec.get("arch"))
@@ -47,21 +47,25 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
 
             activate(state, str(spec["override"]))
         result["task_dir"] = str(state.task_dir)
-        rt = state.runtime = runtime_for(state)
-        rt.load_reference()
-        state.backend.install_hooks(state)
-        rt.load_candidate()
+        # A profile decides nothing (the verdicts were decided by the judge of the check before it):
+        # this one process makes the case's inputs with the reference, then loads the kernel.
+        reference = reference_runtime_for(state)
+        reference.load()
         case = spec["case"]
         params = dict(case.get("params") or {})
-        seed = rt.seed_for(int(case.get("index", 0)), case.get("seed"), 0)
+        seed = reference.seed_for(int(case.get("index", 0)), case.get("seed"), 0)
         result.update(case=case.get("label") or _label(params), params=params, seed=seed)
-        result.update(_task_counts(rt.reference, params))
-        inputs = rt.make_inputs(params, seed)
+        result.update(_task_counts(reference.reference, params))
+        inputs = reference.make_inputs(params, seed)
+        setup = reference.candidate_setup()
+        rt = state.runtime = candidate_runtime_for(state)
+        state.backend.install_hooks(state)
+        rt.load(setup)
         warmup = max(1, int(spec.get("warmup", 2)))
         state.launches.clear()
         state.recording = True
         for _ in range(warmup):
-            rt.call_candidate(inputs)
+            rt.call(inputs)
             state.sync()
         state.recording = False
         result["warmup_kernels"] = sorted({r.kernel for r in state.launches})
@@ -74,7 +78,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         if nvtx is not None:
             nvtx.range_push(NVTX_RANGE)
         try:
-            rt.call_candidate(inputs)
+            rt.call(inputs)
             state.sync()
         finally:
             if nvtx is not None:

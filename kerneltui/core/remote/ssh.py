@@ -194,13 +194,13 @@ class SSHRunner:
 
     # -- Runner -----------------------------------------------------------------------------------
 
-    async def spawn(self, backend: str, arch: str | None) -> asyncio.subprocess.Process:
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process:
         await self.prepare()
         token = uuid.uuid4().hex[:16]
         root = self._remote_root
         env = {"PYTHONPATH": f"{root}/pkg", "PYTHONUNBUFFERED": "1", **self.target.env}
         child = ["env", *(f"{k}={v}" for k, v in env.items()), self.target.python,
-                 "-m", "kerneltui.core.worker.child", "--backend", backend]
+                 "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             child += ["--arch", arch]
         # `exec sh` keeps the login shell's pid, which sshd made a session (and group) leader, so

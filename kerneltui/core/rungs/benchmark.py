@@ -1,10 +1,11 @@
 """The ``benchmark`` rung: time the kernel, the reference and torch.compile of it, on every
 ``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.timing``).
 
-One worker, in this order: the device's peaks (measured once per device, then cached), the task
-with the reference only, the reference and torch.compile baselines, then the candidate is loaded
-and timed. The baselines are measured before any candidate code exists in that process. The run's
-secret seeds make every input set unpredictable and identical across the three functions timed.
+In this order: the device's peaks (measured once per device, then cached), the reference's work per
+case, the reference and torch.compile baselines timed in the run's judge (a process that never runs
+kernel code), then the kernel, loaded into a fresh worker of its own and timed there on input sets
+the judge makes, every output rechecked by the judge (``core.rungs.bench_series``). The run's secret
+seeds make every input set unpredictable and identical across the three functions timed.
 Statistics and the verdict are computed here, in the parent, from the raw event times.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 from kerneltui.config import ConfigError, load_config, register_defaults
 from kerneltui.core import benchreport, device
 from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.rungs.bench_series import time_kernel
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
@@ -47,48 +49,53 @@ async def run(ctx: RunContext) -> RungResult:
         return fail(NAME, f"benchmark settings: {exc}")
     progress = ctx.progress_for(NAME)
     asked = time.perf_counter()
+    judging = await ctx.judging()
+    judge = judging.judge
+    timeout = ctx.timeout("benchmark")
     # No worker starts while this one times: a spare warming up on the same GPU would be timed too.
     async with ctx.pool.quiet():
-        worker = await ctx.pool.acquire()
-        mark = worker.stderr_mark()
         started = time.perf_counter()
         # spares still starting up (the quiet block waits for every one that is)
         timings: dict[str, float] = {"worker_wait_s": started - asked}
         phase = "measuring the device's peaks"
+        worker: WorkerProcess | None = None
+        mark = 0
         try:
-            peaks, peaks_note = await _peaks(worker, progress)
-            phase = "loading the reference"
-            setup = await worker.request("bench_setup", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+            peaks, peaks_note = await _peaks(judge, progress)
+            phase = "reading the reference's work per case"
+            setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
             secret = secrets.randbits(62)
             common = {"secret": secret, "settings": settings.to_dict()}
             phase = "timing the reference"
             t0 = time.perf_counter()
-            reference = await worker.request("benchmark", {"target": "reference", **common},
-                                             timeout=ctx.timeout("benchmark"), on_progress=progress)
+            reference = await judge.request("judge_benchmark", {"target": "reference", **common}, timeout=timeout,
+                                            on_progress=progress)
             timings["reference_s"] = time.perf_counter() - t0
             phase = "timing torch.compile of the reference"
             t0 = time.perf_counter()
-            compiled, compile_note = await _compile_baseline(ctx, worker, settings, common, progress)
+            compiled, compile_note = await _compile_baseline(ctx, judge, settings, common, progress)
             timings["torch_compile_s"] = time.perf_counter() - t0
             phase = "loading the kernel"
             t0 = time.perf_counter()
-            load = await worker.request("load", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+            worker = await ctx.pool.acquire()
+            ctx.hold(worker)
+            mark = worker.stderr_mark()
+            load = await worker.request("load", await ctx.load_args(judging), timeout=ctx.timeout("compile"),
+                                        on_progress=progress)
             first_error = load.get("first_call_error")
             if first_error:
                 loc = ctx.location_from(first_error)
                 return fail(NAME, f"the kernel failed when loaded for the benchmark: {first_error['message']}",
                             location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
             phase = "timing the kernel"
-            candidate = await worker.request("benchmark", {"target": "candidate", **common},
-                                             timeout=ctx.timeout("benchmark"), on_progress=progress)
+            candidate = await time_kernel(judge, worker, len(ctx.task.benchmarks), secret, settings,
+                                          timeout, progress)
             timings["candidate_s"] = time.perf_counter() - t0
         except WorkerFailure as exc:
             loc = ctx.location_from(exc.error)
             message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
             return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
-                        details=(exc.error.get("traceback") or "") + worker.stderr_since(mark))
-        finally:
-            await ctx.pool.release(worker)
+                        details=(exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker else ""))
     verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
@@ -157,7 +164,7 @@ async def _compile_baseline(ctx: RunContext, worker: WorkerProcess, settings: Be
             data, when = cached
             return data, f"cached from {time.strftime('%Y-%m-%d %H:%M', time.localtime(when))} (same reference, device and versions)"
     progress("compiling the reference with torch.compile (once per reference and device)", None)
-    raw = await worker.request("benchmark", {"target": "torch_compile", **common},
+    raw = await worker.request("judge_benchmark", {"target": "torch_compile", **common},
                                timeout=ctx.timeout("benchmark"), on_progress=progress)
     try:
         store.put_baseline(key, "torch_compile", raw)

@@ -1,7 +1,9 @@
-"""The ``compile`` rung: import the kernel module in a fresh worker and compile its kernels."""
+"""The ``compile`` rung: start the run's judge (the reference loaded there), then import the
+kernel module in a fresh candidate worker and compile its kernels on the first test case."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kerneltui.core.rungs.context import RunContext
@@ -10,10 +12,20 @@ from kerneltui.core.worker.process import WorkerFailure
 
 
 async def run(ctx: RunContext) -> RungResult:
-    worker = await ctx.check_worker()
+    # The judge and the candidate's worker start side by side; the judge loads the reference.
+    worker_task = asyncio.ensure_future(ctx.check_worker())
+    try:
+        judging = await ctx.judging()
+    except WorkerFailure as exc:
+        worker_task.cancel()
+        where = f"{exc.error.get('file')}:{exc.error.get('line')}: " if exc.error.get("file") else ""
+        return fail("compile", f"the reference could not be loaded: {where}{exc.message}",
+                    details=(exc.error.get("traceback") or "") + exc.stderr,
+                    metrics={"failure": "reference" if exc.kind == "error" else exc.kind})
+    worker = await worker_task
     mark = worker.stderr_mark()
     try:
-        result = await worker.request("load", ctx.load_args(), timeout=ctx.timeout("compile"),
+        result = await worker.request("load", await ctx.load_args(judging), timeout=ctx.timeout("compile"),
                                       on_progress=ctx.progress_for("compile"))
     except WorkerFailure as exc:
         loc = ctx.location_from(exc.error)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.events import Emit, RungProgress
+from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, SourceLocation
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
@@ -43,6 +44,7 @@ class RunContext:
     data: dict[str, Any] = field(default_factory=dict)  # raw op results shared between rungs
     _check_worker: WorkerProcess | None = None
     _workers: list[WorkerProcess] = field(default_factory=list)
+    _judging: Judging | None = None
 
     # -- workers --------------------------------------------------------------------------------
 
@@ -56,23 +58,72 @@ class RunContext:
             self.device = dict(self._check_worker.info)
         return self._check_worker
 
+    async def judging(self) -> Judging:
+        """The run's judge (reference loaded), started once and shared by every rung of the run."""
+        if self._judging is None:
+            judge = await self.pool.acquire("judge")
+            self._workers.append(judge)
+            self._judging = await Judging.start(
+                judge, self.run_id, self.task.to_dict(), self.judge_files(), self.backend_label(),
+                self.timeout("compile"), self.progress_for("compile"))
+        elif not self._judging.judge.alive:
+            raise WorkerFailure("crash", "the judge is gone (it crashed or was killed in an earlier rung)")
+        return self._judging
+
     async def loaded_worker(self, purpose: str) -> WorkerProcess:
         """A fresh worker with the task and candidate loaded (e.g. benchmark: separate from checks)."""
+        judging = await self.judging()
         worker = await self.pool.acquire()
         self._workers.append(worker)
         if not self.device:
             self.device = dict(worker.info)
-        await worker.request("load", self.load_args(), timeout=self.timeout("compile"),
+        await worker.request("load", await self.load_args(judging), timeout=self.timeout("compile"),
                              on_progress=self.progress_for(purpose))
         return worker
 
-    def load_args(self) -> dict[str, Any]:
-        args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.files}
+    async def load_args(self, judging: Judging) -> dict[str, Any]:
+        """What the candidate's worker loads: the task's files without the reference, what the judge
+        says it needs to build the candidate, and the first test case's inputs to compile on."""
+        first = self.task.tests[0]
+        case = CaseRef(0, dict(first.params), self.seed_for(0, 0), first.label)
+        key, first_inputs = await judging.inputs(case, self.timeout("compile"), reference=False, rolling=False)
+        judging.release([key])  # with the next request: the worker has loaded by then
+        args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
+                                "first_inputs": first_inputs, "exchange": str(judging.exchange)}
         if self.options.extra.get("override"):  # hand-edited compiler output (core.override)
             args["override"] = self.options.extra["override"]
         return args
 
+    def candidate_files(self) -> dict[str, str]:
+        """The task's files as the candidate's worker gets them: never the reference."""
+        return {name: text for name, text in self.files.items() if name != self.task.reference_file}
+
+    def judge_files(self) -> dict[str, str]:
+        """The task's files as the judge gets them: never the kernel or its launcher (nor an edited
+        compiler output of it)."""
+        edited = self.options.extra.get("override")
+        return {name: text for name, text in self.files.items()
+                if name not in (self.task.kernel_file, self.task.entry_file)
+                and not (edited and name.startswith(f"{edited}/"))}
+
+    def seed_for(self, case_index: int, k: int) -> int:
+        from kerneltui.core.worker.runtime import seed_for
+
+        case = self.task.tests[case_index]
+        return seed_for(case_index, case.seed, k)
+
+    def backend_label(self) -> str:
+        return {"triton": "Triton", "cute": "CuTe DSL", "cuda": "CUDA C++", "torch": "PyTorch",
+                "tilelang": "TileLang"}.get(self.task.backend, self.task.backend)
+
+    def hold(self, worker: WorkerProcess) -> None:
+        """A worker a rung acquired itself, released with the run's others."""
+        self._workers.append(worker)
+
     async def release_workers(self) -> None:
+        if self._judging is not None:
+            await self._judging.close()
+            self._judging = None
         for worker in self._workers:
             await self.pool.release(worker)
         self._workers.clear()

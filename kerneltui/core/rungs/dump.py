@@ -16,7 +16,9 @@ from kerneltui.core.asm.artifact import ArtifactError, KernelArtifact
 from kerneltui.core.asm.tools import Toolset
 from kerneltui.core.asm.writer import DumpResult, variant_headline, write_dump
 from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.worker.runtime import seed_for
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -24,8 +26,13 @@ async def run(ctx: RunContext) -> RungResult:
         return skip("dump", "the torch backend has no kernels of its own to dump")
     worker = await ctx.check_worker()
     arch = dump_arch(ctx)
-    reply = await worker.request("dump", {"arch": arch}, timeout=ctx.timeout("dump"),
-                                 on_progress=ctx.progress_for("dump"))
+    judging = await ctx.judging()
+    keys, cases = await case_inputs(ctx, judging)
+    try:
+        reply = await worker.request("dump", {"arch": arch, "cases": cases}, timeout=ctx.timeout("dump"),
+                                     on_progress=ctx.progress_for("dump"))
+    finally:
+        judging.release(keys)
     notes = [str(n) for n in reply.get("notes") or []]
     try:
         artifacts = [KernelArtifact.from_json(a, ctx.task.backend) for a in reply.get("artifacts") or []]
@@ -52,6 +59,19 @@ async def run(ctx: RunContext) -> RungResult:
         first = (problems or [n for n in notes if "could not compile" in n])[0]
         return warn("dump", f"{summary} · {first}" if summary else first, metrics=metrics, details=details)
     return ok("dump", summary, metrics=metrics, details=details)
+
+
+async def case_inputs(ctx: RunContext, judging: Judging) -> tuple[list[str], dict[str, Any]]:
+    """Inputs of every test case and of the first benchmark case (the specialisation the benchmark
+    runs), made by the judge: the dump runs the kernel's host code on each to learn its launches."""
+    cases = [*ctx.task.tests, *ctx.task.benchmarks[:1]]
+    keys: list[str] = []
+    out: dict[str, Any] = {}
+    for index, case in enumerate(cases):
+        ref = CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label)
+        key, out[str(index)] = await judging.inputs(ref, ctx.timeout("dump"), reference=False, rolling=False)
+        keys.append(key)
+    return keys, out
 
 
 def dump_arch(ctx: RunContext) -> str:

@@ -63,6 +63,12 @@ STRICT_CALLS: dict[str, tuple[str, str]] = {
         "os.write", "os.writev", "os.pwrite", "os.dup", "os.dup2", "os.fdopen", "os.close", "os.closerange",
         "os.set_inheritable", "os.sendfile", "os.truncate", "os.ftruncate")},
 }
+# What switches off the record of the operators that produce the output (core.worker.evidence).
+RECORD_OFF = re.compile(r"_DisableTorchDispatch|_disable_current_modes|_pop_mode|_pop_torch_dispatch_stack|"
+                        r"_unset_dispatch_mode|_set_dispatch_mode|_python_dispatch|TorchDispatchMode|"
+                        r"_DisablePythonDispatcher|_ExcludeDispatchKeyGuard|_len_torch_dispatch_stack")
+RECORD = ("reaches for torch's dispatch machinery ({name}): kerneltui records which operators produce the output, "
+          "and a kernel must not switch that record off")
 PERSISTING_NAMES = re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|StreamSetAttribute|"
                               r"cudaLimitPersisting|hitRatio|hitProp")
 HARNESS_PACKAGE = "kerneltui"
@@ -246,10 +252,14 @@ class _Scanner(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and PERSISTING_NAMES.search(node.value):
             self.add("strict", "persisting_l2", node, PERSISTING.format(name=str(node.value)[:60]))
+        if isinstance(node.value, str) and RECORD_OFF.search(node.value):
+            self.add("strict", "", node, RECORD.format(name=str(node.value)[:60]))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if PERSISTING_NAMES.search(node.attr):
             self.add("strict", "persisting_l2", node, PERSISTING.format(name=node.attr))
+        if RECORD_OFF.search(node.attr):
+            self.add("strict", "", node, RECORD.format(name=node.attr))
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:

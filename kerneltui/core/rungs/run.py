@@ -1,8 +1,10 @@
-"""The ``run`` rung: one call on the first test case; shape, dtype, device and finiteness."""
+"""The ``run`` rung: one call on the first test case; the judge checks structure, shape, dtype,
+device and finiteness (a task's own check_implementation decides dtype and shape questions)."""
 
 from __future__ import annotations
 
 from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
 from kerneltui.core.worker.process import WorkerFailure
 
@@ -17,23 +19,31 @@ async def run(ctx: RunContext) -> RungResult:
         return fail("run", f"{loc}: {first_error['message']}" if loc else first_error["message"],
                     location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
     worker = await ctx.check_worker()
+    judging = await ctx.judging()
     mark = worker.stderr_mark()
+    first = ctx.task.tests[0]
+    case = CaseRef(0, dict(first.params), ctx.seed_for(0, 0), first.label)
+    timeout = ctx.timeout("run")
     try:
-        result = await worker.request("run", {}, timeout=ctx.timeout("run"), on_progress=ctx.progress_for("run"))
+        key, inputs = await judging.inputs(case, timeout)
+        called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
+        verdict = await judging.verdict(key, called, timeout, mode="run")
     except WorkerFailure as exc:
         loc = ctx.location_from(exc.error)
         return fail("run", exc.message, location=loc,
                     details=(exc.error.get("traceback") or "") + worker.stderr_since(mark), metrics={"failure": exc.kind})
+    launches = called.get("launches") or {}
+    result = {"outputs": verdict.get("described") or [], "problems": verdict.get("structure") or [],
+              "launches": launches, "call_s": called.get("call_s")}
     ctx.data["run"] = result
-    launches = result.get("launches") or {}
-    metrics = {"outputs": result.get("outputs"), "launches": launches, "call_s": result.get("call_s")}
+    metrics = {"outputs": result["outputs"], "launches": launches, "call_s": called.get("call_s")}
     details = worker.stderr_since(mark)
-    if result.get("problems"):
-        probs = result["problems"]
-        return fail("run", "; ".join(probs), metrics=metrics, details="\n".join(probs) + "\n" + details,
+    structural = [str(p) for p in verdict.get("structure") or []]
+    if structural:
+        return fail("run", "; ".join(structural), metrics=metrics, details="\n".join(structural) + "\n" + details,
                     location=SourceLocation(ctx.task.entry_file, 1))
     n = sum(launches.values())
-    summary = ", ".join(result.get("outputs") or []) or "ran"
+    summary = ", ".join(str(o) for o in verdict.get("described") or []) or "ran"
     if n:
         summary += f" · {n} launch{'es' if n != 1 else ''}"
     return ok("run", summary, metrics=metrics, details=details)

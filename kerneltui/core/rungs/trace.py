@@ -17,11 +17,13 @@ from statistics import median
 from typing import Any
 
 from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace import chrome, summary, timeline
 from kerneltui.core.trace.stats import analyse
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.runtime import seed_for
 
 NAME = "trace"
 NO_BUFFER = ("the kernel asked for no trace buffer: mark regions with kerneltui's markers and pass "
@@ -35,9 +37,19 @@ async def run(ctx: RunContext) -> RungResult:
     try:
         worker = await ctx.loaded_worker(NAME)
         mark = worker.stderr_mark()
-        raw = await worker.request("trace", {"case": ctx.options.extra.get("trace_case"),
-                                             "reps": ctx.options.extra.get("trace_reps")},
+        judging = await ctx.judging()
+        index = int(ctx.options.extra.get("trace_case") or 0)
+        cases = ctx.task.benchmarks or ctx.task.tests
+        if not 0 <= index < len(cases):
+            return fail(NAME, f"trace case {index} does not exist: the task has {len(cases)} "
+                              f"{'[[benchmarks]]' if ctx.task.benchmarks else '[[tests]]'} cases (0 to {len(cases) - 1})")
+        case = cases[index]
+        key, inputs = await judging.inputs(CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label),
+                                           ctx.timeout("benchmark"), reference=False, rolling=False)
+        raw = await worker.request("trace", {"case": index, "reps": ctx.options.extra.get("trace_reps"),
+                                             "inputs": inputs},
                                    timeout=ctx.timeout("benchmark"), on_progress=progress)
+        judging.release([key])
     except WorkerFailure as exc:
         return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
                     details=exc.error.get("traceback") or "")

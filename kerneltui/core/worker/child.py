@@ -21,6 +21,10 @@ import time
 import traceback
 from typing import IO, Any
 
+# Ops both kinds of worker serve.
+SHARED_OPS = frozenset({"ping", "device_peaks"})
+# The judge's benchmark ops are named judge_* like the rest; the candidate's are not.
+
 
 def _take_protocol_fds() -> tuple[IO[bytes], IO[bytes]]:
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -61,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kerneltui-worker")
     parser.add_argument("--backend", default="torch")
     parser.add_argument("--arch", default=None, help="target for ahead-of-time compiles with no GPU (e.g. sm_90a)")
+    parser.add_argument("--role", default="candidate", choices=("candidate", "judge"),
+                        help="candidate: imports the kernel; judge: imports the reference, never the kernel")
     opts = parser.parse_args(argv)
 
     proto_in, proto_out = _take_protocol_fds()
@@ -69,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     from kerneltui.core.worker.state import WorkerState
 
     started = time.perf_counter()
-    state = WorkerState(backend_name=opts.backend, arch=opts.arch)
+    state = WorkerState(backend_name=opts.backend, arch=opts.arch, role=opts.role)
     try:
         info = state.warm_up()
     except BaseException as exc:  # a broken install must reach the person, not hang the parent
@@ -86,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         req_id = message.get("id")
         op = OPS.get(str(message.get("op")))
+        if op is not None and (state.role == "judge") != str(message.get("op")).startswith("judge_") \
+                and str(message.get("op")) not in SHARED_OPS:
+            op = None  # a judge never loads a kernel, a candidate's worker never judges
         if op is None:
             channel.send({"id": req_id, "ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {message.get('op')!r}"}})
             continue

@@ -1,9 +1,12 @@
-"""Identity checks on the functions the harness relies on.
+"""Identity checks on the functions the candidate's worker relies on.
 
-Candidate code runs in the same process as the checks, so a module-level ``torch.cuda.Event = …``
-or ``time.perf_counter = …`` would otherwise go unnoticed. The worker records the identity of
-every function it depends on before the candidate is imported and compares after import and after
-each call; any difference fails the run and names what was replaced.
+The verdict is decided in the judge, a process that never runs candidate code. What still runs in
+the candidate's process is the harness's own side of each call (exporting outputs, recording what
+ran) and the benchmark's timers, so a module-level ``torch.cuda.Event = …``, ``time.perf_counter = …``
+or a rewritten ``__code__`` of the harness would make that evidence lie. The worker records the
+identity of every function it depends on — the function object and its code object — before the
+candidate is imported, and compares after import and after each call; any difference fails the
+run and names what was replaced.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
 
 
 # The worker's own judging code: replaced, it would pass anything (a patched gate, a no-op hash).
-HARNESS_MODULES = ("kerneltui.core.metrics", "kerneltui.core.worker.ops_check", "kerneltui.core.worker.runtime",
+HARNESS_MODULES = ("kerneltui.core.worker.ops_candidate", "kerneltui.core.worker.evidence",
+                   "kerneltui.core.worker.wire", "kerneltui.core.worker.tree", "kerneltui.core.worker.runtime",
                    "kerneltui.core.worker.integrity", "kerneltui.core.worker.state")
 
 
@@ -70,15 +74,22 @@ def _harness_functions() -> dict[str, tuple[Any, str]]:
     return watched
 
 
+def identity(value: Any) -> tuple[int, int]:
+    """The object and, for a Python function, its code: ``fn.__code__ = other.__code__`` keeps the
+    function object and changes what it does."""
+    code = getattr(value, "__code__", None)
+    return id(value), id(code) if code is not None else 0
+
+
 @dataclass
 class IdentitySnapshot:
-    ids: dict[str, int]
+    ids: dict[str, tuple[int, int]]
 
     @classmethod
     def take(cls, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> IdentitySnapshot:
         watched = _watched(torch)
         watched.update(extra or {})
-        return cls({name: id(getattr(owner, attr, None)) for name, (owner, attr) in watched.items()})
+        return cls({name: identity(getattr(owner, attr, None)) for name, (owner, attr) in watched.items()})
 
     def changed(self, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> list[str]:
         now = IdentitySnapshot.take(torch, extra)
@@ -89,12 +100,11 @@ def check_identities(state: Any, when: str) -> None:
     """Raise if anything the harness relies on was replaced since the snapshot."""
     if state.integrity is None:
         return
-    extra = state.runtime.watched_functions() if state.runtime is not None else None
-    changed = state.integrity.changed(state.torch, extra)
+    changed = state.integrity.changed(state.torch)
     if changed:
         raise HarnessTampering(
             f"harness functions replaced {when}: {', '.join(changed)}. Kernels must not patch timers, "
-            "the reference or torch's comparison functions."
+            "torch's functions or kerneltui's own code."
         )
 
 

@@ -7,7 +7,9 @@ from typing import Any
 
 # Each module exposes OPS: dict[str, callable(state, args, progress) -> dict].
 OP_MODULES = (
-    "kerneltui.core.worker.ops_check",
+    "kerneltui.core.worker.ops_candidate",
+    "kerneltui.core.worker.ops_judge",
+    "kerneltui.core.worker.ops_judge_bench",
     "kerneltui.core.worker.ops_device",
     "kerneltui.core.worker.ops_bench",
     "kerneltui.core.worker.ops_dump",

@@ -1,10 +1,11 @@
-"""Worker ops behind the benchmark and roofline rungs and ``kerneltui device``.
+"""The candidate's worker's ops behind the benchmark rung (and ``device_peaks``, served by both kinds
+of worker for ``kerneltui device`` and the roofline).
 
-The benchmark rung drives one fresh worker through them in an order that keeps the baselines
-clean: ``device_peaks`` (when the parent has none cached), ``bench_setup`` (task and reference
-only), ``benchmark`` for the reference and torch.compile of it, then the ordinary ``load`` of the
-candidate, then ``benchmark`` for the candidate. The baselines are measured before any candidate
-code exists in the process, so nothing the candidate does can slow them down.
+The kernel is timed here with the protocol of ``core.timing`` on inputs the judge made
+(``core.worker.ops_judge_bench``): the judge's slots are mapped once per case (CUDA IPC) and
+renewed by the judge between batches, so every call sees data no call has seen. The parent drives
+the series in batches (``bench_calls``: one call per slot); each output goes back for the judge's
+recheck. This process never holds the reference or an expected output.
 
 Replies carry raw samples; the parent computes every statistic (``core.benchstats``).
 """
@@ -14,17 +15,16 @@ from __future__ import annotations
 import inspect
 import sys
 import threading
-import time
+from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.benchstats import BenchSettings
-from kerneltui.core.worker.integrity import check_identities
-from kerneltui.core.worker.ops_check import CheckFailure
-from kerneltui.core.worker.runtime import runtime_for
+from kerneltui.core import timing
+from kerneltui.core.worker import tree
+from kerneltui.core.worker.integrity import check_identities, identity
+from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.state import WorkerState
 
 Progress = Any
-TARGETS = ("candidate", "reference", "torch_compile")
 
 
 def _guarded() -> dict[str, tuple[Any, str]]:
@@ -33,8 +33,7 @@ def _guarded() -> dict[str, tuple[Any, str]]:
 
     import torch
 
-    from kerneltui.core import benchstats, timing
-    from kerneltui.core.worker import recheck
+    from kerneltui.core import benchstats
 
     guarded: dict[str, tuple[Any, str]] = {
         "threading.active_count": (threading, "active_count"),
@@ -49,38 +48,30 @@ def _guarded() -> dict[str, tuple[Any, str]]:
         "torch.where": (torch, "where"),
         "torch.cuda.CUDAGraph.replay": (torch.cuda.CUDAGraph, "replay"),
     }
-    for module in (timing, benchstats, recheck):
+    for module in (timing, benchstats):
         for name, value in vars(module).items():
             if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
                 guarded[f"{module.__name__}.{name}"] = (module, name)
-    guarded["kerneltui.core.worker.recheck._kernel"] = (recheck, "_kernel")
-    for cls in (timing.CallTimer, timing.InputPool, timing.InputTrap, timing.L2Flusher, timing.PersistingL2,
-                recheck.OutputCheck, benchstats.RunningStats):
+    for cls in (timing.CallTimer, timing.InputTrap, timing.L2Flusher, timing.PersistingL2, benchstats.RunningStats):
         for name, value in vars(cls).items():
             if inspect.isfunction(value):
                 guarded[f"{cls.__qualname__}.{name}"] = (cls, name)
     return guarded
 
 
-def _snapshot() -> dict[str, int]:
-    return {name: id(getattr(owner, attr, None)) for name, (owner, attr) in _guarded().items()}
+def _snapshot() -> dict[str, tuple[int, int]]:
+    return {name: identity(getattr(owner, attr, None)) for name, (owner, attr) in _guarded().items()}
 
 
 # Taken when the worker starts serving, before any candidate code can be imported.
 if "torch" in sys.modules:
-    from kerneltui.core.worker import recheck as _recheck
-
-    if "triton" in sys.modules:
-        _recheck.prepare()  # the check kernel is defined before a candidate could touch triton.jit
     _BASELINE = _snapshot()
 else:  # imported outside a worker (documentation, tests of other parts): nothing to guard
     _BASELINE = {}
 
 
 def _check_guarded(state: WorkerState, when: str) -> None:
-    # The snapshot taken after the baselines (torch.compile has run, no kernel code has) is the
-    # reference; the one from start-up serves when there were no baselines in this worker.
-    baseline = getattr(state, "bench_guard", None) or _BASELINE
+    baseline = _BASELINE  # taken when the worker started serving, before any kernel code existed
     if not baseline:
         return
     now = _snapshot()
@@ -93,12 +84,19 @@ def _check_guarded(state: WorkerState, when: str) -> None:
         )
 
 
-def _require_gpu(state: WorkerState, what: str) -> None:
+def _remap(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
+    """Slots the judge had to give new memory (inputs whose layout changes with the seed)."""
+    for slot, wire in (args.get("remap") or {}).items():
+        bench.slots[int(slot)] = ex.load(wire, f"slots{bench.index}")
+
+
+def require_gpu(state: WorkerState, what: str) -> None:
     if not state.has_gpu:
         raise CheckFailure(
             f"{what} needs a CUDA GPU and this worker has none: on the CPU, Triton runs under its "
             "interpreter and its wall times say nothing about GPU performance"
         )
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -108,123 +106,193 @@ def _require_gpu(state: WorkerState, what: str) -> None:
 
 def op_device_peaks(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """Measure memory bandwidth and matmul rates (``core.worker.peaks``)."""
-    _require_gpu(state, "measuring the device's peaks")
+    require_gpu(state, "measuring the device's peaks")
     from kerneltui.core.worker.peaks import measure_peaks
 
     dtypes = tuple(args["dtypes"]) if args.get("dtypes") else None
     return measure_peaks(state.torch, progress, dtypes)
 
 
-def op_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Install the task and import the reference only; evaluate flops()/bytes_moved() per case."""
-    state.install_task(args["task"], args["files"])
-    state.runtime = runtime_for(state)
-    progress("importing the reference")
-    state.runtime.load_reference()
-    ref = state.runtime.reference
-    cases = []
-    for i, case in enumerate(state.task.get("benchmarks") or []):
-        params = {k: v for k, v in case.items() if k != "seed"}
-        entry: dict[str, Any] = {"index": i, "label": " ".join(f"{k}={v}" for k, v in params.items()) or "default case",
-                                 "params": params}
-        for fn_name, key in (("flops", "flops"), ("bytes_moved", "bytes")):
-            fn = getattr(ref, fn_name, None)
-            if fn is None:
-                continue
-            try:
-                value = float(_call_with_params(fn, params))
-            except Exception as exc:
-                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) raised {type(exc).__name__}: {exc}"
-                continue
-            if not value >= 0 or value == float("inf"):
-                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) returned {value!r}"
-                continue
-            entry[key] = value
-        cases.append(entry)
-    return {"cases": cases, "format": state.task.get("format")}
+class _Tensors:
+    """The tensors of an input tree (what the NaN trap and graph mode's copies walk)."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+
+    def tensors(self, data: Any, prefix: str = "input") -> Any:
+        return tree.tensors(data, prefix, self.torch)
 
 
-def op_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Time one target on every benchmark case (``core.timing``); raw samples back."""
-    _require_gpu(state, "benchmarking")
-    from kerneltui.core import timing
+@dataclass
+class KernelBench:
+    """The candidate's side of one benchmark case: the slots it maps, its timer, what it keeps."""
 
-    target = str(args.get("target"))
-    if target not in TARGETS:
-        raise CheckFailure(f"unknown benchmark target {target!r}; known: {', '.join(TARGETS)}")
-    rt = state.runtime
-    if rt is None or rt.reference is None:
-        raise CheckFailure("the task is not loaded in this worker (bench_setup or load must come first)")
-    if target == "candidate" and rt.candidate is None:
+    index: int
+    slots: list[Any]
+    timer: timing.CallTimer
+    flusher: timing.L2Flusher
+    persisting: timing.PersistingL2
+    threads_at_start: int
+    kept: dict[str, list[Any]] = field(default_factory=dict)  # outputs waiting for the judge's recheck
+    graph: Any = None
+
+
+def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Map one case's input slots (made by the judge) and calibrate the side-work check."""
+    require_gpu(state, "benchmarking")
+    ex = state.exchange
+    if state.runtime is None or ex is None:
         raise CheckFailure("the kernel is not loaded in this worker (load must come first)")
-    settings = BenchSettings.from_mapping(args.get("settings"))
-    if target == "candidate":
-        check_identities(state, "before the benchmark")
-        _check_guarded(state, "before the benchmark")
-        fn = rt.call_candidate
-    elif target == "reference":
-        fn = rt.call_reference
-    else:
-        progress("torch.compile of the reference (compiles on the first call of each case)")
-        fn = timing.compiled_reference(state)
+    check_identities(state, "before the benchmark")
+    _check_guarded(state, "before the benchmark")
     torch = state.torch
+    index = int(args["case"])
+    previous = getattr(state, "bench_case", None)
+    if previous is not None:
+        ex.release([f"slots{previous.index}", *previous.kept])
+    slots = [ex.load(w, f"slots{index}") for w in args["slots"]]
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
-    t0 = time.perf_counter()
     flusher = timing.L2Flusher(torch, l2)
     persisting = timing.PersistingL2()
-    cx = timing.CaseContext(state=state, target=target, fn=fn, secret=int(args["secret"]), settings=settings,
-                            flusher=flusher, persisting=persisting, progress=progress)
+    timer = timing.CallTimer(torch, flusher, persisting, timing.InputTrap(_Tensors(torch)))
     state.recording = False  # the launch hooks' bookkeeping must stay out of the timed calls
-    cases = []
-    for i, case in enumerate(state.task.get("benchmarks") or []):
-        cases.append(timing.benchmark_case(cx, i, case))
-        if any((c.get("failure") or (c.get("graph") or {}).get("failure")) for c in cases[-1:]):
-            break  # a wrong output ends the benchmark: the next cases would say the same
-    threads = {t.ident: t.name for t in threading.enumerate()}
-    new_threads: list[str] = []
-    if target == "candidate":
-        check_identities(state, "while the kernel was benchmarked")
-        _check_guarded(state, "while the kernel was benchmarked")
-        before = getattr(state, "bench_threads", None)
-        if before is not None:
-            # Threads that appeared between the baselines and now: started by the kernel's module.
-            new_threads = sorted(name for ident, name in threads.items() if ident not in before)
-    else:
-        state.bench_threads = set(threads)  # type: ignore[attr-defined]
-        if _BASELINE:
-            state.bench_guard = _snapshot()  # type: ignore[attr-defined]
-    flush_bytes = flusher.nbytes
-    del cx, flusher, fn
-    torch.cuda.empty_cache()
-    return {
-        "target": target,
-        "cases": cases,
-        "flush_bytes": flush_bytes,
-        "l2_bytes": l2,
-        "persisting_l2": persisting.status,
-        "threads_started_by_kernel": new_threads,
-        "seconds": round(time.perf_counter() - t0, 4),
-    }
+    bench = KernelBench(index, slots, timer, flusher, persisting, threading.active_count())
+    state.bench_case = bench  # type: ignore[attr-defined]
+    return {"idle_straggle_us": timer.idle_gaps(), "flush_bytes": flusher.nbytes, "l2_bytes": l2,
+            "persisting_l2": persisting.status}
 
 
-def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
-    """Call ``fn`` with the case parameters it accepts (all of them if it takes ``**kwargs``)."""
+def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Time one call per slot in ``order``; each output goes back for the judge's recheck.
+
+    ``controls``: after every CONTROL_EVERY-th call of the batch, an honest spin kernel as long as
+    the call measures the side-work gap under the host's conditions of that moment.
+    """
+    bench, ex = _bench(state)
+    _release(bench, ex, args)
+    _remap(bench, ex, args)
+    lot = str(args["lot"])
+    fn = state.runtime.call
+    samples: list[list[float]] = []
+    controls: list[float] = []
+    outputs: list[Any] = []
+    kept: list[Any] = []
+    with_controls = bool(args.get("controls"))
+    for n, slot in enumerate(int(s) for s in args["order"]):
+        out, sample = bench.timer.call(fn, bench.slots[slot])
+        samples.append([sample.ms, sample.host_us, sample.straggle_us])
+        outputs.append(ex.export(out, lot, share_storage=True))
+        kept.append(out)
+        if with_controls and (n + 1) % timing.CONTROL_EVERY == 0:
+            controls.extend(bench.timer.idle_gaps(calls=1, busy_ms=max(sample.ms, 1e-3)))
+    bench.kept[lot] = kept
+    return {"samples": samples, "controls": controls, "outputs": outputs,
+            "threads_left": max(0, threading.active_count() - bench.threads_at_start),
+            "stream_changes": bench.timer.stream_changes}
+
+
+def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """The busy calibration at the series' median, and the guards after the timed calls."""
+    bench, ex = _bench(state)
+    _release(bench, ex, args)
+    median_ms = float(args.get("median_ms") or 0.0)
+    busy = bench.timer.idle_gaps(busy_ms=median_ms) if median_ms > 0 else []
+    check_identities(state, "while the kernel was benchmarked")
+    _check_guarded(state, "while the kernel was benchmarked")
+    before = getattr(state, "threads_at_load", None)
+    new_threads = sorted(t.name for t in threading.enumerate() if before is not None and t.ident not in before)
+    return {"busy_straggle_us": busy, "stream_changes": bench.timer.stream_changes,
+            "threads_started_by_kernel": new_threads}
+
+
+def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """CUDA-graph mode (step 6 of ``core.timing``): capture once, then time replays, one per slot in
+    ``order``; each replay's output goes back for the recheck (copied: the graph reuses it)."""
+    bench, ex = _bench(state)
+    _release(bench, ex, args)
+    _remap(bench, ex, args)
+    torch = state.torch
+    if bench.graph is None:
+        captured = _capture(state, bench)
+        if isinstance(captured, str):
+            return {"error": captured}
+        bench.graph = captured
+    graph, flush_graph, static_inputs, static_out = bench.graph
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+    stream = torch.cuda.current_stream()
+    lot = str(args["lot"])
+    total: list[float] = []
+    flush: list[float] = []
+    outputs: list[Any] = []
+    for slot in (int(s) for s in args["order"]):
+        try:
+            timing._copy_into(_Tensors(torch), static_inputs, bench.slots[slot])
+        except ValueError as exc:
+            return {"error": f"graph mode needs inputs that differ only in tensor contents: {exc}"}
+        torch.cuda.synchronize()
+        bench.persisting.reset()
+        bench.flusher.scrub()
+        events[0].record(stream)
+        flush_graph.replay()
+        events[1].record(stream)
+        bench.flusher.scrub()
+        events[2].record(stream)
+        graph.replay()
+        events[3].record(stream)
+        torch.cuda.synchronize()
+        flush.append(events[0].elapsed_time(events[1]))
+        total.append(events[2].elapsed_time(events[3]))
+        outputs.append(ex.export(static_out, lot))  # a copy: the next replay writes the same buffers
+    return {"total_ms": total, "flush_ms": flush, "outputs": outputs}
+
+
+def _capture(state: WorkerState, bench: KernelBench) -> tuple[Any, Any, Any, Any] | str:
+    torch = state.torch
+    fn = state.runtime.call
+    # The graph's own copy of the inputs: the judge renews the slots in place between batches.
+    static_inputs = tree.clone(bench.slots[0], torch)
+    stream = torch.cuda.current_stream()
     try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return fn(**params)
-    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        return fn(**params)
-    return fn(**{k: v for k, v in params.items() if k in sig.parameters})
+        side = torch.cuda.Stream()
+        side.wait_stream(stream)
+        with torch.cuda.stream(side):  # warm-up before capture, on a side stream (CUDA-graph rule)
+            for _ in range(2):
+                fn(static_inputs)
+        stream.wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            bench.flusher.flush()
+            static_out = fn(static_inputs)
+        flush_graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(flush_graph):
+            bench.flusher.flush()
+        torch.cuda.synchronize()
+    except Exception as exc:
+        torch.cuda.synchronize()  # raises if the capture left the context unusable: the worker must go
+        return f"the call could not be captured in a CUDA graph: {type(exc).__name__}: {exc}"
+    return graph, flush_graph, static_inputs, static_out
 
 
-def _describe(params: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+def _bench(state: WorkerState) -> tuple[KernelBench, Any]:
+    bench = getattr(state, "bench_case", None)
+    if bench is None or state.exchange is None:
+        raise CheckFailure("no benchmark case is open in this worker (bench_begin must come first)")
+    return bench, state.exchange
+
+
+def _release(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
+    lots = [str(x) for x in args.get("release") or []]
+    ex.release(lots)
+    for lot in lots:
+        bench.kept.pop(lot, None)
 
 
 OPS = {
     "device_peaks": op_device_peaks,
-    "bench_setup": op_bench_setup,
-    "benchmark": op_benchmark,
+    "bench_begin": op_bench_begin,
+    "bench_calls": op_bench_calls,
+    "bench_end": op_bench_end,
+    "bench_graph": op_bench_graph,
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core.worker.ops_check import CheckFailure
+from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.state import WorkerState
 
 
@@ -17,6 +17,7 @@ def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> dict[str
         raise CheckFailure("the kernel is not loaded in this worker: the compile rung must pass before the dump")
     arch = str(args.get("arch") or state.info.get("arch") or state.arch)
     state.dump_notes = []
+    state.case_inputs = {int(k): v for k, v in (args.get("cases") or {}).items()}
     artifacts = state.backend.collect_artifacts(state, arch, progress)
     for artifact in artifacts:
         _add_launch_config(artifact, state)

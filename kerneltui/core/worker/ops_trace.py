@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core.worker.ops_check import CheckFailure
+from kerneltui.core.worker import tree
+from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.state import WorkerState
 
 Progress = Any
@@ -49,7 +50,7 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
     if not state.has_gpu:
         raise CheckFailure("tracing needs a CUDA GPU: the markers read %globaltimer on the device")
     rt = state.runtime
-    if rt is None or rt.candidate is None:
+    if rt is None or rt.candidate is None or state.exchange is None:
         raise CheckFailure("the kernel is not loaded in this worker (load must come first)")
     from kerneltui import ktrace
 
@@ -57,15 +58,15 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
     reps = max(3, int(args.get("reps") or DEFAULT_REPS))
     index, case, kind = _case(state, args.get("case"))
     params = {k: v for k, v in case.items() if k != "seed"}
-    inputs = rt.make_inputs(params, rt.seed_for(index, case.get("seed"), 0))
+    inputs = state.exchange.load(args["inputs"], "trace")  # made by the judge
 
     def call(data: Any) -> Any:
-        return rt.call_candidate(data)
+        return rt.call(data)
 
     progress(f"untraced: {reps} calls on {kind} case {index}")
     for _ in range(WARMUP):
         call(inputs)
-    plain_out = call(rt.clone(inputs))
+    plain_out = call(tree.clone(inputs, torch))
     untraced = _time_calls(state, call, inputs, reps, lambda: None)
 
     progress(f"traced: {reps} calls")

@@ -1,8 +1,12 @@
-"""Keeps a warm worker ready so that a rerun does not pay for importing torch and the DSL.
+"""Keeps warm workers ready so that a rerun does not pay for importing torch and the DSL.
 
-Workers are single-use: each verification run takes a fresh one and the pool starts the next
+Two kinds (roles): the candidate's worker (imports the kernel) and the judge (imports the
+reference, never the kernel; ``core.worker.ops_judge``). A run takes one of each.
+
+Workers are single-use: each verification run takes fresh ones and the pool starts the next
 straight away. Candidate code can patch anything in the process it runs in, and a CUDA fault
-poisons the context, so no worker that ran candidate code is ever handed out again.
+poisons the context, so no worker that ran candidate code is ever handed out again (a judge is
+not reused either: it held the memory a kernel wrote into).
 
 A worker starting up creates a CUDA context and warms its DSL on the GPU, which a kernel being
 timed at that moment would pay for (contexts of different processes time-share the GPU). Timing
@@ -19,6 +23,8 @@ from collections.abc import AsyncIterator
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import Runner, default_runner
 
+ROLES = ("candidate", "judge")
+
 
 class WorkerPool:
     def __init__(self, backend: str, arch: str | None = None, runner: Runner | None = None,
@@ -29,7 +35,7 @@ class WorkerPool:
         self.spares = spares
         self.replenish = replenish  # start the next spare as soon as one is taken
         self.ready_timeout = ready_timeout
-        self._spare: list[asyncio.Task[WorkerProcess]] = []
+        self._spare: dict[str, list[asyncio.Task[WorkerProcess]]] = {role: [] for role in ROLES}
         self._in_use: set[WorkerProcess] = set()
         self._closed = False
         self._quiet = 0  # nesting depth of quiet() blocks
@@ -38,22 +44,24 @@ class WorkerPool:
 
     @property
     def spares_pending(self) -> int:
-        """Spare workers started or ready, not yet handed out."""
-        return len(self._spare)
+        """Spare workers (of both roles) started or ready, not yet handed out."""
+        return sum(len(tasks) for tasks in self._spare.values())
 
-    def prestart(self) -> None:
+    def prestart(self, roles: tuple[str, ...] = ROLES) -> None:
         """Start spare workers in the background (idempotent; deferred while quiet)."""
         if self._closed:
             return
         if self._quiet:
             self._deferred = True
             return
-        self._fill(self.spares)
+        for role in roles:
+            self._fill(role, self.spares)
 
-    def _fill(self, count: int) -> None:
-        self._spare = [t for t in self._spare if not (t.done() and (t.cancelled() or t.exception() is not None))]
-        while len(self._spare) < count:
-            self._spare.append(asyncio.create_task(self._start_one()))
+    def _fill(self, role: str, count: int) -> None:
+        spare = [t for t in self._spare[role] if not (t.done() and (t.cancelled() or t.exception() is not None))]
+        while len(spare) < count:
+            spare.append(asyncio.create_task(self._start_one(role)))
+        self._spare[role] = spare
 
     @contextlib.asynccontextmanager
     async def quiet(self) -> AsyncIterator[float]:
@@ -65,7 +73,7 @@ class WorkerPool:
         self._quiet += 1
         started = time.perf_counter()
         try:
-            starting = [t for t in self._spare if not t.done()]
+            starting = [t for tasks in self._spare.values() for t in tasks if not t.done()]
             if starting:
                 # A spare that fails to start fails the acquire that takes it, not this wait.
                 await asyncio.wait(starting, timeout=self.ready_timeout)
@@ -76,8 +84,8 @@ class WorkerPool:
                 self._deferred = False
                 self.prestart()
 
-    async def _start_one(self) -> WorkerProcess:
-        worker = await WorkerProcess.start(self.runner, self.backend, self.arch)
+    async def _start_one(self, role: str = "candidate") -> WorkerProcess:
+        worker = await WorkerProcess.start(self.runner, self.backend, self.arch, role)
         try:
             await worker.wait_ready(self.ready_timeout)
         except BaseException:
@@ -86,15 +94,17 @@ class WorkerPool:
         self.device_info = dict(worker.info)
         return worker
 
-    async def acquire(self) -> WorkerProcess:
-        """A ready, never-used worker. Raises WorkerFailure("start") if none can start."""
+    async def acquire(self, role: str = "candidate") -> WorkerProcess:
+        """A ready, never-used worker of ``role``. Raises WorkerFailure("start") if none can start."""
         if self._closed:
             raise WorkerFailure("start", "the worker pool is closed")
-        if self._quiet:
-            self._fill(1)  # the worker asked for must start even while quiet; spares wait
+        if role not in ROLES:
+            raise ValueError(f"unknown worker role {role!r}")
+        if self._quiet or not self.replenish:
+            self._fill(role, 1)  # the worker asked for must start even while quiet; spares wait
         else:
             self.prestart()
-        task = self._spare.pop(0)
+        task = self._spare[role].pop(0)
         try:
             worker = await task
         except WorkerFailure:
@@ -104,7 +114,7 @@ class WorkerPool:
         if not worker.alive:
             # It died while idle (OOM killer, a driver reset); try once more with a fresh one.
             await worker.close()
-            worker = await self._start_one()
+            worker = await self._start_one(role)
         self._in_use.add(worker)
         if self.replenish:
             self.prestart()
@@ -116,13 +126,15 @@ class WorkerPool:
 
     async def close(self) -> None:
         self._closed = True
-        for task in self._spare:
+        tasks = [t for ts in self._spare.values() for t in ts]
+        for task in tasks:
             task.cancel()
-        for task in self._spare:
+        for task in tasks:
             with contextlib.suppress(BaseException):
                 worker = await task
                 await worker.close()
-        self._spare.clear()
+        for ts in self._spare.values():
+            ts.clear()
         for worker in list(self._in_use):
             await worker.close()
         self._in_use.clear()

@@ -72,13 +72,16 @@ class WorkerProcess:
         self._reader = asyncio.create_task(self._read_loop())
         self._err_reader = asyncio.create_task(self._read_stderr())
         self.used = False
+        self.role = "candidate"
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, runner: Any, backend: str, arch: str | None = None) -> WorkerProcess:
-        proc = await runner.spawn(backend, arch)
-        return cls(proc, runner, backend)
+    async def start(cls, runner: Any, backend: str, arch: str | None = None, role: str = "candidate") -> WorkerProcess:
+        proc = await runner.spawn(backend, arch, role)
+        worker = cls(proc, runner, backend)
+        worker.role = role
+        return worker
 
     async def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
         try:

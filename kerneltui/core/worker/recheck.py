@@ -1,4 +1,4 @@
-"""Recheck the output of every benchmarked call against the reference (worker side).
+"""Recheck the output of every benchmarked call against the reference (judge side).
 
 The benchmark times hundreds of calls, each on inputs it has never seen, and every output must
 still be right: a kernel that caches results keyed on pointers or content, or that behaves
@@ -121,7 +121,7 @@ class OutputCheck:
     """Decides whether one benchmarked output is right for the inputs it was given."""
 
     def __init__(self, state: Any, rt: Any, label: str, regenerate: Callable[[int], Any]) -> None:
-        from kerneltui.core.worker.ops_check import _flatten  # the correctness rung's own view of outputs
+        from kerneltui.core.worker.tree import flatten  # the correctness rung's own view of outputs
 
         self.state = state
         self.rt = rt
@@ -129,8 +129,8 @@ class OutputCheck:
         self.label = label
         self.regenerate = regenerate  # seed -> the same inputs again, untouched by the candidate
         self.overrides = state.task.get("tolerance") or {}
-        self.has_check = callable(getattr(rt.reference, "check_implementation", None))
-        self._flatten = _flatten
+        self.has_check = rt.has_check
+        self._flatten = flatten
         self.quick = 0  # outputs passed by the fast path
         self.full = 0  # outputs that needed the full gate
 
@@ -139,12 +139,11 @@ class OutputCheck:
         if not self.has_check and self._quick_ok(out, ref_out):
             self.quick += 1
             return None
-        from kerneltui.core.worker.ops_check import _judge
+        from kerneltui.core.worker.verdicts import judge_output
 
         self.full += 1
         inputs = self.regenerate(seed)
-        verdict = _judge(self.state, self.rt, inputs, out, ref_out, self.overrides, self.has_check,
-                         f"{self.label} seed={seed}")
+        verdict = judge_output(self.rt, inputs, out, ref_out, self.overrides, self.state.sync)
         return None if verdict["ok"] else str(verdict["reason"])
 
     def _quick_ok(self, out: Any, ref_out: Any) -> bool:

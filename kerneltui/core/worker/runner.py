@@ -23,7 +23,7 @@ class Runner(Protocol):
 
     name: str
 
-    async def spawn(self, backend: str, arch: str | None) -> asyncio.subprocess.Process: ...
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process: ...
 
     def kill(self, proc: asyncio.subprocess.Process) -> None: ...
 
@@ -45,8 +45,8 @@ class LocalRunner:
         self.python = python or sys.executable
         self.env = env or {}
 
-    async def spawn(self, backend: str, arch: str | None) -> asyncio.subprocess.Process:
-        cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend]
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process:
+        cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
         return await asyncio.create_subprocess_exec(

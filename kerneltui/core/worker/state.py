@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -24,7 +26,8 @@ class LaunchRecord:
 
 
 class WorkerState:
-    def __init__(self, backend_name: str, arch: str | None = None) -> None:
+    def __init__(self, backend_name: str, arch: str | None = None, role: str = "candidate") -> None:
+        self.role = role  # "candidate" (imports the kernel) or "judge" (imports the reference, never the kernel)
         self.backend_name = backend_name
         self.arch = arch or "sm_90a"  # target for ahead-of-time compiles when there is no GPU
         self.backend: Any = None  # kerneltui.core.backends.<name>.Backend instance
@@ -45,11 +48,17 @@ class WorkerState:
         self.first_call_error: dict[str, Any] | None = None
         self.compile_launches: list[LaunchRecord] = []
         self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
+        self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
+        self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
+        self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
 
     # -- start-up ---------------------------------------------------------------------------
 
     def warm_up(self) -> dict[str, Any]:
+        """Import torch (and, for the candidate's worker, the backend's DSL): the "warm" part."""
         import torch
+
+        from kerneltui.core.worker.device_info import describe_device
 
         self.torch = torch
         self.has_gpu = bool(torch.cuda.is_available())
@@ -60,10 +69,16 @@ class WorkerState:
             # The interpreter is chosen when triton.jit decorates (triton's own library functions
             # too), so it must be set before anything imports triton — torch._dynamo does.
             os.environ.setdefault("TRITON_INTERPRET", "1")
+        if self.role == "judge":
+            # The judge runs no kernel: torch, and Triton on a GPU (the benchmark's recheck kernel).
+            if self.has_gpu:
+                import triton  # noqa: F401
+            self.info = describe_device(self)
+            self.info["backend"] = "judge"
+            return self.info
         import torch._dynamo  # noqa: F401  (it rewraps torch.manual_seed on import: do it before any snapshot)
 
         from kerneltui.core.backends import backend_for
-        from kerneltui.core.worker.device_info import describe_device
 
         self.backend = backend_for(self.backend_name)
         self.backend.warm(self)
@@ -97,9 +112,38 @@ class WorkerState:
         spec.loader.exec_module(module)
         return module
 
-    def record_launch(self, backend: str, kernel: str, **detail: Any) -> None:
-        if self.recording:
-            self.launches.append(LaunchRecord(backend, kernel, detail))
+    def case_input(self, index: int) -> Any:
+        """The inputs of test case ``index`` (the benchmark case after the tests), as the judge made
+        them for the dump (``args["cases"]`` of the dump op)."""
+        if index not in self.case_inputs:
+            raise KeyError(f"no inputs for case {index} were sent with the request")
+        wire = self.case_inputs[index]
+        assert self.exchange is not None
+        return self.exchange.load(wire, f"case{index}")
+
+    def record_launch(self, backend: str, kernel: str, tensors: list[Any] | None = None, **detail: Any) -> None:
+        """A launch the backend's hook saw (its tensor arguments where the hook can see them)."""
+        with self.launching(backend, kernel, tensors, **detail):
+            pass
+
+    @contextlib.contextmanager
+    def launching(self, backend: str, kernel: str, tensors: list[Any] | None = None, **detail: Any) -> Iterator[None]:
+        """Around one launch of the backend: counted, and its arguments recorded as written by it."""
+        if not self.recording:
+            yield
+            return
+        self.launches.append(LaunchRecord(backend, kernel, detail))
+        recorder = self.recorder
+        if recorder is None:
+            yield
+            return
+        recorder.launch_begins(kernel, tensors)
+        try:
+            yield
+        finally:
+            recorder.launch_ends()
+            if tensors is None:
+                recorder.launch_without_arguments(kernel, recorder.allocated_in_call)
 
     def original_path(self, path: str) -> str | None:
         """Map a path inside the worker's task copy back to the task-relative name."""

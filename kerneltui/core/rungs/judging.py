@@ -1,0 +1,123 @@
+"""The parent's side of judging one run: a judge process and the candidate's worker, and the
+checks that pass between them.
+
+The judge (``core.worker.ops_judge``) holds the reference and decides; the candidate's worker
+(``core.worker.ops_candidate``) holds the kernel. The parent never touches a tensor: it asks the
+judge for a check's inputs, hands their wire form to the candidate's worker, hands the outputs and
+the evidence back to the judge, and reads the verdict. Tensors stay in shared memory (CUDA IPC on
+a GPU, files in the run's exchange folder on the CPU); the folder is removed when the run ends.
+
+Each check has a key; the candidate's copy of the inputs and its outputs live under that key on
+both sides until the key is released (the last few are kept: the determinism call compares with
+the first call of its case, and the next call checks that the previous output did not change).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kerneltui.core.worker import wire
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+
+KEEP = 4  # checks kept alive on both sides
+
+
+@dataclass
+class CaseRef:
+    """One case and seed to make inputs for."""
+
+    index: int
+    params: dict[str, Any]
+    seed: int
+    label: str
+
+
+class Judging:
+    def __init__(self, judge: WorkerProcess, exchange: Path, task_backend_label: str) -> None:
+        self.judge = judge
+        self.exchange = exchange
+        self.backend_label = task_backend_label
+        self.setup: Any = None  # the wire value the candidate's worker needs to build the candidate
+        self.has_check = False
+        self._ids = itertools.count(1)
+        self._live: deque[str] = deque()
+        self._release_judge: list[str] = []
+        self._release_candidate: list[str] = []
+
+    @classmethod
+    async def start(cls, judge: WorkerProcess, run_id: str, task: dict[str, Any], files: dict[str, str],
+                    backend_label: str, timeout: float, progress: Any) -> Judging:
+        folder = wire.shared_folder(run_id)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self = cls(judge, folder, backend_label)
+        try:
+            reply = await judge.request("judge_load", {"task": task, "files": files, "exchange": str(folder)},
+                                        timeout=timeout, on_progress=progress)
+        except BaseException:
+            self.remove_folder()
+            raise
+        self.setup = reply.get("setup")
+        self.has_check = bool(reply.get("has_check"))
+        return self
+
+    def remove_folder(self) -> None:
+        shutil.rmtree(self.exchange, ignore_errors=True)
+
+    # -- one check ------------------------------------------------------------------------------
+
+    def new_key(self, rolling: bool = True) -> str:
+        """A new check key. Rolling keys are released once KEEP newer ones exist; the others stay
+        until ``release`` (inputs handed over in bulk, e.g. every case for the dump)."""
+        key = f"k{next(self._ids)}"
+        if rolling:
+            self._live.append(key)
+            while len(self._live) > KEEP:
+                self.release([self._live.popleft()])
+        return key
+
+    def release(self, keys: list[str]) -> None:
+        """Let both sides drop these checks' memory with their next request."""
+        self._release_judge.extend(keys)
+        self._release_candidate.extend(keys)
+
+    async def inputs(self, case: CaseRef, timeout: float, reference: bool = True, rolling: bool = True) -> tuple[str, Any]:
+        """Make a case's inputs in the judge (and run the reference on a clone when ``reference``);
+        the key and the wire form of the candidate's copy."""
+        key = self.new_key(rolling)
+        release, self._release_judge = self._release_judge, []
+        reply = await self.judge.request("judge_inputs", {
+            "key": key, "params": case.params, "seed": case.seed, "label": case.label, "reference": reference,
+            "release": release,
+        }, timeout=timeout)
+        return key, reply["inputs"]
+
+    async def call(self, candidate: WorkerProcess, key: str, inputs: Any, timeout: float, *, fill: str = "poison",
+                   garbage_seed: int = 0, gpu_trace: bool = False, on_progress: Any = None) -> dict[str, Any]:
+        """One call of the kernel on a check's inputs, in the candidate's worker."""
+        release, self._release_candidate = self._release_candidate, []
+        return await candidate.request("call", {
+            "inputs": inputs, "lot": key, "fill": fill, "garbage_seed": garbage_seed, "gpu_trace": gpu_trace,
+            "release": release,
+        }, timeout=timeout, on_progress=on_progress)
+
+    async def verdict(self, key: str, called: dict[str, Any], timeout: float, *, mode: str = "check",
+                      first: str | None = None, sanity: bool = False) -> dict[str, Any]:
+        """The judge's decision on the output the call returned."""
+        return await self.judge.request("judge_verdict", {
+            "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
+            "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
+            "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
+        }, timeout=timeout)
+
+    async def close(self) -> None:
+        if self.judge.alive:
+            try:
+                await self.judge.request("judge_release", {}, timeout=30)
+            except WorkerFailure:
+                pass
+        self.remove_folder()

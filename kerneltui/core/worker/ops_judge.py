@@ -1,0 +1,194 @@
+"""Worker ops of the judge: the process that holds the reference and decides every verdict.
+
+The judge imports the task's reference (never the kernel), makes each check's inputs, runs the
+reference first on clones, hands the candidate's worker a copy of the inputs in shared memory and
+keeps the originals, then receives the kernel's outputs and decides (``core.worker.verdicts``).
+Because the kernel runs in another process, nothing it does can reach the reference, the expected
+outputs, the comparison or the verdict: it can only hand back outputs and evidence.
+
+Checks are named by ``key`` (chosen by the parent); each holds the original inputs, the
+reference's clone and output, the digests of the candidate's copy (to see it tampered with) and,
+once judged, a private copy of the kernel's output (for the determinism comparison).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kerneltui.core.worker import tree, verdicts
+from kerneltui.core.worker.ops_candidate import CheckFailure, exchange_for
+from kerneltui.core.worker.runtime import reference_runtime_for
+from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.wire import Exchange
+
+Progress = Any
+
+
+@dataclass
+class Check:
+    key: str
+    label: str
+    inputs: Any  # the originals: the reference's check_implementation sees these
+    copy: Any = None  # the candidate's copy, as this process sees the shared memory
+    copy_digests: dict[str, str] = field(default_factory=dict)
+    ref_inputs: Any = None
+    ref_out: Any = None
+    written_by_ref: set[str] = field(default_factory=set)
+    out: Any = None  # the kernel's output, copied into this process once judged
+
+
+class Judge:
+    """What the judge holds between requests."""
+
+    def __init__(self, state: WorkerState, exchange: Exchange) -> None:
+        self.state = state
+        self.exchange = exchange
+        self.rt = reference_runtime_for(state)
+        self.checks: dict[str, Check] = {}
+
+
+def _judge(state: WorkerState) -> Judge:
+    judge = getattr(state, "judge", None)
+    if judge is None:
+        raise CheckFailure("the reference is not loaded in this judge (judge_load must come first)")
+    return judge  # type: ignore[no-any-return]
+
+
+def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Install the task copy (no kernel in it) and import the reference."""
+    if state.role != "judge":
+        raise CheckFailure("judge ops run only in a judge process")
+    state.install_task(args["task"], args["files"])
+    judge = Judge(state, exchange_for(state, args, "j"))
+    state.judge = judge  # type: ignore[attr-defined]
+    progress("importing the reference")
+    t0 = time.perf_counter()
+    judge.rt.load()
+    setup = judge.rt.candidate_setup()
+    return {
+        "setup": judge.exchange.export(setup, "setup") if setup is not None else None,
+        "has_check": judge.rt.has_check,
+        "input_names": judge.rt.input_names(),
+        "load_s": round(time.perf_counter() - t0, 4),
+    }
+
+
+def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Make one case's inputs; for a check, run the reference first on a clone. The candidate's copy
+    goes back as a wire value."""
+    judge = _judge(state)
+    rt = judge.rt
+    judge.exchange.release([str(x) for x in args.get("release") or []])
+    for key in args.get("release") or []:
+        judge.checks.pop(str(key), None)
+    key = str(args["key"])
+    params = dict(args.get("params") or {})
+    seed = int(args["seed"])
+    label = str(args.get("label") or key)
+    inputs = rt.make_inputs(params, seed)
+    check = Check(key, label, inputs)
+    if args.get("reference", True):
+        check.ref_inputs = rt.clone(inputs)
+        before = _digests(rt, check.ref_inputs)
+        check.ref_out = rt.call(check.ref_inputs)
+        state.sync()
+        # Buffers the reference itself writes (GPU MODE's preallocated outputs) are outputs.
+        check.written_by_ref = {k for k, h in _digests(rt, check.ref_inputs).items() if before.get(k) != h}
+    wire, copy = judge.exchange.export_with_view(inputs, key)
+    state.sync()
+    check.copy = copy
+    check.copy_digests = _digests(rt, copy)
+    judge.checks[key] = check
+    return {"inputs": wire}
+
+
+def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Judge the kernel's output for check ``key``.
+
+    ``mode``: ``check`` (correctness), ``run`` (structure too), ``again`` (the determinism call: the
+    output is compared with the first call's, ``first``). ``sanity``: also run the checker sanity
+    probes on this case. The reply carries ``ok``, ``reason`` and metrics, and the problems found.
+    """
+    judge = _judge(state)
+    rt, torch = judge.rt, state.torch
+    key = str(args["key"])
+    check = judge.checks.get(key)
+    if check is None:
+        raise CheckFailure(f"no check {key!r} in this judge")
+    task = state.task
+    inplace = bool(task.get("inplace"))
+    tol = task.get("tolerance") or {}
+    mode = str(args.get("mode") or "check")
+    lot = str(args.get("lot") or f"{key}-out")
+    received = judge.exchange.load(args["outputs"], lot)
+    out = rt.clone(received)  # the judge's own copy: nothing the kernel does later can change it
+    state.sync()
+    judge.exchange.release([lot])
+    check.out = out
+    result: dict[str, Any] = {"key": key, "problems": []}
+    problems: list[str] = result["problems"]
+
+    subclasses = [str(x) for x in args.get("subclasses") or []]
+    subclass = f"{subclasses[0]} is a tensor subclass ({check.label}); return a plain torch.Tensor" if subclasses else None
+    if subclass:
+        problems.append(subclass)
+    changed = [k for k, h in _digests(rt, check.copy).items() if check.copy_digests.get(k) != h and k not in check.written_by_ref]
+    if changed and not inplace:
+        problems.append(
+            f"the kernel modified its input {', '.join(changed)} ({check.label}); the task does not declare the op "
+            "in-place (inplace = true in task.toml), and an edited input can make the reference agree with a wrong answer")
+    alias = verdicts.aliasing_problem(rt, [str(a) for a in args.get("aliases") or []], check.ref_out,
+                                      check.ref_inputs, check.label)
+    if alias and not inplace:
+        problems.append(alias)
+    evidence = args.get("evidence")
+    if isinstance(evidence, dict):
+        kernel_names = {str(k) for k in (evidence.get("launches") or {})}
+        problems.extend(verdicts.evidence_problems(evidence, task, str(args.get("backend_label") or "backend"),
+                                                   kernel_names))
+    if mode == "run":
+        structure, described = verdicts.structure_problems(rt, out, check.ref_out)
+        result["structure"] = ([subclass] if subclass else []) + structure
+        result["described"] = described
+    if mode == "again":
+        first = judge.checks.get(str(args.get("first")))
+        if first is None or first.out is None:
+            raise CheckFailure("the determinism call has no first call to compare with")
+        result["identical"] = tree.bitwise_equal(first.out, out, torch)
+        if not result["identical"]:
+            verdict = verdicts.judge_output(rt, check.inputs, out, check.ref_out, tol, state.sync)
+            result["ok"] = verdict["ok"]
+            result["reason"] = verdict["reason"]
+        else:
+            result["ok"], result["reason"] = True, "identical"
+        return result
+    verdict = verdicts.judge_output(rt, check.inputs, out, check.ref_out, tol, state.sync)
+    result.update(verdict)
+    if args.get("sanity"):
+        result["sanity"] = verdicts.checker_sanity(rt, check.inputs, check.ref_out, tol, check.label)
+    return result
+
+
+def op_judge_release(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    judge = _judge(state)
+    keys = [str(x) for x in args.get("keys") or []]
+    for key in keys:
+        judge.checks.pop(key, None)
+    judge.exchange.release(keys or None)
+    if not keys:
+        judge.checks.clear()
+    return {}
+
+
+def _digests(rt: Any, data: Any) -> dict[str, str]:
+    return {name: tree.tensor_digest(t) for name, t in rt.tensors(data)}
+
+
+OPS = {
+    "judge_load": op_judge_load,
+    "judge_inputs": op_judge_inputs,
+    "judge_verdict": op_judge_verdict,
+    "judge_release": op_judge_release,
+}

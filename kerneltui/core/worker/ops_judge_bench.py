@@ -1,0 +1,181 @@
+"""The judge's ops behind the benchmark rung: the work per case, the baselines, the kernel's inputs
+and the recheck of every output the kernel produced while it was timed.
+
+The judge never runs kernel code, so the baselines (the reference and torch.compile of it) are
+timed here with the protocol of ``core.timing``, and the kernel's input sets are made here: an
+``InputPool`` of slots in GPU memory that the candidate's worker maps (CUDA IPC), seeds from the
+run's secret (the baselines saw the same sets). The parent drives the kernel's series in batches:
+the candidate's worker times a batch of calls, one per slot, and hands back each output; the
+judge rechecks every one against the reference's output for that slot, then renews the used slots
+with data no call has seen (in place: the same memory, new contents) before the next batch.
+
+Replies carry raw samples and facts; the parent computes every statistic (``core.benchstats``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kerneltui.core import timing
+from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.worker.ops_bench import require_gpu
+from kerneltui.core.worker.ops_candidate import CheckFailure
+from kerneltui.core.worker.ops_judge import _judge
+from kerneltui.core.worker.recheck import OutputCheck
+from kerneltui.core.worker.state import WorkerState
+
+Progress = Any
+BASELINES = ("reference", "torch_compile")
+
+
+def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """flops()/bytes_moved() of the reference module per benchmark case."""
+    judge = _judge(state)
+    ref = judge.rt.reference
+    cases = []
+    for i, case in enumerate(state.task.get("benchmarks") or []):
+        params = {k: v for k, v in case.items() if k != "seed"}
+        entry: dict[str, Any] = {"index": i, "label": " ".join(f"{k}={v}" for k, v in params.items()) or "default case",
+                                 "params": params}
+        for fn_name, key in (("flops", "flops"), ("bytes_moved", "bytes")):
+            fn = getattr(ref, fn_name, None)
+            if fn is None:
+                continue
+            try:
+                value = float(_call_with_params(fn, params))
+            except Exception as exc:
+                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) raised {type(exc).__name__}: {exc}"
+                continue
+            if not value >= 0 or value == float("inf"):
+                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) returned {value!r}"
+                continue
+            entry[key] = value
+        cases.append(entry)
+    return {"cases": cases, "format": state.task.get("format")}
+
+
+def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Time a baseline (the reference or torch.compile of it) on every benchmark case."""
+    require_gpu(state, "benchmarking")
+    judge = _judge(state)
+    rt = judge.rt
+    target = str(args.get("target"))
+    if target not in BASELINES:
+        raise CheckFailure(f"unknown baseline {target!r}; known: {', '.join(BASELINES)}")
+    settings = BenchSettings.from_mapping(args.get("settings"))
+    fn: Callable[[Any], Any]
+    if target == "reference":
+        fn = rt.call
+    else:
+        progress("torch.compile of the reference (compiles on the first call of each case)")
+        fn = rt.compiled()
+    torch = state.torch
+    l2 = _l2_bytes(torch)
+    t0 = time.perf_counter()
+    flusher = timing.L2Flusher(torch, l2)
+    persisting = timing.PersistingL2()
+    cx = timing.CaseContext(state=state, rt=rt, target=target, fn=fn, secret=int(args["secret"]), settings=settings,
+                            flusher=flusher, persisting=persisting, progress=progress)
+    cases = [timing.benchmark_case(cx, i, case) for i, case in enumerate(state.task.get("benchmarks") or [])]
+    flush_bytes = flusher.nbytes
+    del cx, flusher, fn
+    torch.cuda.empty_cache()
+    return {"target": target, "cases": cases, "flush_bytes": flush_bytes, "l2_bytes": l2,
+            "persisting_l2": persisting.status, "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Make the kernel's input slots for one case (and the reference's output for each); the slots go
+    to the candidate's worker as shared memory (no copy: renewals in place are seen there)."""
+    require_gpu(state, "benchmarking")
+    judge = _judge(state)
+    rt, torch = judge.rt, state.torch
+    index = int(args["case"])
+    case = (state.task.get("benchmarks") or [])[index]
+    params = {k: v for k, v in case.items() if k != "seed"}
+    label = " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
+    settings = BenchSettings.from_mapping(args.get("settings"))
+    secret = int(args["secret"])
+    judge.exchange.release([f"pool{i}" for i in range(len(getattr(state, "bench_pools", {})) + 1)])
+    free, _ = torch.cuda.mem_get_info()
+    pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
+                            with_reference=True, budget_bytes=int(free * settings.pool_fraction),
+                            max_sets=settings.max_pool)
+    progress(f"making {label}'s inputs")
+    sets = pool.first_batch()
+    checker = OutputCheck(state, rt, label, lambda seed: rt.make_inputs(params, seed))
+    state.bench_pool = (index, pool, checker)  # type: ignore[attr-defined]
+    slots = [judge.exchange.export(item.inputs, f"pool{index}", share_storage=True) for item in sets]
+    state.sync()
+    return {"case": index, "label": label, "params": params, "slots": slots, "sets": pool.sets,
+            "set_bytes": pool.set_bytes, "out_bytes": pool.out_bytes, "dtypes": pool.dtypes,
+            "dtype": timing.main_dtype(params, pool.dtypes), "in_place": pool.in_place}
+
+
+def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+    """Recheck a batch of the kernel's outputs (one per slot used), then renew those slots."""
+    judge = _judge(state)
+    held = getattr(state, "bench_pool", None)
+    if held is None or held[0] != int(args["case"]):
+        raise CheckFailure("no input pool for this case in the judge (judge_pool must come first)")
+    index: int = held[0]
+    pool: timing.InputPool = held[1]
+    checker: OutputCheck = held[2]
+    lot = str(args.get("lot") or "recheck")
+    failure = None
+    slots = [int(s) for s in args.get("slots") or []]
+    outputs = list(args.get("outputs") or [])
+    if len(slots) != len(outputs):
+        raise CheckFailure("a recheck batch needs one output per slot")
+    for n, (slot, wire) in enumerate(zip(slots, outputs, strict=True)):
+        item = pool.slot(slot)
+        out = judge.exchange.load(wire, lot)
+        reason = checker.verify(out, item.ref_out, item.seed)
+        if reason:
+            failure = {"call": int(args.get("first_call") or 0) + n + 1, "seed": item.seed, "reason": reason}
+            break
+    judge.exchange.release([lot])
+    renewed = 0
+    moved: dict[str, Any] = {}
+    generate_ms = 0.0
+    if failure is None and args.get("renew", True):
+        t0 = time.perf_counter()
+        for slot in pool.renew(sorted(set(slots))):
+            moved[str(slot)] = judge.exchange.export(pool.slot(slot).inputs, f"pool{index}", share_storage=True)
+        state.sync()
+        renewed = len(set(slots))
+        generate_ms = (time.perf_counter() - t0) * 1e3
+    return {"failure": failure, "checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full,
+            "renewed": renewed, "moved": moved, "generate_ms": round(generate_ms, 3), "in_place": pool.in_place,
+            "pool": timing.pool_facts(pool)}
+
+
+def _l2_bytes(torch: Any) -> int:
+    props = torch.cuda.get_device_properties(0)
+    return int(getattr(props, "L2_cache_size", 0) or 0)
+
+
+def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
+    """Call ``fn`` with the case parameters it accepts (all of them if it takes ``**kwargs``)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn(**params)
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return fn(**params)
+    return fn(**{k: v for k, v in params.items() if k in sig.parameters})
+
+
+def _describe(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+OPS = {
+    "judge_bench_setup": op_judge_bench_setup,
+    "judge_benchmark": op_judge_benchmark,
+    "judge_pool": op_judge_pool,
+    "judge_recheck": op_judge_recheck,
+}

@@ -1,0 +1,231 @@
+"""The judge's decisions on one call of the kernel (judge side; never runs candidate code).
+
+Given the inputs the judge made, the reference's output, the kernel's output (received from the
+candidate's worker) and the candidate's evidence, these functions decide: is the output right
+(``compare`` with the dtype-aware gate and the float64-golden rule, or the task's own
+``check_implementation``), is its structure right (``structure_problems``, the run rung), was it
+made by the task's backend (``evidence_problems``), would a trivial output have passed
+(``checker_sanity``), and does a second run with other garbage in fresh memory agree
+(``second_run``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kerneltui.core import metrics
+from kerneltui.core.worker import tree
+
+# GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
+DATA_MOVEMENT_KERNEL = re.compile(r"copy|Copy|fill|Fill|memset|Memset|memcpy|Memcpy|CatArray|zero", re.ASCII)
+LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|cublas|cudnn|cutlass::Kernel|xmma|gemm|Gemm|sm\d\d_|ampere_|"
+                            r"hopper_|volta_|turing_|void at::|triton_poi|triton_red|triton_per", re.ASCII)
+
+
+def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, tol_overrides: dict[str, Any], sync: Any) -> dict[str, Any]:
+    """Right or wrong, with metrics for every output tensor."""
+    torch = rt.torch
+    if rt.has_check:
+        ok, msg = rt.check_implementation(inputs, out)
+        info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
+        parts = compare_all(out, ref_out, tol_overrides, None, torch)  # informative where shapes agree
+        if parts:
+            info["outputs"] = parts
+        return info
+    parts = compare_all(out, ref_out, tol_overrides, None, torch)
+    failing = [p for p in parts if not p["verdict_ok"]]
+    if failing and any(p["metrics"].get("numel") and not p["metrics"].get("shape_mismatch") for p in failing):
+        # allclose failed: bring in the float64 golden to tell a wrong kernel from a hard problem.
+        try:
+            golden = rt.call_fp64(rt.clone(inputs))
+            sync()
+            parts = compare_all(out, ref_out, tol_overrides, golden, torch)
+            failing = [p for p in parts if not p["verdict_ok"]]
+        except Exception as exc:  # references that cannot run in float64 keep the plain verdict
+            for p in failing:
+                p["note"] = f"float64 reference unavailable: {type(exc).__name__}: {exc}"
+    if not parts:
+        return {"ok": False, "reason": "the kernel returned no tensors", "outputs": []}
+    if failing:
+        first = failing[0]
+        return {"ok": False, "reason": f"{first['name']}: {first['reason']}", "outputs": parts}
+    return {"ok": True, "reason": "; ".join(sorted({p["reason"] for p in parts})), "outputs": parts}
+
+
+def compare_all(out: Any, ref_out: Any, tol_overrides: dict[str, Any], golden: Any, torch: Any) -> list[dict[str, Any]]:
+    ref_parts = tree.flatten(ref_out, "out", torch)
+    out_parts = dict(tree.flatten(out, "out", torch))
+    gold_parts = dict(tree.flatten(golden, "out", torch)) if golden is not None else {}
+    results = []
+    for name, ref in ref_parts:
+        got = out_parts.get(name)
+        if not isinstance(ref, torch.Tensor):
+            ok = got == ref
+            results.append({"name": name, "verdict_ok": ok, "reason": "equal" if ok else f"got {got!r}, expected {ref!r}",
+                            "metrics": {}})
+            continue
+        tol = metrics.tolerances_for(str(ref.dtype), tol_overrides)
+        if got is None:
+            m: dict[str, Any] = {"shape_mismatch": f"{name} is missing from the output"}
+        elif not isinstance(got, torch.Tensor):
+            m = {"shape_mismatch": f"{name} is a {type(got).__name__}, expected a tensor"}
+        else:
+            g = gold_parts.get(name)
+            m = metrics.compare(got, ref, tol, g if isinstance(g, torch.Tensor) else None)
+        v = metrics.gate(m, tol)
+        results.append({"name": name, "verdict_ok": v.ok, "reason": v.reason, "metrics": m})
+    return results
+
+
+def structure_problems(rt: Any, out: Any, ref_out: Any) -> tuple[list[str], list[str]]:
+    """What is wrong with the output's structure, types, shapes, dtypes, devices and finiteness
+    (the run rung), and a one-line description of each output. Where the task judges outputs with
+    its own ``check_implementation``, that decides dtype and shape questions: a reference returning
+    float64 does not oblige the kernel to."""
+    torch = rt.torch
+    problems: list[str] = []
+    ref_parts = dict(tree.flatten(ref_out, "out", torch))
+    out_parts = dict(tree.flatten(out, "out", torch))
+    lenient = rt.has_check
+    if set(ref_parts) != set(out_parts) and not lenient:
+        problems.append(f"returned {tree.describe_structure(out, torch)}, the reference returns "
+                        f"{tree.describe_structure(ref_out, torch)}")
+    described = []
+    for name, got in out_parts.items():
+        ref = ref_parts.get(name)
+        if isinstance(got, torch.Tensor):
+            described.append(f"{name} {tuple(got.shape)} {str(got.dtype).replace('torch.', '')} {got.device.type}")
+        if not isinstance(ref, torch.Tensor):
+            continue
+        if not isinstance(got, torch.Tensor):
+            problems.append(f"{name} is a {type(got).__name__}, expected a tensor")
+            continue
+        if lenient:
+            continue
+        if tuple(got.shape) != tuple(ref.shape):
+            problems.append(f"{name} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}")
+        if got.dtype != ref.dtype:
+            problems.append(f"{name} has dtype {str(got.dtype).replace('torch.', '')}, expected "
+                            f"{str(ref.dtype).replace('torch.', '')}")
+        if got.is_floating_point() and got.numel() and tuple(got.shape) == tuple(ref.shape):
+            bad = ~torch.isfinite(got.detach()) & torch.isfinite(ref.detach())
+            if bool(bad.any()):
+                problems.append(f"{name} has {int(bad.sum())} NaN/Inf values where the reference is finite")
+    return problems, described
+
+
+def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_label: str,
+                      kernel_names: set[str]) -> list[str]:
+    """Whether the task's backend did the work: torch compute on the output path, data from the
+    host, memory made outside the record, the record switched off, library GPU kernels."""
+    if task.get("backend") == "torch":
+        return []
+    allow = set(task.get("allow") or [])
+    if "torch_ops" in allow:
+        return []
+    allowed_ops = {str(x) for x in task.get("allow_ops") or []}
+
+    def allowed(op: str) -> bool:
+        bare = op.split(":", 1)[-1]
+        return bare in allowed_ops or bare.lstrip("_") in allowed_ops
+
+    problems = [f"{note}: kerneltui records which operators produce the output, and a kernel may not hide "
+                "them (a precheck names the call)" for note in evidence.get("left_mode") or []]
+    for name, fact in sorted((evidence.get("outputs") or {}).items()):
+        writer = str(fact.get("writer"))
+        numel = int(fact.get("numel") or 0)
+        if writer.startswith("torch:") and not allowed(writer):
+            problems.append(f"{name} was computed by torch (aten::{writer[6:]}), not by a {backend_label} kernel: "
+                            f"write the computation as a {backend_label} kernel (the task allows no torch compute ops)")
+        elif writer.startswith("host:"):
+            problems.append(f"{name} holds values made on the host (from Python or numpy data, {writer[5:]}), not "
+                            f"computed by a {backend_label} kernel")
+        elif writer == "unknown":
+            problems.append(f"{name} lives in memory that neither torch nor a {backend_label} kernel wrote while the "
+                            "kernel ran (computed outside the record, e.g. with the record switched off or another "
+                            "library): return a tensor a kernel of the task's backend wrote")
+        elif writer == "alloc":
+            problems.append(f"{name} was allocated (or filled with a constant) and never written by a {backend_label} "
+                            "kernel")
+        elif writer.startswith("kernel:"):
+            for op, size in fact.get("taints") or []:
+                op = str(op)
+                if allowed(op) or int(size) * 4 < numel:
+                    continue  # small side data (a scale, a maximum) may come from torch
+                what = f"computed by torch (aten::{op[6:]})" if op.startswith("torch:") else f"made on the host ({op[5:]})"
+                problems.append(f"the {backend_label} kernel {writer[7:]} that wrote {name} read a tensor of {size} "
+                                f"elements {what}: the work was done outside the {backend_label} kernel")
+                break
+    for kernel in evidence.get("gpu_kernels") or []:
+        if any(k and k in kernel for k in kernel_names):
+            continue
+        if LIBRARY_KERNEL.search(kernel) and not DATA_MOVEMENT_KERNEL.search(kernel):
+            problems.append(f"a GPU kernel of torch or a library ran while the kernel was called ({kernel[:120]}): the "
+                            f"work must be done by {backend_label} kernels")
+            break
+    return problems
+
+
+def checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str, Any], label: str) -> dict[str, Any]:
+    """Zeros, an input copy, a constant and noise must all fail this case's gate."""
+    torch = rt.torch
+    refs = [(n, t) for n, t in tree.flatten(ref_out, "out", torch)
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 0]
+    passed: list[str] = []
+    if not refs:
+        return {"case": label, "passed": passed, "skipped": "no floating-point outputs"}
+    input_tensors = [t for _, t in rt.tensors(inputs)]
+    gen = torch.Generator(device=refs[0][1].device).manual_seed(1234)
+    probes: dict[str, Any] = {}
+    for name, ref in refs:
+        r = ref.detach().to(torch.float64)
+        mean = float(r.mean())
+        std = float(r.std()) if r.numel() > 1 else 1.0
+        probes.setdefault("zeros", {})[name] = torch.zeros_like(ref)
+        if float((r - mean).abs().max()) > 0:
+            probes.setdefault("constant", {})[name] = torch.full_like(ref, mean)
+        noise = torch.randn(ref.shape, generator=gen, device=ref.device, dtype=torch.float64) * (std or 1.0) + mean
+        probes.setdefault("noise", {})[name] = noise.to(ref.dtype)
+        same = [t for t in input_tensors if t.shape == ref.shape and t.dtype == ref.dtype]
+        if same and not torch.equal(same[0], ref):
+            probes.setdefault("input copy", {})[name] = same[0].clone()
+    for probe, replacement in probes.items():
+        fake = tree.rebuild(ref_out, replacement, "out", torch)
+        if rt.has_check:
+            ok, _ = rt.check_implementation(inputs, fake)
+        else:
+            parts = compare_all(fake, ref_out, tol_overrides, None, torch)
+            ok = bool(parts) and all(p["verdict_ok"] for p in parts)
+        if ok:
+            passed.append(probe)
+    return {"case": label, "passed": passed, "probes": sorted(probes)}
+
+
+def aliasing_problem(rt: Any, aliases: list[str], ref_out: Any, ref_inputs: Any, label: str) -> str | None:
+    """An output the kernel returned inside an input's memory, unless the reference does the same."""
+    torch = rt.torch
+    ref_in = [t for _, t in rt.tensors(ref_inputs)]
+    ref_alias = {name for name, t in tree.tensors(ref_out, "out", torch) if any(tree.overlaps(t, x) for x in ref_in)}
+    wrong = [a for a in aliases if a not in ref_alias]
+    if wrong:
+        return f"output {wrong[0]} shares memory with an input ({label}); return a freshly written tensor"
+    return None
+
+
+def worst_metrics(worst: dict[str, Any], verdict: dict[str, Any]) -> None:
+    """Fold one verdict's metrics into the run's worst values."""
+    for part in verdict.get("outputs") or []:
+        m = part.get("metrics") or {}
+        for key, better in (("max_abs", min), ("max_rel", min), ("rel_l2", min), ("psnr_db", max), ("cosine", max),
+                            ("rmse", min)):
+            v = m.get(key)
+            if v is None:
+                continue
+            cur = worst.get(key)
+            if cur is None or (better is min and v > cur) or (better is max and v < cur):
+                worst[key] = v
+        if m.get("exact") is False:
+            worst["exact"] = False
+        elif "exact" not in worst and m.get("exact"):
+            worst["exact"] = True
