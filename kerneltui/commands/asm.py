@@ -15,7 +15,7 @@ from typing import Any
 
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
 
-STAGES = ("sass", "ptx", "ttgir", "ttir", "llir", "mlir")
+STAGES = ("sass", "ptx", "ttgir", "ttir", "llir", "mlir", "cuda")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -166,7 +166,8 @@ class Loop:
         if name != "prechecks" and pre is not None and pre.status == "fail":
             return skip(name, "prechecks failed (fix the strict findings first)")
         if spec.needs_gpu and ctx.device and not ctx.has_gpu:
-            return skip(name, "no GPU: this rung needs one (CPU numbers are never shown as GPU performance)")
+            return skip(name, spec.no_gpu_reason(ctx) if spec.no_gpu_reason else
+                        "no GPU: this rung needs one (CPU numbers are never shown as GPU performance)")
         self.emit(RungStarted(run_id=ctx.run_id, rung=name))
         watch = Stopwatch()
         try:

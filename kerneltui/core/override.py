@@ -67,8 +67,10 @@ def folder_for(task: Task, version: str) -> Path:
     return task.root / OVERRIDE_ROOT / version
 
 
-def write(task: Task, version: str, stage: str, text: str, *, key: str | None = None) -> Override:
-    """Write ``text`` (the ``stage`` of ``version``) as an override to edit; an existing edited file is kept."""
+def write(task: Task, version: str, stage: str, text: str, *, key: str | None = None,
+          edited: str | None = None) -> Override:
+    """Write ``text`` (the ``stage`` of ``version``) as an override to edit; an existing edited file is kept.
+    ``edited``: the edited text itself (an agent's proposal), written over whatever is there."""
     stage = stage.upper()
     allowed = BACKEND_STAGES.get(task.backend)
     if allowed is None:
@@ -89,8 +91,8 @@ def write(task: Task, version: str, stage: str, text: str, *, key: str | None = 
     else:
         file = folder / f"{kernel}{SUFFIX[stage]}"
     file.parent.mkdir(parents=True, exist_ok=True)
-    if not file.exists():
-        file.write_text(text, encoding="utf-8")
+    if not file.exists() or edited is not None:
+        file.write_text(text if edited is None else edited, encoding="utf-8")
         (folder / f"base{SUFFIX[stage]}").write_text(text, encoding="utf-8")
     ov = Override(folder=folder, rel_folder=f"{OVERRIDE_ROOT}/{version}", file=file, stage=stage, kernel=kernel,
                   backend=task.backend, base_version=version, key=key)

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-Backend = Literal["triton", "cute", "cuda", "torch"]
+Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
-BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch")
+BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
 
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")

@@ -17,7 +17,8 @@ from tests.conftest import EXAMPLES, ROOT, run_cli
 pytestmark = pytest.mark.gpu
 
 ALL_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "task.toml").exists())
-STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"}}
+STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"},
+          "tilelang": {"cuda", "ptx", "sass"}}
 
 
 def _dump(task) -> tuple[dict, Dump]:

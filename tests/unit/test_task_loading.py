@@ -23,7 +23,7 @@ def test_every_bundled_example_loads(name):
     assert task.format == "native"
     assert task.tests, name
     assert task.kernel_path.is_file()
-    assert task.backend in {"triton", "cute", "cuda", "torch"}
+    assert task.backend in {"triton", "cute", "cuda", "torch", "tilelang"}
 
 
 def test_native_fields(tmp_path):

@@ -19,7 +19,7 @@ from kerneltui.core.task import Task
 # Stage name → file suffixes the dump rung writes into the version folder.
 ASM_STAGES: dict[str, tuple[str, ...]] = {
     "ptx": (".ptx",), "sass": (".sass",), "ttir": (".ttir",), "ttgir": (".ttgir",), "llir": (".llir", ".ll"),
-    "mlir": (".mlir",), "source": (".py", ".cu"),
+    "mlir": (".mlir",), "cuda": (".cu",), "source": (".py", ".cu"),
 }
 MAX_ASM_LINES = 400
 

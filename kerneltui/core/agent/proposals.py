@@ -58,6 +58,9 @@ class Proposal:
     turn_id: str = ""
     call_id: str = ""
     submitted_diff: str = ""  # the model's own diff, when kind == "diff"
+    # kind "override": a hand-edited stage (PTX/TTGIR) of the kernel's build, not an edit of the kernel
+    # file: {"folder", "stage", "kernel", "base_version", "key"} (core/agent/override_proposals.py)
+    override: dict[str, Any] | None = None
     state: str = PENDING
     created_at: float = field(default_factory=time.time)
     trial: dict[str, Any] | None = None
@@ -100,6 +103,7 @@ class Proposal:
             "new_source": self.new_source,
             "diff": self.diff,
             "submitted_diff": self.submitted_diff,
+            "override": self.override,
             "hunks": [h.to_dict() for h in self.hunks],
             "added": sum(h.added for h in self.hunks),
             "removed": sum(h.removed for h in self.hunks),
@@ -135,6 +139,10 @@ class ProposalBook:
 
     def open_for(self, file: str) -> list[Proposal]:
         return [p for p in self.proposals.values() if p.file == file and p.is_open]
+
+    def open_on_kernel(self, kernel_file: str) -> list[Proposal]:
+        """Open proposals whose base is the kernel file as it is: its edits, and hand-edited stages of its build."""
+        return [p for p in self.proposals.values() if p.is_open and (p.file == kernel_file or p.override)]
 
     def latest(self) -> Proposal | None:
         return next(reversed(self.proposals.values()), None) if self.proposals else None

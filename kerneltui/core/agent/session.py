@@ -30,6 +30,7 @@ from kerneltui.core.agent.checkpoints import Checkpoint, CheckpointStore, Kernel
 from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest, ToolCall, ToolResult
 from kerneltui.core.agent.diffs import DiffError, apply_hunk_subset, unified_diff
 from kerneltui.core.agent.errors import TOOL, ProviderError, redact
+from kerneltui.core.agent.override_proposals import accept_override
 from kerneltui.core.agent.prices import CostMeter, PriceTable
 from kerneltui.core.agent.proposals import (
     ACCEPTED,
@@ -67,6 +68,7 @@ from kerneltui.core.events import (
     UserMessage,
 )
 from kerneltui.core.loop import Loop, RunReport
+from kerneltui.core.override import EXTRA_KEY
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
@@ -208,7 +210,7 @@ class AgentSession:
             except OSError:
                 same = False
             if same:
-                for p in self.book.open_for(self.task.kernel_file):
+                for p in self.book.open_on_kernel(self.task.kernel_file):
                     if p.base_hash != event.source_hash:
                         trial = self._trial_tasks.get(p.id)
                         if trial is not None and not trial.done():
@@ -423,9 +425,10 @@ class AgentSession:
         self.latest = report
         return report, True
 
-    async def verify_source(self, source: str, origin: str, record: bool, rungs: list[str] | None = None) -> RunReport:
+    async def verify_source(self, source: str, origin: str, record: bool, rungs: list[str] | None = None,
+                            extra: dict[str, Any] | None = None) -> RunReport:
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
-                             seeds=int(self.settings.trial_seeds) or None)
+                             seeds=int(self.settings.trial_seeds) or None, extra=dict(extra or {}))
         report = await self.loop.run(options)
         if record and not report.cancelled:
             await self._record(source, report, options)
@@ -443,15 +446,17 @@ class AgentSession:
     # -- proposals --------------------------------------------------------------------------------
 
     async def make_proposal(self, base: str, new: str, kind: str, rationale: str, turn_id: str, call_id: str,
-                            submitted_diff: str = "") -> Proposal:
-        file = self.task.kernel_file
+                            submitted_diff: str = "", override: dict[str, Any] | None = None) -> Proposal:
+        # A hand-edited stage (override) lives in its own file; its base is the kernel file it was built from.
+        file = str(override["file"]) if override else self.task.kernel_file
         pid = self.book.next_id()
         for old in self.book.open_for(file):
             await self._cancel_trial(old, f"superseded by {pid}")
             self._end(old, SUPERSEDED, {"decision": "superseded", "by": "agent", "reason": f"superseded by {pid}"})
+        base_hash = source_hash(self.target.read()) if override else source_hash(base)
         p = Proposal(id=pid, file=file, rationale=rationale.strip(), kind=kind, base_source=base,
-                     base_hash=source_hash(base), new_source=new, new_hash=source_hash(new), origin=self.origin,
-                     turn_id=turn_id, call_id=call_id, submitted_diff=submitted_diff)
+                     base_hash=base_hash, new_source=new, new_hash=source_hash(new), origin=self.origin,
+                     turn_id=turn_id, call_id=call_id, submitted_diff=submitted_diff, override=override)
         self.book.add(p)
         self._emit_proposal(p)
         await self._run_trial(p)
@@ -462,7 +467,8 @@ class AgentSession:
         p.trial = {"running": True, "headline": "trial running"}
         self._emit_proposal(p)
         origin = "auto" if p.origin == "auto" else "proposal"
-        task = asyncio.create_task(self.verify_source(p.new_source, origin=origin, record=self.record_trials))
+        source, extra = self._checked_input(p)
+        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials, extra=extra))
         self._trial_tasks[p.id] = task
         try:
             await asyncio.wait({task})
@@ -489,6 +495,13 @@ class AgentSession:
         if p.state == TRIAL:
             p.move(TRIAL_DONE)
             self._emit_proposal(p)
+
+    def _checked_input(self, p: Proposal) -> tuple[str, dict[str, Any]]:
+        """What the loop checks for ``p``: its text as the kernel, or for a hand-edited stage the kernel
+        file as it is, built from the override folder that holds the text."""
+        if p.override:
+            return self.target.read(), {EXTRA_KEY: p.override["folder"]}
+        return p.new_source, {}
 
     async def _cancel_trial(self, p: Proposal, why: str) -> None:
         task = self._trial_tasks.get(p.id)
@@ -584,12 +597,15 @@ class AgentSession:
                 decision.update(decision="accepted", applied_hunks=sorted(all_hunks), rejected_hunks=[])
             if reason:
                 decision["reason"] = reason
-            self._apply(p, new)
+            if p.override:  # the text goes to its override folder; the kernel file stays as it is
+                accept_override(self.task, p, new, decision)
+            else:
+                self._apply(p, new)
             decision["applied_hash"] = source_hash(new)
-            if new == p.new_source:
+            if new == p.new_source and not p.override:
                 self._seen_hash = source_hash(new)
             self._end(p, ACCEPTED, decision)
-            for other in self.book.open_for(p.file):
+            for other in (self.book.open_on_kernel(p.file) if not p.override else []):
                 await self._cancel_trial(other, f"{p.id} was accepted")
                 self._end(other, STALE, {"decision": "stale", "by": "file",
                                          "reason": f"{p.id} was accepted, so {other.id}'s base is gone"})
@@ -623,15 +639,19 @@ class AgentSession:
     async def _after_apply(self, p: Proposal, new: str) -> dict[str, Any] | None:
         """Put the applied version in the history: the trial's results when it checked this exact text."""
         report = self.trial_reports.get(p.id)
+        source, extra = self._checked_input(p) if p.override else (new, {})
         if report is not None and new == p.new_source and not report.cancelled:
-            self.latest = report
+            if not p.override:  # a hand-edited build is a version of its own, not the kernel file's
+                self.latest = report
             if not self.record_trials:  # auto mode recorded it already
-                await self._record(new, report, RunOptions(kernel_source=new, origin="proposal", record=True))
+                await self._record(source, report, RunOptions(kernel_source=source, origin="proposal", record=True,
+                                                              extra=extra))
             return None
         if not self.verify_applied:
             return None
-        report = await self.verify_source(new, origin="proposal", record=True)
-        self.latest = report
+        report = await self.verify_source(source, origin="proposal", record=True, extra=extra)
+        if not p.override:
+            self.latest = report
         return {"ok": report.ok, "headline": summarise(report)["headline"]}
 
     async def undo(self) -> Checkpoint | None:

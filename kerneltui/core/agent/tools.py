@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kerneltui.core.agent import override_proposals
 from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm, version_dir
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
@@ -87,6 +88,7 @@ TOOL_SPECS: list[ToolSpec] = [
                  "source": {"type": "string", "description": "the complete new kernel file"},
                  "diff": {"type": "string", "description": "a unified diff against the current kernel file"}},
               "required": ["rationale"]}),
+    override_proposals.SPEC,
 ]
 TOOL_NAMES = [t.name for t in TOOL_SPECS]
 
@@ -104,6 +106,9 @@ def summarise_call(call: ToolCall) -> str:
     if call.name == "read_asm":
         extra = f", grep={a['grep']!r}" if a.get("grep") else ""
         return f"read_asm({a.get('stage', '')!r}{extra})"
+    if call.name == override_proposals.NAME:
+        return f"{call.name}({a.get('stage', '')}{', ' + str(a['kernel']) if a.get('kernel') else ''})" + \
+            (f": {a['rationale'][:60]}" if a.get("rationale") else "")
     if call.name in ("run_candidate", "propose_edit"):
         what = "diff" if a.get("diff") else ("full file" if a.get("source") else "nothing")
         rationale = f": {a['rationale'][:60]}" if a.get("rationale") else ""
@@ -263,6 +268,7 @@ _HANDLERS: dict[str, Handler] = {
     "trace_regions": _trace_regions,
     "run_candidate": _run_candidate,
     "propose_edit": _propose_edit,
+    override_proposals.NAME: override_proposals.propose,
 }
 
 

@@ -4,7 +4,7 @@ A backend returns, per compiled kernel and specialisation, one JSON object::
 
     {"kernel": "add_kernel",                 # the kernel's name (symbol in the cubin if it differs: metadata.symbol)
      "variant": "n%16 BLOCK=1024 w4 s3",     # short label of this specialisation
-     "stages": {"ttir" | "ttgir" | "llir" | "ptx" | "mlir": text,
+     "stages": {"cuda" | "ttir" | "ttgir" | "llir" | "ptx" | "mlir": text,
                 "cubin": {"base64": "..."}},
      "metadata": {"num_warps": 4, "num_stages": 3, "shared": 0, "maxnreg": None,
                   "threads_per_block": 128, "arch": "sm_90a", "cases": ["test n=65536"], ...},
@@ -25,12 +25,12 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
-TEXT_STAGES = ("ttir", "ttgir", "mlir", "llir", "ptx")
+TEXT_STAGES = ("cuda", "ttir", "ttgir", "mlir", "llir", "ptx")  # cuda: C++ a DSL generated (TileLang)
 BINARY_STAGES = ("cubin",)
 DERIVED_STAGES = ("sass",)
 # The order stages are listed and shown in: from the source down to the machine.
-STAGE_ORDER = ("ttir", "ttgir", "mlir", "llir", "ptx", "sass")
-STAGE_SUFFIX = {"ttir": ".ttir", "ttgir": ".ttgir", "mlir": ".mlir", "llir": ".ll", "ptx": ".ptx", "sass": ".sass",
+STAGE_ORDER = ("cuda", "ttir", "ttgir", "mlir", "llir", "ptx", "sass")
+STAGE_SUFFIX = {"cuda": ".cu", "ttir": ".ttir", "ttgir": ".ttgir", "mlir": ".mlir", "llir": ".ll", "ptx": ".ptx", "sass": ".sass",
                 "cubin": ".cubin"}
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.asm.artifact import STAGE_ORDER, STAGE_SUFFIX, KernelArtifact
+from kerneltui.core.asm.cline import parse_line_directives
 from kerneltui.core.asm.elf import CubinError, read_cubin
 from kerneltui.core.asm.llvm import parse_llvm_locations
 from kerneltui.core.asm.mix import InstructionMix, access_bits, ptx_mix, sass_mix
@@ -142,6 +143,8 @@ def _write_variant(dump_dir: Path, art: KernelArtifact, slug: str, arch: str, ro
             maps[stage] = parse_mlir_locations(text)
         elif stage == "llir":
             maps[stage] = parse_llvm_locations(text)
+        elif stage == "cuda":
+            maps[stage] = parse_line_directives(text)
         _write_text(kdir / f"{slug}{STAGE_SUFFIX[stage]}", text)
         out.stages[stage] = {"file": f"{_safe(art.kernel)}/{slug}{STAGE_SUFFIX[stage]}", "lines": text.count("\n") + 1}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_MODULES = {"triton": "triton", "cute": "cute", "cuda": "cuda", "torch": "torch"}
+_MODULES = {"triton": "triton", "cute": "cute", "cuda": "cuda", "torch": "torch", "tilelang": "tilelang"}
 
 
 def backend_for(name: str) -> Any:

@@ -14,8 +14,6 @@ from typing import Any
 
 from kerneltui.core.backends.base import BaseBackend, first_call
 
-NO_GPU_REASON = "no GPU: CUDA C++ kernels compile here but run only on a GPU"
-
 
 class CudaLaunchMissing(Exception):
     harness_message = True
@@ -47,9 +45,6 @@ class Backend(BaseBackend):
         if self.compile_only:
             state.notes.append(f"CUDA C++ without a GPU: kernels are compiled for {state.arch} (PTX, cubin) but not run")
 
-    def can_run(self, state: Any) -> tuple[bool, str]:
-        return (False, NO_GPU_REASON) if self.compile_only else (True, "")
-
     def install_hooks(self, state: Any) -> None:
         if self._remove_hook is not None:
             return
@@ -62,8 +57,7 @@ class Backend(BaseBackend):
         self._remove_hook = self.runtime.add_launch_hook(on_launch)
 
     def compile(self, state: Any, first_case_inputs: Any) -> dict[str, Any]:
-        # Compile-only: no run rung follows to report a failing first call, so it fails here.
-        owns = (lambda exc: True) if self.compile_only else self.is_compile_error
+        owns = self.first_call_owner()
         result = first_call(state, first_case_inputs, owns)
         if self.compile_only and not state.compile_launches:
             raise CudaLaunchMissing(

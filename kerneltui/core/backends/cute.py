@@ -32,22 +32,21 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.backends.base import BaseBackend, first_call
+from kerneltui.core.backends.base import (
+    BaseBackend,
+    LocatedCompileError,
+    PhaseMarks,
+    exception_chain,
+    first_call,
+    frame_in_task,
+)
 
-NO_GPU_REASON = "no GPU: CuTe DSL kernels compile here but run only on a GPU"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 KDL_CPU, KDL_CUDA = 1, 2
 
 
-class CuteCompileError(Exception):
+class CuteCompileError(LocatedCompileError):
     """The CuTe DSL could not trace or compile a kernel (message cleaned of terminal colours)."""
-
-    harness_message = True
-
-    def __init__(self, message: str, file: str | None, line: int | None) -> None:
-        super().__init__(message)
-        self.file = file
-        self.line = line
 
 
 class _Phase(threading.local):
@@ -64,7 +63,7 @@ class Backend(BaseBackend):
         self.compile_only = False
         self.compiled: dict[int, Any] = {}  # id -> JitCompiledFunction seen compiling or running
         self._phase = _Phase()
-        self._marked: dict[int, tuple[BaseException, str]] = {}  # id(exc) -> (exc, "compile" | "run")
+        self._marks = PhaseMarks()
         self._dsl: Any = None
         self._kernel_names: dict[str, str] = {}  # symbol -> readable name (cache)
 
@@ -93,9 +92,6 @@ class Backend(BaseBackend):
                 f"CuTe DSL without a GPU: kernels are compiled for {state.arch} (PTX, cubin, MLIR kept) but not run"
             )
 
-    def can_run(self, state: Any) -> tuple[bool, str]:
-        return (False, NO_GPU_REASON) if self.compile_only else (True, "")
-
     # -- hooks ---------------------------------------------------------------------------------
 
     def install_hooks(self, state: Any) -> None:
@@ -117,7 +113,7 @@ class Backend(BaseBackend):
             try:
                 result = original_func(dsl, funcBody, *args, **kwargs)
             except BaseException as exc:
-                backend._mark(exc, "run" if phase.running else "compile")
+                backend._marks.mark(exc, "run" if phase.running else "compile")
                 raise
             finally:
                 phase.depth -= 1
@@ -161,7 +157,7 @@ class Backend(BaseBackend):
                 try:
                     return _original(self, *args, **kwargs)
                 except BaseException as exc:
-                    backend._mark(exc, "run")
+                    backend._marks.mark(exc, "run")
                     raise
                 finally:
                     phase.running = was_running
@@ -178,7 +174,7 @@ class Backend(BaseBackend):
                         return None  # compiled, recorded, not executed: there is no GPU
                     return _original(self, exe_args)
                 except BaseException as exc:
-                    backend._mark(exc, "run")
+                    backend._marks.mark(exc, "run")
                     raise
                 finally:
                     phase.running = was_running
@@ -206,10 +202,6 @@ class Backend(BaseBackend):
         __init__._kerneltui_hook = True  # type: ignore[attr-defined]
         cls.__init__ = __init__  # type: ignore[method-assign]
 
-    def _mark(self, exc: BaseException, where: str) -> None:
-        if id(exc) not in self._marked:
-            self._marked[id(exc)] = (exc, where)
-
     def _keep_compiled(self, compiled: Any) -> None:
         base = getattr(compiled, "_jit_base", compiled)  # the composed form of the other backend
         self.compiled.setdefault(id(base), base)
@@ -227,7 +219,7 @@ class Backend(BaseBackend):
     def compile(self, state: Any, first_case_inputs: Any) -> dict[str, Any]:
         # Compile-only: no run rung will follow to report a failing first call, so every error
         # of that call fails this rung.
-        owns = (lambda exc: True) if self.compile_only else self.is_compile_error
+        owns = self.first_call_owner()
         try:
             result = first_call(state, first_case_inputs, owns)
         except BaseException as exc:
@@ -251,15 +243,14 @@ class Backend(BaseBackend):
 
         if isinstance(exc, CuteCompileError):
             return True
-        for err in _chain(exc):
-            marked = self._marked.get(id(err))
-            if marked is not None and marked[0] is err:
-                return marked[1] == "compile"
+        phase = self._marks.phase_of(exc)
+        if phase is not None:
+            return phase == "compile"
         # Raised before the DSL's entry point (the AST preprocessor of @cute.jit / @cute.kernel).
-        return any(isinstance(e, DSLBaseError) and not isinstance(e, DSLCudaRuntimeError) for e in _chain(exc))
+        return any(isinstance(e, DSLBaseError) and not isinstance(e, DSLCudaRuntimeError) for e in exception_chain(exc))
 
     def _compile_error(self, exc: BaseException, state: Any) -> CuteCompileError:
-        where = self.locate_error(exc, state) or _frame_in_task(exc, state)
+        where = self.locate_error(exc, state) or frame_in_task(exc, state)
         file, line = where if where else (None, None)
         prefix = f"{file}:{line}: " if file and line else ""
         if not self.is_compile_error(exc):
@@ -270,7 +261,7 @@ class Backend(BaseBackend):
                         "compile its kernels; keep stream and device queries off that path, or check on a GPU)")
             what = _describe(exc)
             return CuteCompileError(f"{prefix}custom_kernel failed on the first test case: {what}{hint}", file, line)
-        dsl_error = next((e for e in _chain(exc) if type(e).__module__.startswith("cutlass")), exc)
+        dsl_error = next((e for e in exception_chain(exc) if type(e).__module__.startswith("cutlass")), exc)
         text = ANSI.sub("", str(dsl_error)).strip()
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         headline = _headline(lines) or f"{type(exc).__name__}: {exc}"
@@ -279,7 +270,7 @@ class Backend(BaseBackend):
         return CuteCompileError(f"{prefix}CuTe DSL compile error: {headline}", file, line)
 
     def locate_error(self, exc: BaseException, state: Any) -> tuple[str, int] | None:
-        for err in _chain(exc):
+        for err in exception_chain(exc):
             file, line = getattr(err, "file", None) or getattr(err, "filename", None), getattr(err, "line", None)
             if isinstance(file, str) and isinstance(line, int) and line > 0:
                 rel = state.original_path(file)
@@ -359,16 +350,6 @@ class Backend(BaseBackend):
 # ----------------------------------------------------------------------------------------------
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    err: BaseException | None = exc
-    while err is not None and all(err is not s for s in seen) and len(seen) < 16:
-        seen.append(err)
-        dsl_cause = getattr(err, "cause", None)  # DSL errors keep the original exception here
-        err = err.__cause__ or (dsl_cause if isinstance(dsl_cause, BaseException) else None) or err.__context__
-    return seen
-
-
 def _describe(exc: BaseException) -> str:
     """One line for an exception; the DSL's own errors by their first ``error:`` line."""
     if type(exc).__module__.startswith("cutlass"):
@@ -393,17 +374,6 @@ def _plain_diagnostics() -> None:
     if isinstance(table, dict):
         for key in table:
             table[key] = ""
-
-
-def _frame_in_task(exc: BaseException, state: Any) -> tuple[str, int] | None:
-    import traceback
-
-    for err in _chain(exc):
-        for frame in reversed(traceback.extract_tb(err.__traceback__)):
-            rel = state.original_path(frame.filename)
-            if rel is not None and frame.lineno:
-                return rel, frame.lineno
-    return None
 
 
 def _headline(lines: list[str]) -> str:

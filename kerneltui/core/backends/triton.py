@@ -48,6 +48,9 @@ class Backend(BaseBackend):
             from kerneltui.core.backends.triton_dump import remember_language
 
             remember_language()  # before any interpreted run alters triton.language (see there)
+            from kerneltui.core.trace.proton_run import allow_scopes_in_interpreter
+
+            allow_scopes_in_interpreter()  # kernels marked with Proton scopes run on the CPU too
 
     def install_hooks(self, state: Any) -> None:
         from triton.runtime import jit

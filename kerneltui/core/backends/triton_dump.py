@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.asm.artifact import encode_cubin
+from kerneltui.core.backends.base import dump_cases
 
 Progress = Callable[..., None]
 MAX_VARIANTS = 32  # per dump; autotuners with many configs are cut here (said in the notes)
@@ -111,22 +112,9 @@ def collect(backend: Any, state: Any, arch: str, progress: Progress) -> list[dic
 
 def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: list[str]) -> list[Launch]:
     rt = state.runtime
-    cases: list[tuple[str, dict[str, Any], bool]] = []
-    for case in state.task.get("tests") or []:
-        cases.append(("test", case, False))
-    benchmarks = state.task.get("benchmarks") or []
-    if benchmarks:
-        cases.append(("benchmark", benchmarks[0], True))
     found: dict[tuple[int, str], Launch] = {}
     order: list[tuple[int, str]] = []
-    for index, (kind, case, is_bench) in enumerate(cases):
-        params = {k: v for k, v in case.items() if k != "seed"}
-        label = f"{kind} " + (" ".join(f"{k}={v}" for k, v in params.items()) or "default")
-        try:
-            inputs = state.case_input(index)
-        except Exception as exc:
-            notes.append(f"{label}: could not make its inputs for the dump ({type(exc).__name__}: {exc})")
-            continue
+    for label, inputs, is_bench in dump_cases(state, notes):
         seen_here: list[_Seen] = []
         try:
             with intercepted_launches(seen_here.append):
@@ -154,7 +142,6 @@ def _launches_of_cases(state: Any, target_backend: Any, twins: Twins, notes: lis
             # Of an autotuner's configs, the benchmark runs the tuned best one (if tuning happened here).
             if is_bench and (seen.autotune is None or seen.autotune_best or seen.autotune_first_untuned):
                 entry.benchmark = True
-        del inputs
     return [found[k] for k in order]
 
 

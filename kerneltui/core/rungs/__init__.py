@@ -34,7 +34,8 @@ def rung_specs() -> tuple[RungSpec, ...]:
     for name, title, requires, needs_gpu, on_demand, own_worker in _TABLE:
         module = importlib.import_module(f"kerneltui.core.rungs.{name}")
         specs.append(RungSpec(name=name, title=title, run=module.run, requires=requires,
-                              needs_gpu=needs_gpu, on_demand=on_demand, own_worker=own_worker))
+                              needs_gpu=needs_gpu, on_demand=on_demand, own_worker=own_worker,
+                              no_gpu_reason=getattr(module, "no_gpu_reason", None)))
     return tuple(specs)
 
 

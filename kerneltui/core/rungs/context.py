@@ -170,6 +170,7 @@ class RungSpec:
     needs_gpu: bool = False
     on_demand: bool = False  # not part of the default set (profile, trace)
     own_worker: bool = False  # runs in a worker of its own (benchmark: separate from the checks)
+    no_gpu_reason: Callable[[RunContext], str] | None = None  # a needs_gpu rung's own "skipped: no GPU" sentence
 
 
 class Stopwatch:

@@ -108,7 +108,7 @@ def describe(result: DumpResult, notes: list[str]) -> str:
                 if table:
                     lines.append(f"    {name}: " + ", ".join(f"{n}× {op}" for op, n in sorted(table.items(), key=lambda kv: -kv[1])[:5]))
             lines.append(f"    {v.mix.total} instructions ({v.mix.source})")
-        stages = ", ".join(s for s in ("ttir", "ttgir", "mlir", "llir", "ptx", "sass") if s in v.stages)
+        stages = ", ".join(s for s in ("cuda", "ttir", "ttgir", "mlir", "llir", "ptx", "sass") if s in v.stages)
         lines.append(f"    stages: {stages}")
         for problem in v.problems:
             lines.append(f"    ! {problem}")

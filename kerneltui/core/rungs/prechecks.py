@@ -82,6 +82,7 @@ BACKEND_MARKERS = {
     "triton": (re.compile(r"@\s*(triton\.)?(jit|autotune|heuristics)\b"), "a @triton.jit kernel"),
     "cute": (re.compile(r"@\s*(cute\.)?(kernel|jit)\b"), "a @cute.kernel (and a @cute.jit launcher)"),
     "cuda": (re.compile(r"__global__"), "a __global__ kernel"),
+    "tilelang": (re.compile(r"@\s*(tilelang\.)?jit\b|@\s*(T\.)?prim_func\b"), "a @tilelang.jit kernel (or a @T.prim_func)"),
 }
 
 
@@ -144,7 +145,7 @@ class _Scanner(ast.NodeVisitor):
     # definitions -----------------------------------------------------------------------------
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        is_kernel = any(_decorator_name(d) in {"jit", "autotune", "heuristics", "kernel"} for d in node.decorator_list)
+        is_kernel = any(_decorator_name(d) in {"jit", "autotune", "heuristics", "kernel", "prim_func"} for d in node.decorator_list)
         if is_kernel:
             self.kernel_functions.add(node.name)
             self.in_kernel += 1

@@ -1,7 +1,9 @@
 """The ``trace`` rung: time named regions inside the kernel, per CTA (on demand, needs a GPU).
 
 The kernel marks regions with kerneltui's markers (``kerneltui.ktrace``: the CUDA C++ header
-``kerneltui_trace.cuh`` or the Triton helpers) and takes a buffer from ``ktrace.buffer``. In a
+``kerneltui_trace.cuh`` or the Triton helpers) and takes a buffer from ``ktrace.buffer``, or with
+its DSL's own tracer (Triton's Proton scopes, CuTe DSL's IKET ranges), which the rung then runs
+instead (``core.trace.sources`` says which, and why not where it cannot). In a
 fresh worker the candidate runs untraced, then traced; the parent reads the buffers into region
 statistics (``core.trace.stats``), a text timeline per SM, and a Chrome/Perfetto trace JSON in
 ``<version>/trace/``. The traced median is shown beside the untraced one: region times come from
@@ -20,7 +22,7 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.trace import buffer as trace_buffer
-from kerneltui.core.trace import chrome, summary, timeline
+from kerneltui.core.trace import chrome, iket_run, sources, summary, timeline
 from kerneltui.core.trace.stats import analyse
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.runtime import seed_for
@@ -30,10 +32,26 @@ NO_BUFFER = ("the kernel asked for no trace buffer: mark regions with kerneltui'
              "kerneltui.ktrace.buffer(kernel, regions, grid).tensor to the launch (README, 'Inside a kernel')")
 
 
+def no_gpu_reason(ctx: RunContext) -> str:
+    return sources.no_gpu_reason(ctx.task.backend, ctx.source)
+
+
 async def run(ctx: RunContext) -> RungResult:
     if not ctx.has_gpu:
-        return skip(NAME, "no GPU: the region markers read the GPU's own timers")
+        return skip(NAME, no_gpu_reason(ctx))
     progress = ctx.progress_for(NAME)
+    # The DSL's own tracer where the kernel uses one (core/trace/sources.py), else the markers.
+    choice = sources.choose(ctx.task.backend, ctx.source, iket_problem=iket_run.unavailable(ctx.pool.runner.name))
+    if choice.source == sources.IKET:
+        try:
+            raw = await iket_run.trace(ctx.task, ctx.files, ctx.version_dir, timeout_s=ctx.timeout("benchmark"),
+                                       case_index=ctx.options.extra.get("trace_case"), progress=progress,
+                                       override=ctx.options.extra.get("override"))
+        except iket_run.IketFailed as exc:
+            return fail(NAME, f"IKET: {exc}")
+        result = build_result(ctx.version_dir, raw)
+        ctx.data[NAME] = result.metrics
+        return result
     try:
         worker = await ctx.loaded_worker(NAME)
         mark = worker.stderr_mark()
@@ -47,27 +65,32 @@ async def run(ctx: RunContext) -> RungResult:
         key, inputs = await judging.inputs(CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label),
                                            ctx.timeout("benchmark"), reference=False, rolling=False)
         raw = await worker.request("trace", {"case": index, "reps": ctx.options.extra.get("trace_reps"),
-                                             "inputs": inputs},
+                                             "inputs": inputs, "source": choice.source},
                                    timeout=ctx.timeout("benchmark"), on_progress=progress)
         judging.release([key])
     except WorkerFailure as exc:
         return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
                     details=exc.error.get("traceback") or "")
-    result = build_result(ctx.version_dir, raw, worker.stderr_since(mark))
+    result = build_result(ctx.version_dir, raw, worker.stderr_since(mark), fallback=choice.note())
     ctx.data[NAME] = result.metrics
     return result
 
 
-def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> RungResult:
-    """The rung's result from the worker's raw reply; writes ``<version>/trace/``."""
+def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "", fallback: str = "") -> RungResult:
+    """The rung's result from the worker's raw reply; writes ``<version>/trace/``. ``fallback``: why
+    the kernel's own DSL tracer was not used (the worker adds its own reason as ``source_note``)."""
     untraced = float(median(raw["untraced_ms"])) if raw.get("untraced_ms") else None
     traced = float(median(raw["traced_ms"])) if raw.get("traced_ms") else None
     overhead_pct = 100.0 * (traced / untraced - 1.0) if untraced and traced is not None else None
+    if raw.get("source_note"):
+        fallback = sources.SourceChoice(sources.MARKERS, sources.PROTON, str(raw["source_note"])).note()
     if not raw.get("buffers"):
-        return fail(NAME, NO_BUFFER, metrics={"untraced_ms": untraced, "traced_ms": traced})
+        return fail(NAME, f"{fallback}. {NO_BUFFER}" if fallback else NO_BUFFER,
+                    metrics={"untraced_ms": untraced, "traced_ms": traced})
     try:
         buffers = [trace_buffer.from_words(b["words"], b["regions"], _ctas(b["grid"]), kernel=b["kernel"],
-                                           grid=tuple(b["grid"])) for b in raw["buffers"]]
+                                           grid=tuple(b["grid"]), source=str(b.get("source") or "kerneltui"),
+                                           notes=tuple(b.get("notes") or ())) for b in raw["buffers"]]
     except trace_buffer.TraceFormatError as exc:
         return fail(NAME, f"the trace buffer could not be read: {exc}")
     reports = [analyse(b) for b in buffers]
@@ -81,6 +104,9 @@ def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> Ru
     except OSError as exc:
         files["error"] = f"could not write {out_dir}: {exc.strerror}"
     lines = [summary.overhead_line(untraced, traced)]
+    source = str(raw.get("source") or sources.MARKERS)
+    lines.insert(0, f"traced by {sources.LABELS.get(source, source)}" + (f" ({fallback})" if fallback else ""))
+    files.update({f"{source}_file_{i}": path for i, path in enumerate(raw.get("source_files") or [])})
     timelines = []
     for buf, rep in zip(buffers, reports, strict=True):
         tl = timeline.build(buf, width=64)
@@ -95,6 +121,7 @@ def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "") -> Ru
         "case": raw.get("case"), "case_kind": raw.get("case_kind"),
         "kernels": [r.to_dict() for r in reports], "timelines": timelines, **files,
         "traced_output_matches": raw.get("traced_output_matches"),
+        "source": source, "source_fallback": fallback or None,
     }
     details = "\n".join(lines) + ("\n" + stderr if stderr.strip() else "")
     head = _headline(reports, overhead_pct)

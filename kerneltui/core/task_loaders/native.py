@@ -15,7 +15,7 @@ from kerneltui.core.task_loaders.pysource import (
     top_level_functions,
 )
 
-DEFAULT_KERNEL = {"triton": "kernel.py", "cute": "kernel.py", "torch": "kernel.py", "cuda": "kernel.cu"}
+DEFAULT_KERNEL = {"triton": "kernel.py", "cute": "kernel.py", "torch": "kernel.py", "cuda": "kernel.cu", "tilelang": "kernel.py"}
 KNOWN_KEYS = {
     "name", "description", "backend", "kernel", "reference", "launcher", "tests", "benchmarks",
     "tolerance", "timeouts", "inplace", "seeds", "allow", "arch",
