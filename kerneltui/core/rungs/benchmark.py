@@ -101,6 +101,7 @@ async def run(ctx: RunContext) -> RungResult:
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
     metrics["device_peaks"] = peaks.key if peaks else None
     ctx.data[NAME] = metrics
+    ctx.data["benchmark_raw"] = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:
         ctx.data["device_peaks"] = peaks.to_dict()
     details = verdict.details
