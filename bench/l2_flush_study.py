@@ -82,17 +82,16 @@ def study(name: str, calls: int) -> dict[str, Any]:
     torch.cuda.synchronize()
     err = float((out.double() - expect.double()).norm() / expect.double().norm())
     assert err < 3e-2, f"{name}: wrong output (rel L2 {err:.3g})"
-    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
-    write_buf = torch.empty(2 * l2 // 4, dtype=torch.int32, device="cuda")
-    read_buf = torch.ones(2 * l2 // 4, dtype=torch.int32, device="cuda")
-    def read_clean() -> None:
-        torch.sum(read_buf, dtype=torch.int64)
+    from kerneltui.core.timing import L2Flusher
 
+    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
+    # The harness's own flusher in each of its modes: what is measured is what the benchmark runs.
+    flushers = {mode: L2Flusher(torch, l2, mode) for mode in ("write", "write_read", "read")}
     variants = {
         "warm": lambda: None,
-        "write": lambda: write_buf.zero_(),
-        "write+read": lambda: (write_buf.zero_(), read_clean()),
-        "read": read_clean,
+        "write": flushers["write"].flush,
+        "write+read": flushers["write_read"].flush,
+        "read": flushers["read"].flush,
     }
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     # spin-kernel rate, as the benchmark's pad measures it

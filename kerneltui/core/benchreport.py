@@ -136,13 +136,24 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
                                     kernel_us=1e3 * cand["median_ms"] if cand.get("median_ms") else None,
                                     control_us=raw.get("control_straggle_us") or [])
         case["straggle"] = straggle.to_dict()
-        if straggle.flagged:
+        confirmed = straggle.flagged
+        if straggle.flagged and raw.get("confirm_straggle_us") is not None:
+            again = straggle_verdict(raw["confirm_straggle_us"], [], settings.straggle_us,
+                                     kernel_us=1e3 * cand["median_ms"] if cand.get("median_ms") else None,
+                                     control_us=raw.get("confirm_control_us") or [])
+            case["straggle_confirmation"] = again.to_dict()
+            confirmed = again.flagged
+            if not confirmed:
+                warnings.append(f"{label}: the side-work check flagged the calls once (p={straggle.p_value:.1g}) and "
+                                f"not when measured again (p={again.p_value:.1g}): taken as host noise")
+        if confirmed:
             problems.append(
                 f"{label}: the GPU was still busy after the timed stream finished on {straggle.over} of {straggle.runs} "
                 f"calls (median {straggle.median_us:.0f} µs, threshold {straggle.threshold_us:.0f} µs from an idle "
                 f"{straggle.idle_p90_us:.0f} µs and a busy {straggle.busy_p90_us:.0f} µs calibration"
-                + (f"; {straggle.excess_us:.0f} µs over the median of honest controls between the calls"
-                   if straggle.excess_us is not None else "")
+                + (f"; {straggle.excess_us:.0f} µs over the median of honest controls between the calls, "
+                   f"p={straggle.p_value:.1g}, and again when measured a second time"
+                   if straggle.excess_us is not None and straggle.p_value is not None else "")
                 + "): work on another "
                 "stream or thread escapes the timing. Launch on torch.cuda.current_stream(), or make it wait for "
                 "your side streams before returning (torch.cuda.current_stream().wait_stream(s))."

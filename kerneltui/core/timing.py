@@ -109,16 +109,29 @@ class PersistingL2:
 
 
 class L2Flusher:
-    """Evicts the L2 by writing a buffer at least twice its size (a memset on the current stream)."""
+    """Evicts the L2 with buffers at least twice its size, on the current stream.
 
-    def __init__(self, torch: Any, l2_bytes: int) -> None:
+    ``write``: a memset of one buffer (L2 is left full of its dirty lines, whose write-back the
+    timed call pays for as it evicts them). ``read``: a read of a second buffer that is never
+    written (L2 is left holding clean lines; the previous call's dirty lines are written back during
+    the flush). ``write_read``: both, in that order. The choice is measured against ncu, which
+    invalidates L2 before a profiled launch (bench/l2_flush_study.py, bench/RESULTS.md).
+    """
+
+    def __init__(self, torch: Any, l2_bytes: int, mode: str = "write") -> None:
         self.torch = torch
+        self.mode = mode
         self.nbytes = max(2 * l2_bytes, MIN_FLUSH_BYTES) if l2_bytes > 0 else DEFAULT_FLUSH_BYTES
         self.buffer = torch.empty(self.nbytes // 4, dtype=torch.int32, device="cuda")
+        self._clean = torch.ones_like(self.buffer) if mode != "write" else None
+        self._sink = torch.empty((), dtype=torch.int64, device="cuda") if mode != "write" else None
         self._scrub: Any = None
 
     def flush(self) -> None:
-        self.buffer.zero_()
+        if self.mode != "read":
+            self.buffer.zero_()
+        if self._clean is not None:
+            self.torch.sum(self._clean, (0,), dtype=self.torch.int64, out=self._sink)
 
     def scrub(self) -> None:
         """Fill L2 with other lines (graph mode: both replays then start from the same L2 state)."""

@@ -204,3 +204,42 @@ def test_settings_layer_and_validate():
         BenchSettings.from_mapping({"min_runs": "many"})
     with pytest.raises(ValueError, match="pool_fraction"):
         BenchSettings.from_mapping({"pool_fraction": 2})
+
+
+def test_the_side_work_test_has_the_false_alarm_rate_it_states():
+    """Honest calls and their interleaved controls come from one distribution (here: the heavy-tailed
+    gaps a busy host gives); over many simulated measurements, flags stay under the stated rate."""
+    import random
+
+    from kerneltui.core.benchstats import STRAGGLE_ALPHA
+
+    rng = random.Random(11)
+
+    def gaps(n: int) -> list[float]:
+        return [rng.lognormvariate(3.3, 0.35) + (rng.random() < 0.05) * rng.uniform(20, 200) for _ in range(n)]
+
+    flags = sum(straggle_verdict(gaps(400), [5.0] * 30, 20.0, kernel_us=135.0, control_us=gaps(100)).flagged
+                for _ in range(2000))
+    assert flags <= max(1, int(3 * STRAGGLE_ALPHA * 2000))
+
+
+def test_the_side_work_test_sees_work_as_short_as_its_stated_effect():
+    import random
+
+    rng = random.Random(5)
+    honest = [rng.gauss(30, 4) for _ in range(100)]
+    hidden = [rng.gauss(30, 4) + 25 for _ in range(400)]  # 25 µs of work left running, kernel of 135 µs
+    verdict = straggle_verdict(hidden, [5.0] * 30, 20.0, kernel_us=135.0, control_us=honest)
+    assert verdict.flagged and verdict.effect_us == pytest.approx(13.5) and verdict.p_value < 1e-10
+    # shorter than the stated effect (10 µs or a tenth of the kernel): the documented blind spot
+    below = straggle_verdict([g - 20 for g in hidden], [5.0] * 30, 20.0, kernel_us=135.0, control_us=honest)
+    assert not below.flagged
+
+
+def test_mann_whitney_matches_a_hand_computed_case():
+    from kerneltui.core.benchstats import mann_whitney_greater
+
+    assert mann_whitney_greater([10, 11, 12, 13] * 5, [1, 2, 3, 4] * 5) < 1e-6
+    assert mann_whitney_greater([1, 2, 3, 4] * 5, [10, 11, 12, 13] * 5) > 0.999
+    assert 0.3 < mann_whitney_greater([1, 2, 3, 4] * 5, [1, 2, 3, 4] * 5) < 0.7
+    assert mann_whitney_greater([10, 11, 12] * 5, [1, 2, 3] * 5, shift=20) > 0.999

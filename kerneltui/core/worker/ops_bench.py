@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core import timing
+from kerneltui.core.benchstats import BenchSettings
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.integrity import check_identities, identity
 from kerneltui.core.worker.ops_candidate import CheckFailure
@@ -153,7 +154,7 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
     slots = [ex.load(w, f"slots{index}") for w in args["slots"]]
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
-    flusher = timing.L2Flusher(torch, l2)
+    flusher = timing.L2Flusher(torch, l2, BenchSettings.from_mapping(args.get("settings")).flush)
     persisting = timing.PersistingL2()
     timer = timing.CallTimer(torch, flusher, persisting, timing.InputTrap(_Tensors(torch)))
     state.recording = False  # the launch hooks' bookkeeping must stay out of the timed calls
@@ -166,8 +167,8 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
 def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
     """Time one call per slot in ``order``; each output goes back for the judge's recheck.
 
-    ``controls``: after every CONTROL_EVERY-th call of the batch, an honest spin kernel as long as
-    the call measures the side-work gap under the host's conditions of that moment.
+    ``controls_every``: after every that many calls of the batch (0: none), an honest spin kernel as
+    long as the call measures the side-work gap under the host's conditions of that moment.
     """
     bench, ex = _bench(state)
     _release(bench, ex, args)
@@ -178,13 +179,13 @@ def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress)
     controls: list[float] = []
     outputs: list[Any] = []
     kept: list[Any] = []
-    with_controls = bool(args.get("controls"))
+    every = int(args.get("controls_every") or 0)
     for n, slot in enumerate(int(s) for s in args["order"]):
         out, sample = bench.timer.call(fn, bench.slots[slot])
         samples.append([sample.ms, sample.host_us, sample.straggle_us])
         outputs.append(ex.export(out, lot, share_storage=True))
         kept.append(out)
-        if with_controls and (n + 1) % timing.CONTROL_EVERY == 0:
+        if every and (n + 1) % every == 0:
             controls.extend(bench.timer.idle_gaps(calls=1, busy_ms=max(sample.ms, 1e-3)))
     bench.kept[lot] = kept
     return {"samples": samples, "controls": controls, "outputs": outputs,

@@ -75,7 +75,7 @@ def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progr
     torch = state.torch
     l2 = _l2_bytes(torch)
     t0 = time.perf_counter()
-    flusher = timing.L2Flusher(torch, l2)
+    flusher = timing.L2Flusher(torch, l2, settings.flush)
     persisting = timing.PersistingL2()
     cx = timing.CaseContext(state=state, rt=rt, target=target, fn=fn, secret=int(args["secret"]), settings=settings,
                             flusher=flusher, persisting=persisting, progress=progress)
