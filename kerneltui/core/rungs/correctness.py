@@ -12,8 +12,10 @@ kernel's process never learns any seed.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core import metrics as metric_fns
@@ -75,8 +77,48 @@ async def run(ctx: RunContext) -> RungResult:
     return ok("correctness", summary, metrics=metrics, details=details)
 
 
+@dataclass
+class Step:
+    """One call of the plan: a checked call on a case and seed, or the determinism call after it."""
+
+    case_index: int
+    ref: CaseRef
+    seed_index: int
+    hidden: bool
+    again_of: int | None = None  # index of the checked call this one repeats with other garbage
+
+
+@dataclass
+class Tally:
+    """What the verdicts said so far, in plan order."""
+
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    sanity: list[dict[str, Any]] = field(default_factory=list)
+    determinism: list[dict[str, Any]] = field(default_factory=list)
+    worst: dict[str, Any] = field(default_factory=dict)
+    launches: int = 0
+    shapes_passed: int = 0  # test cases whose every seed passed so far
+    public_passed: dict[int, int] = field(default_factory=dict)  # per case: published seeds passed
+    failed_first: set[int] = field(default_factory=set)  # checked calls that failed (no determinism call)
+    skipped_cases: set[int] = field(default_factory=set)  # cases that stopped at MAX_PROBLEMS
+
+    @property
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_PROBLEMS
+
+
 class Checks:
-    """The loop over cases and seeds, driving the judge and the candidate's worker."""
+    """The loop over cases and seeds, driving the judge and the candidate's worker.
+
+    The plan is fixed before the first call (every case × seeds + the hidden seed, a determinism
+    call after each case's first seed), and it runs as a pipeline: the judge makes the next call's
+    inputs while the kernel runs this one, and judges this one while the kernel runs the next. Both
+    workers serve their requests in order, so the judge always has the first call's output before it
+    compares the determinism call with it. Verdicts are read in plan order; a finding that ends the
+    checks ends them after at most one call more.
+    """
 
     def __init__(self, ctx: RunContext, judging: Judging, worker: WorkerProcess, seeds: int, hidden_seed: int) -> None:
         self.ctx = ctx
@@ -94,110 +136,124 @@ class Checks:
             raise WorkerFailure("timeout", f"the correctness checks took longer than {self.ctx.timeout('correctness'):.0f} s")
         return left
 
-    async def run(self) -> dict[str, Any]:
-        task = self.ctx.task
-        checks: list[dict[str, Any]] = []
-        problems: list[str] = []
-        warnings_out: list[str] = []
-        sanity: list[dict[str, Any]] = []
-        determinism: list[dict[str, Any]] = []
-        worst: dict[str, Any] = {}
-        launches = 0
-        cases = task.tests
-        total = len(cases) * (self.seeds + 1)
-        done = 0
-        shapes_passed = 0  # test cases whose every seed passed so far
-        for ci, case in enumerate(cases):
-            params = dict(case.params)
-            public_passed = 0
+    def plan(self) -> list[Step]:
+        steps: list[Step] = []
+        for ci, case in enumerate(self.ctx.task.tests):
             seeds = [self.ctx.seed_for(ci, k) for k in range(self.seeds)]
             seeds.append(self.hidden_seed ^ (ci * 0x9E3779B1 & 0x7FFFFFFF))
             for si, seed in enumerate(seeds):
                 hidden = si == len(seeds) - 1
                 label = case.label + (" (hidden seed)" if hidden else f" seed={seed}")
-                self.progress(label, done / total)
-                done += 1
-                ref = CaseRef(ci, params, seed, label)
-                key, called, verdict = await self.check(ref, sanity=si == 0)
-                launches += sum((called.get("launches") or {}).values())
-                checks.append({"case": case.to_dict(), "seed": seed, "hidden": hidden, "ok": verdict["ok"],
-                               "reason": verdict["reason"], "outputs": verdict.get("outputs")})
-                worst_metrics(worst, verdict)
-                if not verdict["ok"]:
-                    hint = ""
-                    if hidden and public_passed == len(seeds) - 1:
-                        hint = (" — every published seed of this case passed and only the hidden seed fails: the kernel "
-                                "depends on the test's seeds (inputs or answers hard-coded), not on its inputs")
-                    elif shapes_passed and "left unwritten" in str(verdict["reason"]):
-                        hint = (" — other test shapes pass, so the kernel covers only part of this one (a hard-coded "
-                                "size, block or grid?)")
-                    problems.append(f"{label}: {verdict['reason']}{hint}")
-                    if len(problems) >= MAX_PROBLEMS:
-                        break
-                    continue
-                self.previous_label = label
-                if not hidden:
-                    public_passed += 1
-                elif public_passed == len(seeds) - 1:
-                    shapes_passed += 1
+                steps.append(Step(ci, CaseRef(ci, dict(case.params), seed, label), si, hidden))
                 if si == 0:
-                    det = await self.second_run(ref, key)
-                    determinism.append(det)
-                    if det.get("fail"):
-                        problems.append(det["fail"])
-                    elif det.get("warn"):
-                        warnings_out.append(det["warn"])
-                    if verdict.get("sanity"):
-                        sanity.append(verdict["sanity"])
-            if len(problems) >= MAX_PROBLEMS:
-                break
-        for s in sanity:
-            for probe in s.get("passed") or []:
-                warnings_out.append(
-                    f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
-                    "(widen the test's value range or tighten [tolerance])")
-        can_run = bool((self.ctx.data.get("load") or {}).get("can_run", True))
-        if task.backend != "torch" and launches == 0 and can_run:
-            problems.append(
-                f"no {self.judging.backend_label} kernel was launched: custom_kernel must run a kernel of the task's "
-                "backend (calling torch or the reference is not a kernel)")
-        return {
-            "ok": not problems, "checks": len(checks), "passed": sum(1 for c in checks if c["ok"]),
-            "cases": len(cases), "seeds": self.seeds, "problems": problems, "warnings": warnings_out,
-            "worst": worst, "launches": launches, "determinism": determinism, "sanity": sanity, "details": checks,
-        }
+                    steps.append(Step(ci, steps[-1].ref, si, hidden, again_of=len(steps) - 1))
+        return steps
 
-    async def check(self, ref: CaseRef, sanity: bool) -> tuple[str, dict[str, Any], dict[str, Any]]:
-        """One checked call: inputs from the judge, the call, the judge's verdict. Findings that
-        make the rest meaningless (an edited input, an aliased or reused output, torch doing the
-        work) end the checks here."""
-        key, inputs = await self.judging.inputs(ref, self.remaining())
-        called = await self.judging.call(self.worker, key, inputs, self.remaining(), gpu_trace=sanity and self.ctx.has_gpu)
-        if called.get("previous_changed") and self.previous_label:
-            raise Stop(f"the output returned for {self.previous_label} changed when the kernel was called again "
-                       f"({ref.label}): it {REUSED_OUTPUT}")
-        verdict = await self.judging.verdict(key, called, self.remaining(), sanity=sanity)
+    async def run(self) -> dict[str, Any]:
+        steps = self.plan()
+        tally = Tally()
+        keys: dict[int, str] = {}
+        total = len(steps)
+        inputs_next: asyncio.Task[tuple[str, Any]] | None = self._inputs(steps[0]) if steps else None
+        pending: tuple[int, asyncio.Task[dict[str, Any]]] | None = None
+        in_flight: list[asyncio.Future[Any]] = []
+        try:
+            for i, step in enumerate(steps):
+                assert inputs_next is not None
+                key, inputs = await inputs_next
+                keys[i] = key
+                inputs_next = self._inputs(steps[i + 1]) if i + 1 < total else None
+                self.progress(step.ref.label, i / total)
+                call = asyncio.ensure_future(self.judging.call(
+                    self.worker, key, inputs, self.remaining(),
+                    fill="garbage" if step.again_of is not None else "poison", garbage_seed=step.ref.seed,
+                    gpu_trace=step.again_of is None and step.seed_index == 0 and self.ctx.has_gpu))
+                in_flight = [call] + ([inputs_next] if inputs_next else [])
+                if pending is not None:
+                    self.read(steps, pending[0], await pending[1], tally)
+                    pending = None
+                called = await call
+                tally.launches += sum((called.get("launches") or {}).values())
+                if step.again_of is None and called.get("previous_changed") and self.previous_label:
+                    raise Stop(f"the output returned for {self.previous_label} changed when the kernel was called "
+                               f"again ({step.ref.label}): it {REUSED_OUTPUT}")
+                if step.again_of is not None and called.get("previous_changed"):
+                    tally.determinism.append({"case": step.ref.label, "identical": False,
+                                              "fail": f"{step.ref.label}: the output of an earlier call changed when the "
+                                                      f"kernel was called again: it {REUSED_OUTPUT}"})
+                    tally.problems.append(tally.determinism[-1]["fail"])
+                if tally.full:
+                    break
+                first = keys.get(step.again_of) if step.again_of is not None else None
+                pending = (i, asyncio.ensure_future(self.judging.verdict(
+                    key, called, self.remaining(), mode="again" if step.again_of is not None else "check", first=first,
+                    sanity=step.again_of is None and step.seed_index == 0)))
+                in_flight = [pending[1]] + ([inputs_next] if inputs_next else [])
+            if pending is not None and not tally.full:
+                self.read(steps, pending[0], await pending[1], tally)
+                pending = None
+        finally:
+            # Requests already sent are answered before the rung ends: cancelling one mid-op would
+            # kill its worker.
+            rest = [f for f in in_flight if not f.done()] + ([pending[1]] if pending and not pending[1].done() else [])
+            if rest:
+                await asyncio.gather(*rest, return_exceptions=True)
+        return self.result(tally)
+
+    def _inputs(self, step: Step) -> asyncio.Task[tuple[str, Any]]:
+        return asyncio.ensure_future(self.judging.inputs(step.ref, self.remaining()))
+
+    def read(self, steps: list[Step], i: int, verdict: dict[str, Any], tally: Tally) -> None:
+        """Take one verdict into the tally (in plan order)."""
+        step = steps[i]
         if verdict.get("problems"):
-            raise Stop(str(verdict["problems"][0]) + (f" (+{len(verdict['problems']) - 1} more: "
-                                                      + "; ".join(verdict["problems"][1:3]) + ")"
-                                                      if len(verdict["problems"]) > 1 else ""))
-        return key, called, verdict
+            problems = verdict["problems"]
+            raise Stop(str(problems[0]) + (f" (+{len(problems) - 1} more: " + "; ".join(problems[1:3]) + ")"
+                                           if len(problems) > 1 else ""))
+        if step.case_index in tally.skipped_cases:
+            return
+        if step.again_of is not None:
+            if step.again_of in tally.failed_first or any(d["case"] == step.ref.label for d in tally.determinism):
+                return
+            tally.determinism.append(self.second_run(step.ref.label, verdict))
+            if tally.determinism[-1].get("fail"):
+                tally.problems.append(tally.determinism[-1]["fail"])
+            elif tally.determinism[-1].get("warn"):
+                tally.warnings.append(tally.determinism[-1]["warn"])
+            if tally.full:
+                tally.skipped_cases.add(step.case_index)
+            return
+        case = self.ctx.task.tests[step.case_index]
+        tally.checks.append({"case": case.to_dict(), "seed": step.ref.seed, "hidden": step.hidden, "ok": verdict["ok"],
+                             "reason": verdict["reason"], "outputs": verdict.get("outputs")})
+        worst_metrics(tally.worst, verdict)
+        passed = tally.public_passed.setdefault(step.case_index, 0)
+        if not verdict["ok"]:
+            tally.failed_first.add(i)
+            hint = ""
+            if step.hidden and passed == self.seeds:
+                hint = (" — every published seed of this case passed and only the hidden seed fails: the kernel "
+                        "depends on the test's seeds (inputs or answers hard-coded), not on its inputs")
+            elif tally.shapes_passed and "left unwritten" in str(verdict["reason"]):
+                hint = (" — other test shapes pass, so the kernel covers only part of this one (a hard-coded "
+                        "size, block or grid?)")
+            tally.problems.append(f"{step.ref.label}: {verdict['reason']}{hint}")
+            if tally.full:
+                tally.skipped_cases.add(step.case_index)
+            return
+        self.previous_label = step.ref.label
+        if not step.hidden:
+            tally.public_passed[step.case_index] = passed + 1
+        elif passed == self.seeds:
+            tally.shapes_passed += 1
+        if verdict.get("sanity"):
+            tally.sanity.append(verdict["sanity"])
 
-    async def second_run(self, ref: CaseRef, first: str) -> dict[str, Any]:
+    @staticmethod
+    def second_run(label: str, verdict: dict[str, Any]) -> dict[str, Any]:
         """The same inputs again, every fresh allocation filled with other (finite) garbage: a
         result that moves reads memory it never wrote; one that moves and stays right is merely
         not deterministic."""
-        label = ref.label
-        key, inputs = await self.judging.inputs(ref, self.remaining())
-        called = await self.judging.call(self.worker, key, inputs, self.remaining(), fill="garbage",
-                                         garbage_seed=ref.seed)
-        if called.get("previous_changed"):
-            return {"case": label, "identical": False,
-                    "fail": f"{label}: the output of an earlier call changed when the kernel was called again: it "
-                            + REUSED_OUTPUT}
-        verdict = await self.judging.verdict(key, called, self.remaining(), mode="again", first=first)
-        if verdict.get("problems"):
-            raise Stop(str(verdict["problems"][0]))
         if verdict.get("identical"):
             return {"case": label, "identical": True}
         if not verdict.get("ok"):
@@ -207,3 +263,22 @@ class Checks:
                             "scratch)"}
         return {"case": label, "identical": False,
                 "warn": f"{label}: two runs on the same inputs differ bitwise (both pass): the kernel is not deterministic"}
+
+    def result(self, tally: Tally) -> dict[str, Any]:
+        task = self.ctx.task
+        for s in tally.sanity:
+            for probe in s.get("passed") or []:
+                tally.warnings.append(
+                    f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
+                    "(widen the test's value range or tighten [tolerance])")
+        can_run = bool((self.ctx.data.get("load") or {}).get("can_run", True))
+        if task.backend != "torch" and tally.launches == 0 and can_run:
+            tally.problems.append(
+                f"no {self.judging.backend_label} kernel was launched: custom_kernel must run a kernel of the task's "
+                "backend (calling torch or the reference is not a kernel)")
+        return {
+            "ok": not tally.problems, "checks": len(tally.checks), "passed": sum(1 for c in tally.checks if c["ok"]),
+            "cases": len(task.tests), "seeds": self.seeds, "problems": tally.problems, "warnings": tally.warnings,
+            "worst": tally.worst, "launches": tally.launches, "determinism": tally.determinism, "sanity": tally.sanity,
+            "details": tally.checks,
+        }

@@ -24,7 +24,7 @@ from typing import Any
 from kerneltui.core.worker import wire
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 
-KEEP = 4  # checks kept alive on both sides
+KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
 
 
 @dataclass
