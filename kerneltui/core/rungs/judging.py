@@ -53,7 +53,8 @@ class Judging:
     async def start(cls, judge: WorkerProcess, run_id: str, task: dict[str, Any], files: dict[str, str],
                     backend_label: str, timeout: float, progress: Any) -> Judging:
         folder = wire.shared_folder(run_id)
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.parent.mkdir(mode=0o700, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
         self = cls(judge, folder, backend_label)
         try:
             reply = await judge.request("judge_load", {"task": task, "files": files, "exchange": str(folder)},

@@ -46,11 +46,18 @@ class WireError(ValueError):
     harness_message = True
 
 
-def shared_folder(run_id: str) -> Path:
-    """The CPU exchange folder for one run: in RAM (``/dev/shm``) where the system has it."""
+def exchange_root() -> Path:
+    """Where every run's exchange folder lives: in RAM (``/dev/shm``) where the system has it, one
+    folder per user. Workers are started before their run exists, so their sandbox is given this
+    root as writable, and each run makes its own folder inside it."""
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else Path(
         os.environ.get("TMPDIR") or "/tmp")
-    return base / f"kerneltui-x-{os.getuid()}-{run_id}"
+    return base / f"kerneltui-exchange-{os.getuid()}"
+
+
+def shared_folder(run_id: str) -> Path:
+    """The CPU exchange folder of one run."""
+    return exchange_root() / run_id
 
 
 @dataclass
