@@ -25,7 +25,7 @@ async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_co
          "tool_calls": [propose("oops", source=good.replace("    y = tl.load(y_ptr + offs, mask=mask)",
                                                             "    y = tl.load(y_ptr + offs, mask=mask) + zz"))]},
         {"text": "Done."},
-        {"text": "Fix the sign.", "expect": "p1 reverted: compile failed: kernel.py:12: NameError",
+        {"text": "Fix the sign.", "expect": "\"reason\": \"reverted: compile failed: kernel.py:12: NameError",
          "tool_calls": [propose("x + y, not x - y", source=good)]},
         {"text": "Done."},
         {"text": "never reached", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},

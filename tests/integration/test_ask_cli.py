@@ -81,6 +81,23 @@ def test_auto_without_apply_keeps_the_file(example_task, env, tmp_path):
     assert "x - y" in kernel.read_text()  # without --apply the best version is only printed
 
 
+def test_apply_with_no_passing_trial_says_so(example_task, env, tmp_path):
+    task = example_task("vector_add")
+    before = (task / "kernel.py").read_text()
+    script = tmp_path / "wrong.json"
+    script.write_text(json.dumps({"name": "wrong", "turns": [
+        {"text": "Subtracting.", "tool_calls": [{"name": "propose_edit", "arguments": {
+            "rationale": "minus", "source": before.replace("x + y, mask=mask", "x - y, mask=mask")}}]},
+        {"text": "It failed."},
+    ]}))
+    proc = run_cli("ask", str(task), "try", "--provider", "scripted", "--script", str(script), "--apply",
+                   env=dict(env, KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "p1 not applied: its trial did not pass" in proc.stdout
+    assert "nothing applied to kernel.py: no proposal passed its trial" in proc.stdout
+    assert "use --apply" not in proc.stdout and (task / "kernel.py").read_text() == before
+
+
 def test_no_key_is_one_line_and_exit_3(example_task, env):
     proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "anthropic", env=env)
     assert proc.returncode == 3
@@ -247,6 +264,7 @@ def test_a_provider_failure_after_a_kept_version_says_what_was_kept(example_task
     assert ("x + y" in kernel.read_text()) is apply
     out = text.stdout
     assert "auto 1/3: p1 kept: correct, and the kept version was not" in out
+    assert out.count("kept: correct, and the kept version was not") == 1  # the verdict is said once
     assert fixed_line in out
     if apply:
         assert "applied to kernel.py: p1" in out and "best version found" not in out

@@ -248,7 +248,8 @@ class AutoPilot:
                 continue
             idle = 0
             proposal = candidates[-1]
-            last = await self._judge(iteration, proposal)
+            await self._judge(iteration, proposal)
+            last = None  # the decision note that goes with the next brief carries the verdict
             stop = target_stop(self.limits, self.best) or turn.stopped
             if stop:
                 return self.finish(stop)
@@ -257,8 +258,8 @@ class AutoPilot:
                                    f"version could not be told apart")
         return self.finish(f"did {self.limits.iterations} iteration(s), the limit")
 
-    async def _judge(self, iteration: int, proposal: Proposal) -> str:
-        """Keep (apply) or revert the iteration's proposal; returns the verdict line for the next brief."""
+    async def _judge(self, iteration: int, proposal: Proposal) -> None:
+        """Keep (apply) or revert the iteration's proposal; the verdict goes to the model as a decision note."""
         session = self.session
         assert self.best is not None
         report = session.trial_reports.get(proposal.id)
@@ -276,7 +277,6 @@ class AutoPilot:
             self.result.reverted.append(proposal.id)
         session.emit(Notice(level="info", source="agent",
                             message=f"auto {iteration}/{self.limits.iterations}: {proposal.id} {verdict.reason}"))
-        return f"{proposal.id} {verdict.reason}"
 
     async def _revert_open(self, why: str) -> None:
         for p in list(self.session.book.proposals.values()):

@@ -57,8 +57,10 @@ def system_prompt(task: Task, kernel_text: str, reference_text: str) -> str:
 
 def decision_note(decision: dict[str, Any]) -> str:
     """The person's decision on a proposal, as the structured note the model receives (one line of
-    JSON; the time it was made is for the session log, not the model)."""
-    shown = {k: v for k, v in decision.items() if k != "at"}
+    JSON; the time it was made is for the session log, not the model, and auto mode's verdict, its
+    reason, already says what the trial showed)."""
+    hidden = {"at", "trial"} if decision.get("by") == "auto" else {"at"}
+    shown = {k: v for k, v in decision.items() if k not in hidden}
     return f"Decision on proposal {decision.get('proposal')}:\n```json\n{json.dumps(shown, ensure_ascii=False)}\n```"
 
 
