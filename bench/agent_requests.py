@@ -52,6 +52,7 @@ from tests.llm_server import (  # noqa: E402 - the repository root must be on th
     Recorded,
     anthropic_stream,
     openai_chat_stream,
+    without_marks,
 )
 
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -63,14 +64,6 @@ ITERATION = re.compile(r"Auto mode, iteration (\d+) of")
 
 def tokens(part: Any) -> int:
     return math.ceil(len(json.dumps(part, ensure_ascii=False).encode()) / BYTES_PER_TOKEN)
-
-
-def without_marks(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_marks(v) for v in value]
-    return value
 
 
 @dataclass

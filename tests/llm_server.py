@@ -253,5 +253,14 @@ def anthropic_stream(text: list[str] = (), tool_uses: list[tuple[str, str, list[
     return SSE(events)
 
 
+def without_marks(value: Any) -> Any:
+    """A request body with Anthropic's ``cache_control`` marks taken out (they move to the newest block)."""
+    if isinstance(value, dict):
+        return {k: without_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_marks(v) for v in value]
+    return value
+
+
 def anthropic_error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> ErrorReply:
     return ErrorReply(status, {"type": "error", "error": {"type": kind, "message": message}}, headers or {})

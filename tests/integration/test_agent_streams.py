@@ -27,6 +27,7 @@ from tests.llm_server import (
     openai_chat_stream,
     openai_responses_stream,
     truncated,
+    without_marks,
 )
 
 
@@ -167,15 +168,6 @@ async def test_a_reply_cut_twice_is_reported_and_nothing_runs(server, example_ta
 
 
 # -- prompt caching -------------------------------------------------------------------------------
-
-def without_marks(value):
-    """A request body with Anthropic's cache marks taken out (they move to the newest block)."""
-    if isinstance(value, dict):
-        return {k: without_marks(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_marks(v) for v in value]
-    return value
-
 
 async def test_anthropic_caches_the_stable_prefix_and_counts_cache_tokens(server, example_task, tmp_path):
     server.push(anthropic_stream(text=["Reading."], tool_uses=[READ], usage=(3000, 30), cache=(0, 2500)),
