@@ -23,6 +23,8 @@ CUDA_FATAL = re.compile(
 )
 # Exceptions that only wrap the candidate's real error; their cause is what the person must read.
 WRAPPERS = frozenset({"InterpreterError"})
+# Triton's CompilationError counts lines from the kernel's ``def``: "at 5:33:".
+JIT_POSITION = re.compile(r"^at (\d+):(\d+):")
 
 TaskPath = Callable[[str], str | None]
 
@@ -54,12 +56,19 @@ def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
         except Exception:
             located = None
     file, line = located if located else _innermost_task_frame(exc, task_path)
+    trace = relative(task_traceback(exc, task_path))
+    position = JIT_POSITION.match(str(shown))
+    if located and position:
+        # The same place, in the file's own lines, so it reads as the location every other error has.
+        where = f"at {file}:{line}:{position.group(2)}:"
+        message = message.replace(position.group(0), where, 1)
+        trace = trace.replace(f": {position.group(0)}", f": {where}", 1)
     if CUDA_FATAL.search(message) or CUDA_FATAL.search(str(exc)):
         state.poisoned = True
     return {
         "type": type(exc).__name__,
         "message": message,
-        "traceback": relative(task_traceback(exc, task_path)),
+        "traceback": trace,
         "file": file,
         "line": line,
         "cuda_fatal": state.poisoned,
@@ -160,9 +169,12 @@ def task_traceback(exc: BaseException, task_path: TaskPath) -> str:
             out.append("which was raised while handling:" if link is not sections[n - 1][1].__cause__
                        else "which was caused by:")
         out += frame_lines
-        if getattr(link, "harness_message", False):
-            # A sentence already shown as the message; its first line is enough to close the trace.
-            out.append(f"{type(link).__name__}: {(str(link).splitlines() or [''])[0]}")
+        lines_of_message = str(link).splitlines() or [""]
+        if getattr(link, "harness_message", False) or (link is shown and len(lines_of_message) > 1
+                                                       and not isinstance(link, SyntaxError)):
+            # The error's message is shown whole as the rung's error; its first line closes the trace.
+            more = " …" if len(lines_of_message) > 1 else ""
+            out.append(f"{type(link).__name__}: {lines_of_message[0]}{more}")
         else:
             out.append("".join(traceback.format_exception_only(type(link), link)).rstrip())
     return "\n".join(out) + "\n"
