@@ -162,7 +162,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
         if args.auto is None:
             turn = await session.send(args.message)
             error = turn.error
-            if args.apply and error is None:
+            if args.apply:  # a proposal verified before a provider failure is applied too
                 for pid in turn.proposals:
                     p = session.book.get(pid)
                     if p.is_open and (p.trial or {}).get("correct"):
