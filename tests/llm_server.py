@@ -3,14 +3,20 @@
 Tests queue replies (server-sent event streams or error responses); the real ``openai`` and
 ``anthropic`` SDK clients connect to it through ``base_url``, so their own request building, SSE
 parsing, error classes and retries run exactly as they would against the real services. Every
-request is recorded (path, headers, JSON body) for assertions.
+request is recorded (path, headers, JSON body, its size in bytes) for assertions.
+
+Faults: a stream cut short (``truncated``: the body ends cleanly before the end marker) and a
+connection dropped mid-stream (``SSE(cut=True)``: the socket closes inside the chunked body). A
+reply may also be a function of the recorded request (to answer with usage computed from it).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,6 +24,7 @@ from typing import Any
 @dataclass
 class SSE:
     events: list[tuple[str | None, Any]]  # (event name or None, data: dict or raw string)
+    cut: bool = False  # drop the connection after the events, inside the chunked body
 
 
 @dataclass
@@ -32,11 +39,25 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    size: int = 0  # bytes of the request body as sent
+
+
+Reply = SSE | ErrorReply | Callable[[Recorded], SSE | ErrorReply]
+
+
+def truncated(reply: SSE, keep: int) -> SSE:
+    """The stream's first ``keep`` events, then a clean end of the body: no end marker."""
+    return replace(reply, events=reply.events[:keep])
+
+
+def dropped(reply: SSE, keep: int) -> SSE:
+    """The stream's first ``keep`` events, then the connection is closed mid-body."""
+    return replace(reply, events=reply.events[:keep], cut=True)
 
 
 class LLMServer:
     def __init__(self) -> None:
-        self.replies: list[SSE | ErrorReply] = []
+        self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         server = self
@@ -50,11 +71,14 @@ class LLMServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b"{}"
+                recorded = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw or b"{}"),
+                                    size=len(raw) if length else 0)
                 with server._lock:
-                    server.requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()},
-                                                    json.loads(raw or b"{}")))
+                    server.requests.append(recorded)
                     reply = server.replies.pop(0) if server.replies else ErrorReply(
                         500, {"error": {"message": "test server: no reply queued", "type": "server_error"}})
+                if callable(reply):
+                    reply = reply(recorded)
                 if isinstance(reply, ErrorReply):
                     data = json.dumps(reply.body).encode()
                     self.send_response(reply.status)
@@ -75,6 +99,10 @@ class LLMServer:
                     chunk = text.encode()
                     self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                     self.wfile.flush()
+                if reply.cut:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
@@ -95,7 +123,7 @@ class LLMServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def push(self, *replies: SSE | ErrorReply) -> None:
+    def push(self, *replies: Reply) -> None:
         with self._lock:
             self.replies.extend(replies)
 
@@ -223,6 +251,15 @@ def anthropic_stream(text: list[str] = (), tool_uses: list[tuple[str, str, list[
                                      "usage": {"output_tokens": usage[1]}}))
     events.append(("message_stop", {"type": "message_stop"}))
     return SSE(events)
+
+
+def without_marks(value: Any) -> Any:
+    """A request body with Anthropic's ``cache_control`` marks taken out (they move to the newest block)."""
+    if isinstance(value, dict):
+        return {k: without_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_marks(v) for v in value]
+    return value
 
 
 def anthropic_error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> ErrorReply:

@@ -1,9 +1,13 @@
 """``kerneltui ask TASK "message"``: one agent turn (or N auto iterations) without the TUI.
 
-Prints the streamed reply, each tool call, every proposal with its diff and trial results, and the
-tokens and cost. Nothing touches the kernel file unless ``--apply`` is given: then proposals whose
-trial passed are applied (checkpointed), and auto mode writes each kept version. Provider failures
-(no key, 401, 429, no network) exit with status 3 and a one-line reason on stderr.
+Prints which API key is sent where (by the variable's name), the streamed reply, each tool call,
+every proposal with its diff and trial results, and the tokens (cached and uncached) and cost.
+Nothing touches the kernel file unless ``--apply`` is given: then proposals whose trial passed are
+applied (checkpointed), and auto mode writes each kept version. Provider failures (no key, 401, 429,
+no network, a reply cut off twice) exit with status 3 and a one-line reason on stderr, after what
+was kept and applied before the failure is printed (and put in the JSON: ``applied``,
+``kernel_changed``, ``final_diff``). Auto mode that could keep nothing here (a correct kernel and no
+benchmark) exits with status 2 before any request.
 """
 
 from __future__ import annotations
@@ -50,7 +54,6 @@ class Printer:
         self.tool_calls: list[dict[str, Any]] = []
         self.errors: list[dict[str, str]] = []
         self.notices: list[str] = []
-        self.usage: dict[str, Any] = {}
         self._open_line = False
         self._started: dict[str, str] = {}
 
@@ -84,18 +87,17 @@ class Printer:
             self.out(f"  → {call}  {status}  {event.summary}  ({event.duration_s:.1f} s)")
         elif isinstance(event, ev.ProposalEvent):
             state = event.state
-            if state in ("accepted", "rejected", "redirected", "stale", "superseded", "undone"):
-                why = (event.proposal.get("decision") or {}).get("reason") or ""
+            decision = event.proposal.get("decision") or {}
+            # Auto mode's own verdicts are printed once, by its "auto i/n" notice.
+            if state in ("accepted", "rejected", "redirected", "stale", "superseded", "undone") and \
+                    decision.get("by") != "auto":
+                why = decision.get("reason") or ""
                 self.out(f"  proposal {event.proposal_id}: {state}" + (f" — {why}" if why else ""))
         elif isinstance(event, ev.AgentError):
             self.errors.append({"kind": event.kind, "message": event.message})
         elif isinstance(event, ev.Notice) and event.source == "agent":
             self.notices.append(f"{event.level}: {event.message}")
             self.out(f"· {event.message}")
-        elif isinstance(event, ev.TokenUsage):
-            self.usage = {"provider": event.provider, "model": event.model,
-                          "input_tokens": event.session_input_tokens, "output_tokens": event.session_output_tokens,
-                          "cost_usd": event.session_cost_usd, "reported": event.reported}
 
 
 def proposal_card(p: dict[str, Any]) -> str:
@@ -155,11 +157,12 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
                               "applied": [], "auto": None}
     error: ProviderError | None = None
+    result["key"] = session.provider.key_note()
     try:
         if args.auto is None:
             turn = await session.send(args.message)
             error = turn.error
-            if args.apply and error is None:
+            if args.apply:  # a proposal verified before a provider failure is applied too
                 for pid in turn.proposals:
                     p = session.book.get(pid)
                     if p.is_open and (p.trial or {}).get("correct"):
@@ -182,38 +185,48 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
             log.write_context(session.conversation_json())
         close_session_log(log)
         await session.close()
+    changed = final != original
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
-                  usage=printer.usage or {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
-                  notices=printer.notices, error=None)
+                  usage=session.meter.usage_dict(), notices=printer.notices, error=None,
+                  kernel_changed=changed and bool(args.apply),
+                  final_diff=unified_diff(original, final, task.kernel_file) if changed else "")
+    if not args.json:
+        _print_outcome(args, printer, task.kernel_file, proposals, result)
+        printer.out(f"tokens: {session.meter.describe()}")
     if error is not None:
         return _fail(args, printer, error.kind, error.message, result)
-    changed = final != original
-    result["kernel_changed"] = changed and bool(args.apply)
+    if result["auto"] is not None and result["auto"]["refused"]:
+        return _fail(args, printer, "auto", result["auto"]["stop_reason"], result, EXIT_USAGE)
     if args.json:
         result["ok"] = True
-        result["final_diff"] = unified_diff(original, final, task.kernel_file) if changed else ""
         print_json(result)
-        return EXIT_OK
+    return EXIT_OK
+
+
+def _print_outcome(args: argparse.Namespace, printer: Printer, kernel_file: str, proposals: list[dict[str, Any]],
+                   result: dict[str, Any]) -> None:
+    """The proposals, then what happened to the kernel file: applied, found but not applied, or untouched."""
     for p in proposals:
         printer.out()
         printer.out(proposal_card(p))
     printer.out()
-    if args.auto is not None and changed and not args.apply:
-        printer.out(f"best version found (not applied; rerun with --apply to write {task.kernel_file}):")
-        printer.out(unified_diff(original, final, task.kernel_file))
-    elif result["applied"]:
-        printer.out(f"applied to {task.kernel_file}: {', '.join(result['applied'])} (checkpointed; undo in the TUI)")
+    if result["applied"]:
+        printer.out(f"applied to {kernel_file}: {', '.join(result['applied'])} (checkpointed; undo in the TUI)")
+        printer.out(result["final_diff"].rstrip() or f"({kernel_file} is back to its text before ask)")
+    elif args.auto is not None and result["final_diff"]:
+        printer.out(f"best version found (not applied; rerun with --apply to write {kernel_file}):")
+        printer.out(result["final_diff"].rstrip())
+    elif proposals and args.apply:
+        printer.out(f"nothing applied to {kernel_file}: no proposal passed its trial")
     elif proposals:
-        printer.out(f"nothing applied to {task.kernel_file} (use --apply to apply proposals whose trial passed)")
-    printer.out(f"tokens: {session.meter.describe()}")
-    return EXIT_OK
+        printer.out(f"nothing applied to {kernel_file} (use --apply to apply proposals whose trial passed)")
 
 
 def _fail(args: argparse.Namespace, printer: Printer, kind: str, message: str,
-          result: dict[str, Any] | None = None) -> int:
+          result: dict[str, Any] | None = None, status: int = EXIT_AGENT) -> int:
     if args.json:
         data = dict(result or {})
         data.update(ok=False, error={"kind": kind, "message": message})
         print_json(data)
     print(f"kerneltui ask: {kind}: {message}", file=sys.stderr)
-    return EXIT_AGENT
+    return status

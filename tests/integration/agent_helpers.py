@@ -52,11 +52,14 @@ class Recorder:
 
 def make_session(task_dir: Path, turns: list[dict[str, Any]], tmp_path: Path, *, trial_rungs: str = "",
                  verify_applied: bool = True, prices: PriceTable | None = None,
-                 chunk_delay_s: float = 0.0, **kwargs: Any) -> tuple[AgentSession, Recorder, ScriptedProvider]:
+                 chunk_delay_s: float = 0.0, provider: Any = None,
+                 **kwargs: Any) -> tuple[AgentSession, Recorder, Any]:
+    """A session on ``task_dir``: the scripted provider replaying ``turns``, or ``provider`` (a real SDK one)."""
     task = load_task(task_dir)
-    provider = ScriptedProvider(Script.from_dict({"name": "test", "turns": turns, "chunk_delay_s": chunk_delay_s}))
+    if provider is None:
+        provider = ScriptedProvider(Script.from_dict({"name": "test", "turns": turns, "chunk_delay_s": chunk_delay_s}))
     recorder = Recorder()
-    settings = AgentSettings(provider="scripted", model="scripted", trial_seeds=1, trial_rungs=trial_rungs)
+    settings = AgentSettings(provider=provider.name, model=provider.model, trial_seeds=1, trial_rungs=trial_rungs)
     context = tmp_path / "context"
     context.mkdir(exist_ok=True)
     session = AgentSession(task, provider, recorder, settings=settings, prices=prices, context_root=context,

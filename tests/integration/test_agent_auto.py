@@ -6,52 +6,77 @@ import asyncio
 
 from kerneltui.core.agent.auto import AutoLimits
 from kerneltui.core.agent.prices import Price, PriceTable
-from kerneltui.core.events import AgentError, Notice, ProposalEvent, RunStarted
+from kerneltui.core.events import AgentError, Notice, RunStarted, UserMessage
 from kerneltui.core.history import HistoryStore
-from tests.integration.agent_helpers import BLOCK_2048, make_session, propose
+from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, make_session, propose
 
 
 def broken_kernel(text: str) -> str:
     return text.replace("x + y, mask=mask", "x - y, mask=mask")
 
 
-async def test_keeps_a_fix_reverts_the_rest_and_stops_after_n(example_task, tmp_path):
+async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_correct(example_task, tmp_path):
     task_dir = example_task("vector_add")
     kernel = task_dir / "kernel.py"
     good = kernel.read_text()
     kernel.write_text(broken_kernel(good))
     turns = [
-        {"text": "Fix the sign.", "tool_calls": [propose("x + y, not x - y", source=good)]},
+        {"text": "Try.", "expect": "make the kernel correct; speed cannot be judged",
+         "tool_calls": [propose("oops", source=good.replace("    y = tl.load(y_ptr + offs, mask=mask)",
+                                                            "    y = tl.load(y_ptr + offs, mask=mask) + zz"))]},
         {"text": "Done."},
-        {"text": "Bigger block.", "expect": "kept: correct", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},
+        {"text": "Fix the sign.", "expect": "\"reason\": \"reverted: compile failed: kernel.py:12: NameError",
+         "tool_calls": [propose("x + y, not x - y", source=good)]},
         {"text": "Done."},
-        {"text": "Try this.", "expect": "no benchmark here", "tool_calls": [propose("oops", source=broken_kernel(good))]},
-        {"text": "Done."},
+        {"text": "never reached", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},
     ]
     session, rec, provider = make_session(task_dir, turns, tmp_path)
     try:
         result = await session.run_auto("make it correct and fast", AutoLimits(iterations=3, target_pct_roofline=90))
     finally:
         await session.close()
-    assert result.stop_reason == "did 3 iteration(s)"
-    assert result.kept == ["p1"] and result.reverted == ["p2", "p3"]
-    reasons = [v["reason"] for v in result.verdicts]
-    assert reasons[0] == "kept: correct, and the kept version was not"
-    assert reasons[1].startswith("reverted: correct, but there is no benchmark here")
-    assert reasons[2].startswith("reverted: correctness failed")
+    assert result.stop_reason == ("the kernel is correct now (p2 kept), and there is no GPU here and the benchmark "
+                                  "needs one, so a faster version could not be told apart")
+    assert result.kept == ["p2"] and result.reverted == ["p1"] and len(provider.requests) == 4
+    brief = provider.requests[0].messages[0].text
+    assert "kept if it is correct (there is no benchmark here" in brief and "faster than the kept" not in brief
+    assert "Stop target" not in brief  # a roofline target cannot be reached without a benchmark
+    assert result.verdicts[1]["reason"] == "kept: correct, and the kept version was not"
     assert kernel.read_text() == good  # the kept fix, applied and checkpointed
-    assert [c.proposal_id for c in session.checkpoints.stack] == ["p1"]
+    assert [c.proposal_id for c in session.checkpoints.stack] == ["p2"]
     assert result.baseline["correct"] is False and result.best["correct"] is True
     assert {e.origin for e in rec.of(RunStarted)} == {"auto"}  # baseline and trials, all recorded as auto
     history = HistoryStore.for_task(session.task).entries()
-    assert sorted(e.origin for e in history) == ["auto"] * 4  # every version tried lands in the history
-    assert sum(e.ok for e in history) == 2  # the fix and the correct variant; the baseline and p3 failed
-    assert rec.states("p2")[-1] == "rejected"
-    decisions = [e.proposal["decision"]["by"] for e in rec.of(ProposalEvent) if e.state in ("accepted", "rejected")]
-    assert decisions == ["auto", "auto", "auto"]
+    assert sorted(e.origin for e in history) == ["auto"] * 3  # every version tried lands in the history
+    assert rec.states("p1")[-1] == "rejected"
+    assert rec.of(UserMessage)[0].text == "auto mode (3 iteration(s)): make it correct and fast"
     messages = " | ".join(e.message for e in rec.of(Notice))
     assert "target % of roofline cannot be checked here" in messages
-    assert "auto mode stopped: did 3 iteration(s)" in messages
+    assert "works toward a correct kernel" in messages
+    assert "auto mode stopped: the kernel is correct now" in messages
+
+
+async def test_a_correct_kernel_without_a_benchmark_is_refused_before_any_request(example_task, tmp_path):
+    session, rec, provider = make_session(example_task("vector_add"), [{"text": "never"}], tmp_path)
+    try:
+        result = await session.run_auto("make it faster", AutoLimits(iterations=3))
+    finally:
+        await session.close()
+    assert result.refused and not provider.requests and result.iterations == 0
+    assert result.stop_reason.startswith("nothing auto mode could keep: the kernel is already correct, and there "
+                                         "is no GPU here and the benchmark needs one")
+
+
+async def test_replaced_proposals_are_counted(example_task, tmp_path):
+    turns = [{"text": "Two.", "tool_calls": [propose("a", diff=BLOCK_2048), propose("b", diff=BLOCK_4096)]},
+             {"text": "Done."}]
+    session, _, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    try:
+        result = await session.run_auto("", AutoLimits(iterations=1))
+    finally:
+        await session.close()
+    assert result.superseded == ["p1"] and result.reverted == ["p2"]
+    assert result.stop_reason == "did 1 iteration(s), the limit"
 
 
 async def test_token_budget_stops_it(example_task, tmp_path):
@@ -62,8 +87,11 @@ async def test_token_budget_stops_it(example_task, tmp_path):
         result = await session.run_auto("", AutoLimits(iterations=5, max_tokens=8000))
     finally:
         await session.close()
-    assert result.stop_reason == "token budget spent (10,000 of 8,000 tokens)"
-    assert result.iterations == 1 and result.tokens == 10_000 and len(provider.requests) == 2
+    # Checked before each request: the second would need about 4,000 input tokens, with 3,000 left.
+    assert result.stop_reason.startswith("token budget: the next request needs about ")
+    assert result.stop_reason.endswith("but 3,000 of 8,000 tokens are left")
+    assert result.iterations == 1 and result.tokens == 5_000 and len(provider.requests) == 1
+    assert provider.requests[0].max_tokens < 8192  # the reply was capped to what the budget had left
 
 
 async def test_money_budget_stops_it_mid_turn(example_task, tmp_path):
@@ -76,8 +104,11 @@ async def test_money_budget_stops_it_mid_turn(example_task, tmp_path):
         result = await session.run_auto("", AutoLimits(iterations=5, max_cost_usd=0.04))
     finally:
         await session.close()
-    assert result.stop_reason == "money budget spent ($0.0500 of $0.0400)"
+    assert result.stop_reason.startswith("money budget: the next request costs about $")
+    assert result.stop_reason.endswith("but $0.0000 of $0.0400 is left")
     assert len(provider.requests) == 1 and result.cost_usd == 0.05
+    # Before the first request: about its input's price left room for a reply of at most this many tokens.
+    assert 512 <= provider.requests[0].max_tokens < 4000
 
 
 async def test_money_budget_needs_a_price(example_task, tmp_path):
@@ -97,8 +128,10 @@ async def test_stops_when_the_agent_stops_proposing(example_task, tmp_path):
         result = await session.run_auto("", AutoLimits(iterations=5))
     finally:
         await session.close()
-    assert result.stop_reason == "the agent made no proposal in two iterations in a row"
-    assert len(provider.requests) == 2 and "you made no proposal" in provider.requests[1].messages[-1].text
+    assert result.stop_reason == ("the agent made no proposal in two iterations in a row (the last: no proposal; "
+                                  "the reply called no tool)")
+    assert len(provider.requests) == 2
+    assert "Last iteration: no proposal; the reply called no tool." in provider.requests[1].messages[-1].text
 
 
 async def test_a_provider_failure_stops_it(example_task, tmp_path):

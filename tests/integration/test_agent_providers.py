@@ -207,8 +207,10 @@ async def test_anthropic_streams_text_tool_use_and_usage(server):
     sent = server.requests[0]
     assert sent.path == "/v1/messages"
     assert KEY in (sent.headers.get("x-api-key", "") + sent.headers.get("authorization", ""))
-    assert sent.body["system"] == "be brief" and sent.body["stream"] is True
-    assert sent.body["tools"][0]["input_schema"]["required"] == ["path"]
+    # The system prompt (with the tools before it) is one cached prefix; the conversation's end another.
+    assert sent.body["system"] == [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]
+    assert sent.body["stream"] is True and sent.body["tools"][0]["input_schema"]["required"] == ["path"]
+    assert sent.body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
 async def test_anthropic_merges_tool_results_and_notes_into_one_user_turn(server):
@@ -222,7 +224,8 @@ async def test_anthropic_merges_tool_results_and_notes_into_one_user_turn(server
                                          "input": {"path": "kernel.py"}}
     last = messages[2]["content"]
     assert last[0]["type"] == "tool_result" and last[0]["tool_use_id"] == "call_1"
-    assert last[1] == {"type": "text", "text": "Decision on proposal p1: rejected"}
+    assert last[1] == {"type": "text", "text": "Decision on proposal p1: rejected", "cache_control": {"type": "ephemeral"}}
+    assert all("cache_control" not in block for m in messages[:2] for block in m["content"])
 
 
 @pytest.mark.parametrize(("status", "kind", "expected"), [

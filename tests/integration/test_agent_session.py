@@ -193,7 +193,7 @@ async def test_a_failing_trial_goes_back_to_the_model(example_task, tmp_path):
     assert p1.trial["ok"] is False and p1.trial["correct"] is False
     assert "correctness" in p1.trial["headline"]
     result = provider.requests[1].messages[-1].tool_results[0]
-    assert "[correctness] FAILED" in result.content and "details of correctness" in result.content
+    assert "[correctness] FAILED" in result.content and "failing cases:" in result.content
 
 
 async def test_tools_read_search_results_and_refusals(example_task, tmp_path):

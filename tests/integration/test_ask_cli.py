@@ -9,7 +9,15 @@ import pytest
 
 from kerneltui.paths import package_dir
 from tests.conftest import ROOT, run_cli
-from tests.llm_server import LLMServer, anthropic_error, openai_chat_stream, openai_error
+from tests.llm_server import (
+    LLMServer,
+    anthropic_error,
+    anthropic_stream,
+    dropped,
+    openai_chat_stream,
+    openai_error,
+    truncated,
+)
 
 DEMO = package_dir() / "data" / "agent" / "vector_add_demo.toml"
 
@@ -33,7 +41,8 @@ def test_scripted_demo_prints_the_turn_and_applies_nothing(example_task, env):
     assert "→ read_file('kernel.py')  ok" in out and "→ latest_results()  ok  PASS" in out
     assert "→ search_context('BLOCK_SIZE num_warps memory-bound')  ok" in out
     assert "proposal p1 (trial_done)" in out and "+    BLOCK = 4096" in out and "[correctness] ok" in out
-    assert "nothing applied to kernel.py" in out and "tokens: 14,800 in · 275 out · $0.0000" in out
+    assert "nothing applied to kernel.py (use --apply" in out
+    assert "tokens: 14,800 in (14,800 uncached · 0 cached) · 275 out · $0.0000" in out
     assert (task / "kernel.py").read_text() == before
 
 
@@ -67,8 +76,26 @@ def test_auto_without_apply_keeps_the_file(example_task, env, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)
     assert data["auto"]["kept"] == ["p1"] and data["kernel_changed"] is False
+    assert data["auto"]["stop_reason"].startswith("the kernel is correct now (p1 kept)")
     assert "+    tl.store(out_ptr + offs, x + y, mask=mask)" in data["final_diff"]
     assert "x - y" in kernel.read_text()  # without --apply the best version is only printed
+
+
+def test_apply_with_no_passing_trial_says_so(example_task, env, tmp_path):
+    task = example_task("vector_add")
+    before = (task / "kernel.py").read_text()
+    script = tmp_path / "wrong.json"
+    script.write_text(json.dumps({"name": "wrong", "turns": [
+        {"text": "Subtracting.", "tool_calls": [{"name": "propose_edit", "arguments": {
+            "rationale": "minus", "source": before.replace("x + y, mask=mask", "x - y, mask=mask")}}]},
+        {"text": "It failed."},
+    ]}))
+    proc = run_cli("ask", str(task), "try", "--provider", "scripted", "--script", str(script), "--apply",
+                   env=dict(env, KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "p1 not applied: its trial did not pass" in proc.stdout
+    assert "nothing applied to kernel.py: no proposal passed its trial" in proc.stdout
+    assert "use --apply" not in proc.stdout and (task / "kernel.py").read_text() == before
 
 
 def test_no_key_is_one_line_and_exit_3(example_task, env):
@@ -89,7 +116,7 @@ def test_openai_errors_exit_3_without_the_key(example_task, env, reply, kind):
         server.push(reply)
         env = dict(env, OPENAI_API_KEY="sk-live-abcdefghijklmnopwxyz")
         proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "openai", "--model", "gpt-test",
-                       "--base-url", server.url + "/v1", env=env)
+                       "--base-url", server.url + "/v1", "--api-key-env", "OPENAI_API_KEY", env=env)
     finally:
         server.stop()
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -102,7 +129,7 @@ def test_anthropic_rate_limit_with_json(example_task, env):
     server = LLMServer().start()
     try:
         server.push(anthropic_error(429, "rate_limit_error", "Number of request tokens has exceeded your limit"))
-        env = dict(env, ANTHROPIC_API_KEY="sk-ant-test-0123456789")
+        env = dict(env, KERNELTUI_AGENT_API_KEY="sk-ant-test-0123456789")
         proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "anthropic",
                        "--base-url", server.url, "--json", env=env)
     finally:
@@ -114,7 +141,7 @@ def test_anthropic_rate_limit_with_json(example_task, env):
 
 
 def test_no_network_exit_3(example_task, env):
-    env = dict(env, OPENAI_API_KEY="sk-test-0123456789")
+    env = dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789")
     proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "openai",
                    "--base-url", "http://127.0.0.1:9/v1", env=env)
     assert proc.returncode == 3
@@ -125,7 +152,7 @@ def test_a_real_sdk_turn_through_the_cli(example_task, env):
     server = LLMServer().start()
     try:
         server.push(openai_chat_stream(text=["The kernel ", "looks fine."], usage=(1_000_000, 100_000, 0)))
-        env = dict(env, OPENAI_API_KEY="sk-test-0123456789")
+        env = dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789")
         proc = run_cli("ask", str(example_task("vector_add")), "review it", "--provider", "openai", "--model",
                        "gpt-5", "--base-url", server.url + "/v1", env=env)
         body = server.requests[0].body
@@ -133,7 +160,8 @@ def test_a_real_sdk_turn_through_the_cli(example_task, env):
         server.stop()
     assert proc.returncode == 0, proc.stderr
     assert "The kernel looks fine." in proc.stdout
-    assert "tokens: 1,000,000 in · 100,000 out · $2.2500" in proc.stdout  # gpt-5: $1.25 in, $10 out per million
+    # gpt-5: $1.25 in, $10 out per million
+    assert "tokens: 1,000,000 in (1,000,000 uncached · 0 cached) · 100,000 out · $2.2500" in proc.stdout
     assert body["model"] == "gpt-5" and "vector_add" in body["messages"][0]["content"]
 
 
@@ -143,3 +171,122 @@ def test_usage_errors(example_task, env):
     assert proc.returncode == 2 and "add --auto N" in proc.stderr
     proc = run_cli("ask", task, "hi", "--provider", "gemini", env=env)
     assert proc.returncode == 3 and "unknown agent provider 'gemini'" in proc.stderr
+
+
+# -- which key goes where --------------------------------------------------------------------------
+
+OPENAI_KEY, OWN_KEY = "sk-openai-personal-0123456789", "sk-proxy-own-9876543210"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_custom_base_url_never_gets_the_standard_key(example_task, env, provider):
+    standard = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    server = LLMServer().start()
+    try:
+        proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", provider, "--model", "m",
+                       "--base-url", server.url + "/v1", env=dict(env, **{standard: OPENAI_KEY}))
+        requests = list(server.requests)
+    finally:
+        server.stop()
+    assert proc.returncode == 3 and not requests  # nothing was sent anywhere
+    line = proc.stderr.strip()
+    assert line.startswith(f"kerneltui ask: no_key: no API key for {server.url}/v1: it is not {provider}'s own server")
+    assert f"does not send {standard} there" in line and "KERNELTUI_AGENT_API_KEY" in line
+    assert f"--api-key-env {standard}" in line and OPENAI_KEY not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_custom_base_url_gets_its_own_key_and_says_so(example_task, env, provider):
+    standard = "OPENAI_API_KEY" if provider == "openai" else "ANTHROPIC_API_KEY"
+    server = LLMServer().start()
+    try:
+        server.push(openai_chat_stream(text=["hi"]) if provider == "openai" else anthropic_stream(text=["hi"]))
+        url = server.url + ("/v1" if provider == "openai" else "")
+        proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", provider, "--model", "m",
+                       "--base-url", url, env=dict(env, KERNELTUI_AGENT_API_KEY=OWN_KEY, **{standard: OPENAI_KEY}))
+        headers = server.requests[0].headers
+        sent = headers.get("authorization", "") + headers.get("x-api-key", "")  # the SDKs use one or the other
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr
+    assert OWN_KEY in sent and OPENAI_KEY not in sent
+    assert f"the API key from env KERNELTUI_AGENT_API_KEY is sent to {url}" in proc.stdout
+    assert OWN_KEY not in proc.stdout + proc.stderr
+
+
+def test_the_standard_key_goes_to_a_custom_url_only_when_named(example_task, env):
+    server = LLMServer().start()
+    try:
+        server.push(openai_chat_stream(text=["hi"]))
+        proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "openai", "--model", "m",
+                       "--base-url", server.url + "/v1", "--api-key-env", "OPENAI_API_KEY", "--json",
+                       env=dict(env, OPENAI_API_KEY=OPENAI_KEY))
+        sent = server.requests[0].headers["authorization"]
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr
+    assert sent == f"Bearer {OPENAI_KEY}"
+    assert json.loads(proc.stdout)["key"] == f"the API key from env OPENAI_API_KEY is sent to {server.url}/v1"
+
+
+# -- a provider failure after a kept version -------------------------------------------------------
+
+def fix_then_cut_off(server: LLMServer, good: str) -> None:
+    """Iteration 1 proposes the fix (its trial passes); the reply after the trial is cut off twice."""
+    arguments = json.dumps({"rationale": "add, not subtract", "source": good})
+    server.push(openai_chat_stream(text=["Fixing the sign."], tool_calls=[("call_1", "propose_edit", [arguments])]))
+    after = openai_chat_stream(text=["The trial passed."])
+    server.push(truncated(after, 2), dropped(after, 2))
+
+
+@pytest.mark.parametrize("apply", [True, False])
+def test_a_provider_failure_after_a_kept_version_says_what_was_kept(example_task, env, apply):
+    task = example_task("vector_add")
+    kernel = task / "kernel.py"
+    good = kernel.read_text()
+    kernel.write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+    server = LLMServer().start()
+    try:
+        fix_then_cut_off(server, good)
+        args = ["ask", str(task), "make it correct", "--provider", "openai", "--model", "gpt-test",
+                "--base-url", server.url + "/v1", "--auto", "3"] + (["--apply"] if apply else [])
+        env = dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789", KERNELTUI_AGENT_TRIAL_RUNGS="correctness")
+        text = run_cli(*args, env=env)
+        fix_then_cut_off(server, good)
+        kernel.write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+        as_json = run_cli(*args, "--json", env=env)
+    finally:
+        server.stop()
+    fixed_line = "+    tl.store(out_ptr + offs, x + y, mask=mask)"
+    for proc in (text, as_json):
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+        assert proc.stderr.strip().startswith("kerneltui ask: cut_off: the reply was cut off: openai ")
+    assert ("x + y" in kernel.read_text()) is apply
+    out = text.stdout
+    assert "auto 1/3: p1 kept: correct, and the kept version was not" in out
+    assert out.count("kept: correct, and the kept version was not") == 1  # the verdict is said once
+    assert fixed_line in out
+    if apply:
+        assert "applied to kernel.py: p1" in out and "best version found" not in out
+    else:
+        assert "best version found (not applied; rerun with --apply to write kernel.py):" in out
+    data = json.loads(as_json.stdout)
+    assert data["ok"] is False and data["error"]["kind"] == "cut_off"
+    assert data["auto"]["kept"] == ["p1"] and data["applied"] == (["p1"] if apply else [])
+    assert data["kernel_changed"] is apply and fixed_line in data["final_diff"]
+
+
+# -- auto mode that can judge nothing here -----------------------------------------------------------
+
+def test_auto_refuses_a_speed_goal_without_a_benchmark_before_any_request(example_task, env):
+    server = LLMServer().start()
+    try:
+        proc = run_cli("ask", str(example_task("vector_add")), "make it faster", "--provider", "openai",
+                       "--model", "gpt-test", "--base-url", server.url + "/v1", "--auto", "3",
+                       env=dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789"))
+        requests = list(server.requests)
+    finally:
+        server.stop()
+    assert proc.returncode == 2 and not requests
+    assert proc.stderr.strip().startswith("kerneltui ask: auto: nothing auto mode could keep: the kernel is already "
+                                          "correct, and there is no GPU here and the benchmark needs one")

@@ -44,6 +44,23 @@ def test_keys_come_from_the_environment_first():
         resolve_api_key(named, {"ANTHROPIC_API_KEY": "other"})
 
 
+def test_a_custom_base_url_takes_its_own_key_never_the_standard_one(tmp_path: Path):
+    env = {"OPENAI_API_KEY": "sk-personal-123456", "ANTHROPIC_API_KEY": "sk-ant-personal-123"}
+    for provider in ("openai", "anthropic"):
+        proxy = AgentSettings.from_config(None, provider=provider, base_url="https://proxy.example/v1")
+        with pytest.raises(ProviderError) as info:
+            resolve_api_key(proxy, env)
+        assert info.value.kind == NO_KEY and "KERNELTUI_AGENT_API_KEY" in info.value.message
+    # Its own key from the config, said by where it was set (the variable's name, not its value).
+    config = load_config(tmp_path / "none.toml", env={"KERNELTUI_AGENT_API_KEY": "sk-proxy-0987654"})
+    proxy = AgentSettings.from_config(config, provider="openai", base_url="https://proxy.example/v1")
+    key = resolve_api_key(proxy, env)
+    assert (key.value, key.source) == ("sk-proxy-0987654", "env KERNELTUI_AGENT_API_KEY")
+    # The provider's own address (with or without a trailing slash) is not a custom one.
+    own = AgentSettings.from_config(None, provider="openai", base_url="https://api.openai.com/v1/")
+    assert resolve_api_key(own, env).source == "env OPENAI_API_KEY"
+
+
 def test_missing_key_is_a_plain_error():
     with pytest.raises(ProviderError) as info:
         build_provider(AgentSettings.from_config(None, provider="anthropic"), env={})

@@ -3,11 +3,14 @@
 Each iteration asks the agent for one proposal; its trial decides: kept (applied, checkpointed,
 recorded) when it is correct and faster than the kept version by at least ``min_gain_pct``,
 reverted otherwise, and the reason goes back to the agent. It stops at the first of: the number of
-iterations, a target % of roofline, a token or money budget, two iterations without a proposal, a
-provider error, or the person's interrupt. Every trial lands in the history.
+iterations, a target % of roofline, a token or money budget (checked before each request, see
+``budget``), two iterations without a proposal, a provider error, or the person's interrupt. Every
+trial lands in the history, and every stop reason names its cause.
 
-With no benchmark (no GPU, or a build without the benchmark rung) nothing can be shown to be faster,
-so only a fix of an incorrect kernel is kept; the stop reason and the verdicts say so.
+Auto mode knows what it can judge. With no benchmark (no GPU, a task without [[benchmarks]], or trial
+rungs without the benchmark) nothing can be shown to be faster: an incorrect kernel is worked toward
+correctness (the brief says so, and it stops once a correct version is kept); a kernel that is
+already correct is refused up front, before any token is spent, saying why.
 """
 
 from __future__ import annotations
@@ -17,13 +20,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.agent import prompts
+from kerneltui.core.agent.budget import BudgetCheck, check_money, check_tokens, combine
 from kerneltui.core.agent.errors import BUDGET
-from kerneltui.core.agent.proposals import TRIAL_DONE
+from kerneltui.core.agent.proposals import SUPERSEDED, TRIAL_DONE, Proposal
 from kerneltui.core.agent.trials import Perf, format_time, perf_of, summarise
-from kerneltui.core.events import AgentError, Notice
+from kerneltui.core.events import AgentError, Notice, UserMessage
+from kerneltui.core.loop import RunReport
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.session import AgentSession
+    from kerneltui.core.agent.session import AgentSession, TurnResult
+    from kerneltui.core.task import Task
+
+KEEP_FASTER = "kept only if it is correct and faster than the kept version"
+KEEP_CORRECT = "kept if it is correct (there is no benchmark here, so speed cannot be judged)"
 
 
 @dataclass
@@ -46,6 +55,7 @@ class AutoResult:
     iterations: int = 0
     kept: list[str] = field(default_factory=list)
     reverted: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)  # replaced by a later proposal of the same turn
     stop_reason: str = ""
     baseline: dict[str, Any] | None = None
     best: dict[str, Any] | None = None
@@ -53,11 +63,16 @@ class AutoResult:
     cost_usd: float | None = 0.0
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     error: dict[str, str] | None = None  # {"kind", "message"} when a provider failure or a budget problem stopped it
+    refused: bool = False  # nothing it could keep here (a correct kernel and no benchmark): no request was made
+    requests: int = 0
+    cache_read_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
-                "stop_reason": self.stop_reason, "baseline": self.baseline, "best": self.best,
-                "tokens": self.tokens, "cost_usd": self.cost_usd, "verdicts": self.verdicts, "error": self.error}
+                "superseded": self.superseded, "stop_reason": self.stop_reason, "refused": self.refused,
+                "baseline": self.baseline, "best": self.best, "tokens": self.tokens, "requests": self.requests,
+                "cache_read_tokens": self.cache_read_tokens, "cost_usd": self.cost_usd, "verdicts": self.verdicts,
+                "error": self.error}
 
 
 def judge(candidate: Perf, best: Perf | None, min_gain_pct: float) -> Verdict:
@@ -87,6 +102,17 @@ def budget_stop(limits: AutoLimits, tokens: int, cost: float | None) -> str | No
     return None
 
 
+def no_benchmark_reason(report: RunReport, task: Task) -> str | None:
+    """Why no trial here can show a version is faster, or None when a benchmark runs."""
+    if report.result("benchmark") is None:
+        return "the trial rungs leave out the benchmark ([agent] trial_rungs)"
+    if not report.device.get("gpu"):
+        return "there is no GPU here and the benchmark needs one"
+    if not task.benchmarks:
+        return "the task has no [[benchmarks]] cases in task.toml"
+    return None
+
+
 def target_stop(limits: AutoLimits, best: Perf | None) -> str | None:
     if limits.target_pct_roofline is None or best is None or best.pct_roofline is None:
         return None
@@ -102,40 +128,61 @@ class AutoPilot:
         self.limits = limits
         self.result = AutoResult()
         self.best: Perf | None = None
-        self._tokens0 = session.meter.total_tokens
-        self._cost0 = session.meter.cost_usd
+        meter = session.meter
+        self._start = (meter.total_tokens, meter.cost_usd, meter.requests, meter.cache_read_tokens)
+        self.keep_rule = KEEP_FASTER
 
     def spent(self) -> tuple[int, float | None]:
         meter = self.session.meter
-        tokens = meter.total_tokens - self._tokens0
-        if meter.cost_usd is None or self._cost0 is None:
+        tokens = meter.total_tokens - self._start[0]
+        cost0 = self._start[1]
+        if meter.cost_usd is None or cost0 is None:
             return tokens, None
-        return tokens, meter.cost_usd - self._cost0
+        return tokens, meter.cost_usd - cost0
 
     def _budget(self) -> str | None:
         return budget_stop(self.limits, *self.spent())
+
+    def _check_request(self, input_estimate: int) -> BudgetCheck:
+        """Before each model request: whether the budgets allow it, and how long its reply may be."""
+        tokens, cost = self.spent()
+        checks = []
+        if self.limits.max_tokens is not None:
+            checks.append(check_tokens(self.limits.max_tokens, tokens, input_estimate))
+        if self.limits.max_cost_usd is not None:
+            model = self.session.provider.model
+            checks.append(check_money(self.limits.max_cost_usd, cost, input_estimate,
+                                      self.session.meter.table.lookup(model), model))
+        return combine(*checks)
 
     def finish(self, reason: str) -> AutoResult:
         if self.result.stop_reason:
             return self.result  # already finished (an interrupt reports once)
         self.result.stop_reason = reason
         self.result.tokens, self.result.cost_usd = self.spent()
+        meter = self.session.meter
+        self.result.requests = meter.requests - self._start[2]
+        self.result.cache_read_tokens = meter.cache_read_tokens - self._start[3]
         cost = "cost unknown" if self.result.cost_usd is None else f"${self.result.cost_usd:.4f}"
+        replaced = f", {len(self.result.superseded)} replaced" if self.result.superseded else ""
         self.session.emit(Notice(level="info", source="agent", message=(
             f"auto mode stopped: {self.result.stop_reason} · {self.result.iterations} iteration(s), "
-            f"{len(self.result.kept)} kept, {len(self.result.reverted)} reverted · "
-            f"{self.result.tokens:,} tokens, {cost}")))
+            f"{len(self.result.kept)} kept, {len(self.result.reverted)} reverted{replaced} · "
+            f"{self.result.tokens:,} tokens ({self.result.cache_read_tokens:,} read from the cache) in "
+            f"{self.result.requests} request(s), {cost}")))
         return self.result
 
     async def run(self) -> AutoResult:
         session = self.session
+        session.emit(UserMessage(text=f"auto mode ({self.limits.iterations} iteration(s)): "
+                                      f"{self.goal or prompts.DEFAULT_AUTO_GOAL}"))
         if self.limits.max_cost_usd is not None and session.meter.table.lookup(session.provider.model) is None:
             message = (f"a money budget needs a price for {session.provider.model} in [prices] "
                        f"(USD per million tokens); add one or use a token budget")
             session.emit(AgentError(turn_id="", kind=BUDGET, message=message))
             self.result.error = {"kind": BUDGET, "message": message}
             return self.finish(message)
-        session.origin, session.record_trials, session.budget_guard = "auto", True, self._budget
+        session.origin, session.record_trials, session.budget_guard = "auto", True, self._check_request
         try:
             return await self._iterate()
         except asyncio.CancelledError:
@@ -144,6 +191,7 @@ class AutoPilot:
             raise
         finally:
             session.origin, session.record_trials, session.budget_guard = "chat", False, None
+            session.keep_rule = ""
 
     async def _iterate(self) -> AutoResult:
         session = self.session
@@ -152,6 +200,17 @@ class AutoPilot:
         self.best = perf_of(baseline)
         self.result.baseline = self.result.best = summarise(baseline)
         session.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
+        unmeasurable = no_benchmark_reason(baseline, session.task)
+        if unmeasurable is not None:
+            if self.best.correct:
+                self.result.refused = True
+                return self.finish(f"nothing auto mode could keep: the kernel is already correct, and {unmeasurable}, "
+                                   f"so no version can be shown to be faster. Run it where the benchmark runs "
+                                   f"(a GPU machine), or ask in a chat turn instead")
+            self.keep_rule = KEEP_CORRECT
+            session.emit(Notice(level="info", source="agent", message=(
+                f"auto mode: {unmeasurable}, so it works toward a correct kernel and stops once one is kept")))
+        session.keep_rule = self.keep_rule
         roofline = baseline.result("roofline")
         if self.limits.target_pct_roofline is not None and (roofline is None or roofline.status == "skip"):
             why = roofline.summary if roofline is not None else "this build has no roofline rung"
@@ -168,43 +227,56 @@ class AutoPilot:
                 return self.finish(stop)
             self.result.iterations = iteration
             brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
-                                       self.limits.target_pct_roofline)
+                                       self.limits.target_pct_roofline, self.keep_rule, unmeasurable)
             turn = await session.run_turn(brief)
+            made = [session.book.get(pid) for pid in turn.proposals]
+            self.result.superseded += [p.id for p in made if p.state == SUPERSEDED]
+            candidates = [p for p in made if p.state == TRIAL_DONE]
             if turn.error is not None:
+                # A proposal verified before the provider failed is still judged (and kept if it earns it).
+                if candidates:
+                    await self._judge(iteration, candidates[-1])
                 self.result.error = {"kind": turn.error.kind, "message": turn.error.message}
                 return self.finish(f"the provider failed: {turn.error.message}")
-            candidates = [session.book.get(pid) for pid in turn.proposals]
-            candidates = [p for p in candidates if p.state == TRIAL_DONE]
             if not candidates:
                 idle += 1
-                last = "you made no proposal"
+                last = _no_proposal(turn)
                 if turn.stopped:
                     return self.finish(turn.stopped)
                 if idle >= 2:
-                    return self.finish("the agent made no proposal in two iterations in a row")
+                    return self.finish(f"the agent made no proposal in two iterations in a row (the last: {last})")
                 continue
             idle = 0
             proposal = candidates[-1]
-            report = session.trial_reports.get(proposal.id)
-            perf = perf_of(report) if report is not None else Perf(correct=False, reason="the trial did not run")
-            verdict = judge(perf, self.best, self.limits.min_gain_pct)
-            await session.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
-                                 respond=False, by="auto")
-            self.result.verdicts.append({"iteration": iteration, "proposal": proposal.id, "keep": verdict.keep,
-                                         "reason": verdict.reason})
-            if verdict.keep:
-                self.result.kept.append(proposal.id)
-                self.best = perf
-                self.result.best = proposal.trial
-            else:
-                self.result.reverted.append(proposal.id)
-            last = f"{proposal.id} {verdict.reason}"
-            session.emit(Notice(level="info", source="agent",
-                                message=f"auto {iteration}/{self.limits.iterations}: {proposal.id} {verdict.reason}"))
+            await self._judge(iteration, proposal)
+            last = None  # the decision note that goes with the next brief carries the verdict
             stop = target_stop(self.limits, self.best) or turn.stopped
             if stop:
                 return self.finish(stop)
-        return self.finish(f"did {self.limits.iterations} iteration(s)")
+            if unmeasurable is not None and self.best.correct:
+                return self.finish(f"the kernel is correct now ({proposal.id} kept), and {unmeasurable}, so a faster "
+                                   f"version could not be told apart")
+        return self.finish(f"did {self.limits.iterations} iteration(s), the limit")
+
+    async def _judge(self, iteration: int, proposal: Proposal) -> None:
+        """Keep (apply) or revert the iteration's proposal; the verdict goes to the model as a decision note."""
+        session = self.session
+        assert self.best is not None
+        report = session.trial_reports.get(proposal.id)
+        perf = perf_of(report) if report is not None else Perf(correct=False, reason="the trial did not run")
+        verdict = judge(perf, self.best, self.limits.min_gain_pct)
+        await session.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
+                             respond=False, by="auto")
+        self.result.verdicts.append({"iteration": iteration, "proposal": proposal.id, "keep": verdict.keep,
+                                     "reason": verdict.reason})
+        if verdict.keep:
+            self.result.kept.append(proposal.id)
+            self.best = perf
+            self.result.best = proposal.trial
+        else:
+            self.result.reverted.append(proposal.id)
+        session.emit(Notice(level="info", source="agent",
+                            message=f"auto {iteration}/{self.limits.iterations}: {proposal.id} {verdict.reason}"))
 
     async def _revert_open(self, why: str) -> None:
         for p in list(self.session.book.proposals.values()):
@@ -213,3 +285,12 @@ class AutoPilot:
                     await self.session.decide(p.id, "reject", reason=why, respond=False, by="auto")
                 except Exception:  # noqa: BLE001 - best effort while stopping; the state stays visible
                     pass
+
+
+def _no_proposal(turn: TurnResult) -> str:
+    """What the agent did instead of proposing: for the next brief and the stop reason."""
+    if turn.failed_tools:
+        return f"no proposal; the tool calls that failed: {'; '.join(turn.failed_tools[-2:])}"
+    if turn.tool_calls:
+        return "no proposal; tools were called, but not propose_edit"
+    return "no proposal; the reply called no tool"

@@ -88,11 +88,16 @@ class Usage:
 
 @dataclass
 class ModelRequest:
+    """One request. ``system``, ``tools`` and the conversation's start are the same in every request
+    of a session, in that order, so providers can cache them as a prefix; ``cache_key`` names that
+    prefix (a session's), for providers that route by it."""
+
     system: str
     messages: list[Message]
     tools: list[ToolSpec]
     max_tokens: int = 8192
     temperature: float | None = None
+    cache_key: str = ""
 
 
 @dataclass

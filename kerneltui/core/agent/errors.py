@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.conversation import Usage
 
 # The kinds an AgentError event carries (core.events.AgentError.kind).
-NO_KEY, AUTH, RATE_LIMIT, NETWORK, REFUSED, PROVIDER, TOOL, CONFIG, SCRIPT, BUDGET = (
-    "no_key", "auth", "rate_limit", "network", "refused", "provider", "tool", "config", "script", "budget",
+NO_KEY, AUTH, RATE_LIMIT, NETWORK, REFUSED, PROVIDER, TOOL, CONFIG, SCRIPT, BUDGET, CUT_OFF = (
+    "no_key", "auth", "rate_limit", "network", "refused", "provider", "tool", "config", "script", "budget", "cut_off",
 )
 
 
 class ProviderError(Exception):
-    """A model request that failed: ``kind`` says which way, ``message`` what to do about it."""
+    """A model request that failed: ``kind`` says which way, ``message`` what to do about it.
 
-    def __init__(self, kind: str, message: str) -> None:
+    ``usage``: what the server had reported of the request's tokens before it failed (a reply cut
+    off mid-stream was still paid for), or None.
+    """
+
+    def __init__(self, kind: str, message: str, usage: Usage | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.usage = usage
+
+
+def cut_off(provider: str, why: str, usage: Usage | None = None) -> ProviderError:
+    """The one error every provider raises for a reply that did not arrive whole."""
+    return ProviderError(CUT_OFF, f"the reply was cut off: {provider} {why}", usage)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:

@@ -101,22 +101,39 @@ class PriceTable:
 
 @dataclass
 class CostMeter:
-    """Tokens and money of a session; ``cost_usd`` is None once any request had no price."""
+    """Tokens and money of a session; ``cost_usd`` is None once any request had no price.
+
+    Input tokens are split as the providers report them: read from the prompt cache, written to it
+    (Anthropic), and the rest (uncached). A reply cut off mid-stream counts what the server had
+    reported of it (Anthropic: its input; OpenAI: nothing, its usage comes last).
+    """
 
     table: PriceTable
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float | None = 0.0
     requests: int = 0
+    cache_hits: int = 0  # requests that read part of their input from the cache
+    cut_off: int = 0  # replies cut off mid-stream (their tokens counted only as far as reported)
     unpriced_models: set[str] = field(default_factory=set)
     unreported: int = 0  # requests whose server sent no usage
 
-    def add(self, model: str, usage: Usage) -> float | None:
+    def add(self, model: str, usage: Usage | None, cut_off: bool = False) -> float | None:
         self.requests += 1
+        if cut_off:
+            self.cut_off += 1
+            if usage is None:
+                return None  # nothing was reported; the note in describe() says so
+        assert usage is not None
         if not usage.reported:
             self.unreported += 1
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
+        self.cache_read_tokens += usage.cache_read_tokens
+        self.cache_write_tokens += usage.cache_write_tokens
+        self.cache_hits += usage.cache_read_tokens > 0
         cost = self.table.cost(model, usage)
         if cost is None:
             if usage.reported:
@@ -130,11 +147,29 @@ class CostMeter:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def uncached_tokens(self) -> int:
+        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
+
     def describe(self) -> str:
         cost = "cost unknown" if self.cost_usd is None else f"${self.cost_usd:.4f}"
-        text = f"{self.input_tokens:,} in · {self.output_tokens:,} out · {cost}"
+        split = f"{self.uncached_tokens:,} uncached · {self.cache_read_tokens:,} cached"
+        if self.cache_write_tokens:
+            split += f" · {self.cache_write_tokens:,} written to the cache"
+        text = f"{self.input_tokens:,} in ({split}) · {self.output_tokens:,} out · {cost}"
+        if self.requests:
+            text += f" · cache hits in {self.cache_hits} of {self.requests} request(s)"
         if self.unpriced_models:
             text += f" (no price for {', '.join(sorted(self.unpriced_models))} in [prices])"
         if self.unreported:
             text += f" ({self.unreported} request(s) without usage from the server)"
+        if self.cut_off:
+            text += f" ({self.cut_off} reply(ies) cut off: counted only as far as the server reported them)"
         return text
+
+    def usage_dict(self) -> dict[str, Any]:
+        """The totals for ``--json`` and the bench scripts."""
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "uncached_input_tokens": self.uncached_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens, "requests": self.requests,
+                "cache_hits": self.cache_hits, "cut_off": self.cut_off, "cost_usd": self.cost_usd}

@@ -56,9 +56,12 @@ def system_prompt(task: Task, kernel_text: str, reference_text: str) -> str:
 
 
 def decision_note(decision: dict[str, Any]) -> str:
-    """The person's decision on a proposal, as the structured note the model receives."""
-    return "Decision on proposal " + str(decision.get("proposal")) + ":\n```json\n" + \
-        json.dumps(decision, indent=1, ensure_ascii=False) + "\n```"
+    """The person's decision on a proposal, as the structured note the model receives (one line of
+    JSON; the time it was made is for the session log, not the model, and auto mode's verdict, its
+    reason, already says what the trial showed)."""
+    hidden = {"at", "trial"} if decision.get("by") == "auto" else {"at"}
+    shown = {k: v for k, v in decision.items() if k not in hidden}
+    return f"Decision on proposal {decision.get('proposal')}:\n```json\n{json.dumps(shown, ensure_ascii=False)}\n```"
 
 
 def kernel_changed_note(file: str, text: str, digest: str, max_lines: int = 400) -> str:
@@ -68,15 +71,20 @@ def kernel_changed_note(file: str, text: str, digest: str, max_lines: int = 400)
     return f"Note: {file} changed since you last saw it (now {digest}). Its current text:\n```\n{text.rstrip()}\n```"
 
 
-def auto_brief(iteration: int, total: int, goal: str, best: str, last: str | None, target: float | None) -> str:
-    lines = [
-        f"Auto mode, iteration {iteration} of {total}. Goal: {goal or 'make the kernel faster while keeping it correct'}.",
-        f"The kept version now: {best}.",
-    ]
+DEFAULT_AUTO_GOAL = "make the kernel faster while keeping it correct"
+
+
+def auto_brief(iteration: int, total: int, goal: str, best: str, last: str | None, target: float | None,
+               keep_rule: str, unmeasurable: str | None = None) -> str:
+    """Auto mode's message for one iteration: the goal, the kept version, the last verdict, the rule."""
+    lines = [f"Auto mode, iteration {iteration} of {total}. Goal: {goal or DEFAULT_AUTO_GOAL}."]
+    if unmeasurable is not None:
+        lines.append(f"Here {unmeasurable}: make the kernel correct; speed cannot be judged.")
+    lines.append(f"The kept version now: {best}.")
     if last:
         lines.append(f"Last iteration: {last}.")
-    if target is not None:
+    if target is not None and unmeasurable is None:
         lines.append(f"Stop target: {target:g}% of roofline.")
-    lines.append("Make exactly one proposal with propose_edit. It is kept only if it is correct and faster than the "
-                 "kept version; otherwise it is reverted and you get the reason.")
+    lines.append(f"Make exactly one proposal with propose_edit. It is {keep_rule}; otherwise it is reverted and you "
+                 f"get the reason.")
     return "\n".join(lines)

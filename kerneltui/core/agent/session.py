@@ -17,6 +17,7 @@ session see the front end's own runs and saves (latest results, stale proposals)
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
 from collections.abc import Callable
@@ -26,10 +27,12 @@ from typing import Any
 
 from kerneltui.core.agent import prompts
 from kerneltui.core.agent.adapters import record_in_history
+from kerneltui.core.agent.budget import BudgetCheck, TokenEstimator, request_chars
 from kerneltui.core.agent.checkpoints import Checkpoint, CheckpointStore, KernelFile, KernelTarget
-from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest, ToolCall, ToolResult
+from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest, ToolCall, ToolResult, Usage
 from kerneltui.core.agent.diffs import DiffError, apply_hunk_subset, unified_diff
-from kerneltui.core.agent.errors import TOOL, ProviderError, redact
+from kerneltui.core.agent.errors import CUT_OFF, TOOL, ProviderError, redact
+from kerneltui.core.agent.feedback import PathScrub, run_feedback
 from kerneltui.core.agent.override_proposals import accept_override
 from kerneltui.core.agent.prices import CostMeter, PriceTable
 from kerneltui.core.agent.proposals import (
@@ -49,7 +52,7 @@ from kerneltui.core.agent.providers.base import Provider
 from kerneltui.core.agent.search import ContextIndex, Hit
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
-from kerneltui.core.agent.trials import report_text, summarise, summary_text
+from kerneltui.core.agent.trials import summarise, summary_text
 from kerneltui.core.agent.workspace import Workspace
 from kerneltui.core.events import (
     AgentError,
@@ -87,6 +90,7 @@ class TurnResult:
     error: ProviderError | None = None
     interrupted: bool = False
     stopped: str | None = None  # why the turn ended early (tool-round limit, budget)
+    failed_tools: list[str] = field(default_factory=list)  # "call: why" of each tool call that failed
 
 
 class AgentSession:
@@ -108,14 +112,20 @@ class AgentSession:
                                                           persist=isinstance(self.target, KernelFile))
         root = context_root or context_dir(self.settings)
         self.workspace = Workspace(task.root.resolve(), root)
+        self.scrub = PathScrub(str(task.root.resolve()), str(Path(root).resolve()))
+        self._no_gpu_said = False
         self.index = index or ContextIndex(root)
         self.book = ProposalBook()
         self.messages: list[Message] = []
         self.pending_notes: list[str] = []
         self.latest: RunReport | None = None
         self.trial_reports: dict[str, RunReport] = {}
-        # When set (auto mode), returns why no further model request may be made, or None.
-        self.budget_guard: Callable[[], str | None] | None = None
+        # When set (auto mode), given a request's estimated input tokens, says whether it may be made
+        # and how long its reply may be.
+        self.budget_guard: Callable[[int], BudgetCheck] | None = None
+        self.estimator = TokenEstimator()
+        # How auto mode judges a proposal, for the model's view of a trial ("" outside auto mode).
+        self.keep_rule = ""
         # Proposals made now are "chat" (the person decides) or "auto" (auto mode decides).
         self.origin = "chat"
         self.record_trials = False  # auto mode records every trial in the history
@@ -133,6 +143,8 @@ class AgentSession:
         except OSError:
             reference = "(the reference could not be read)"
         self.system = prompts.system_prompt(task, kernel, reference)
+        # Requests of this task with this prompt share a cached prefix; the key groups them.
+        self.cache_key = "kerneltui-" + hashlib.sha256(self.system.encode()).hexdigest()[:16]
         self._seen_hash = source_hash(kernel)
 
     # -- life cycle -------------------------------------------------------------------------------
@@ -149,7 +161,8 @@ class AgentSession:
 
     def start(self) -> None:
         """Say who the agent is and bring the context index up to date (in the background)."""
-        self.emit(Notice(level="info", message=f"agent: {self.provider.describe()}", source="agent"))
+        self.emit(Notice(level="info", message=f"agent: {self.provider.describe()} · {self.provider.key_note()}",
+                         source="agent"))
         if self.provider.name == "scripted":
             self.emit(Notice(level="warning", source="agent",
                              message="the agent is a scripted replay: no model is called, replies are recorded"))
@@ -271,16 +284,11 @@ class AgentSession:
             self._seen_hash = digest
         if text:
             parts.append(text)
-        return "\n\n".join(parts) if parts else "Continue."
+        return self.scrub("\n\n".join(parts)) if parts else "Continue."
 
     async def _turn(self, text: str | None, result: TurnResult) -> None:
         self.messages.append(Message(role="user", text=self._compose(text)))
         for _ in range(max(1, self.settings.max_tool_rounds)):
-            if self.budget_guard is not None:
-                why = self.budget_guard()
-                if why:
-                    result.stopped = why
-                    return
             turn_id = uuid.uuid4().hex[:12]
             reply = await self._request(turn_id, result)
             if reply is None:
@@ -298,8 +306,48 @@ class AgentSession:
                          message=f"the agent {result.stopped} ([agent] max_tool_rounds); send a message to go on"))
 
     async def _request(self, turn_id: str, result: TurnResult) -> ModelReply | None:
+        """One model request (asked again once when the reply is cut off); None when it failed or
+        the budget does not allow it (``result`` says which)."""
         request = ModelRequest(system=self.system, messages=list(self.messages), tools=TOOL_SPECS,
-                               max_tokens=self.settings.max_tokens, temperature=self.settings.temperature)
+                               max_tokens=self.settings.max_tokens, temperature=self.settings.temperature,
+                               cache_key=self.cache_key)
+        chars = request_chars(request)
+        for attempt in (1, 2):
+            if self.budget_guard is not None:
+                check = self.budget_guard(self.estimator.estimate(chars))
+                if check.stop:
+                    result.stopped = check.stop
+                    return None
+                if check.max_output_tokens is not None:
+                    request.max_tokens = min(self.settings.max_tokens, check.max_output_tokens)
+            try:
+                reply = await self._stream(turn_id, request)
+            except ProviderError as exc:
+                message = redact(exc.message, self.provider.secrets())
+                if exc.kind == CUT_OFF and attempt == 1:
+                    self.emit(Notice(level="warning", source="agent", message=f"{message}; asking again (once)"))
+                    continue
+                if exc.kind == CUT_OFF:
+                    message += "; it was asked again once, and that reply was cut off too"
+                self.emit(AgentError(turn_id=turn_id, kind=exc.kind, message=message))
+                result.error = ProviderError(exc.kind, message)
+                return None
+            break
+        result.requests += 1
+        self.estimator.observe(chars, reply.usage)
+        if reply.text:
+            result.text += ("\n\n" if result.text else "") + reply.text
+            self.emit(AgentMessage(turn_id=turn_id, text=reply.text, provider=self.provider.name,
+                                   model=reply.model or self.provider.model))
+        self._account(turn_id, reply.usage, reply.model)
+        if reply.stop_reason in ("length", "max_tokens"):
+            self.emit(Notice(level="warning", source="agent",
+                             message=f"the reply was cut at {request.max_tokens} tokens "
+                                     f"({'the budget left' if request.max_tokens < self.settings.max_tokens else '[agent] max_tokens'})"))
+        return reply
+
+    async def _stream(self, turn_id: str, request: ModelRequest) -> ModelReply:
+        """Send the request, streaming its text to the person; a partial reply is shown as such."""
         streamed: list[str] = []
 
         def on_text(piece: str) -> None:
@@ -307,7 +355,7 @@ class AgentSession:
             self.emit(AgentTextDelta(turn_id=turn_id, text=piece))
 
         try:
-            reply = await self.provider.complete(request, on_text)
+            return await self.provider.complete(request, on_text)
         except asyncio.CancelledError:
             if streamed:
                 partial = "".join(streamed)
@@ -317,34 +365,25 @@ class AgentSession:
             self.emit(Notice(level="info", message="agent interrupted", source="agent"))
             raise
         except ProviderError as exc:
-            message = redact(exc.message, self.provider.secrets())
+            if exc.usage is not None or exc.kind == CUT_OFF:
+                # A reply cut off mid-stream was paid for as far as the server counted it.
+                self._account(turn_id, exc.usage, "", cut_off=True)
             if streamed:
                 self.emit(AgentMessage(turn_id=turn_id, text="".join(streamed) + " [cut off]",
                                        provider=self.provider.name, model=self.provider.model))
-            self.emit(AgentError(turn_id=turn_id, kind=exc.kind, message=message))
-            result.error = ProviderError(exc.kind, message)
-            return None
-        result.requests += 1
-        if reply.text:
-            result.text += ("\n\n" if result.text else "") + reply.text
-            self.emit(AgentMessage(turn_id=turn_id, text=reply.text, provider=self.provider.name,
-                                   model=reply.model or self.provider.model))
-        self._account(turn_id, reply)
-        if reply.stop_reason in ("length", "max_tokens"):
-            self.emit(Notice(level="warning", source="agent",
-                             message=f"the reply was cut at {self.settings.max_tokens} tokens ([agent] max_tokens)"))
-        return reply
+            raise
 
-    def _account(self, turn_id: str, reply: ModelReply) -> None:
+    def _account(self, turn_id: str, usage: Usage | None, reply_model: str, cut_off: bool = False) -> None:
         table = self.meter.table
-        model = self.provider.model if table.lookup(self.provider.model) else (reply.model or self.provider.model)
-        cost = self.meter.add(model, reply.usage)
+        model = self.provider.model if table.lookup(self.provider.model) else (reply_model or self.provider.model)
+        cost = self.meter.add(model, usage, cut_off=cut_off)
+        counted = usage or Usage(input_tokens=0, output_tokens=0, reported=False)
         self.emit(TokenUsage(
             turn_id=turn_id, provider=self.provider.name, model=model,
-            input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens, cost_usd=cost,
+            input_tokens=counted.input_tokens, output_tokens=counted.output_tokens, cost_usd=cost,
             session_input_tokens=self.meter.input_tokens, session_output_tokens=self.meter.output_tokens,
-            session_cost_usd=self.meter.cost_usd, cache_read_tokens=reply.usage.cache_read_tokens,
-            cache_write_tokens=reply.usage.cache_write_tokens, reported=reply.usage.reported,
+            session_cost_usd=self.meter.cost_usd, cache_read_tokens=counted.cache_read_tokens,
+            cache_write_tokens=counted.cache_write_tokens, reported=counted.reported,
         ))
 
     async def _run_tools(self, turn_id: str, calls: list[ToolCall], result: TurnResult) -> None:
@@ -381,12 +420,32 @@ class AgentSession:
                                        output=traceback.format_exc(), duration_s=time.perf_counter() - started))
             return ToolResult(call_id=call.id, name=call.name, content=message, is_error=True)
         result.proposals += [pid for pid in self.book.proposals if pid not in before]
+        if not outcome.ok:
+            result.failed_tools.append(f"{summary}: {outcome.summary}")
+        output = self.scrub(outcome.output)
         self.emit(ToolCallFinished(turn_id=turn_id, call_id=call.id, name=call.name, ok=outcome.ok,
-                                   summary=outcome.summary, output=outcome.output,
+                                   summary=outcome.summary, output=output,
                                    duration_s=time.perf_counter() - started))
-        return ToolResult(call_id=call.id, name=call.name, content=outcome.output, is_error=not outcome.ok)
+        return ToolResult(call_id=call.id, name=call.name, content=output, is_error=not outcome.ok)
 
     # -- what tools use ---------------------------------------------------------------------------
+
+    def feedback(self, report: RunReport, label: str, candidate: str) -> str:
+        """A run as the model reads it (see ``feedback``); ``candidate`` is the kernel text it verified."""
+
+        def read(file: str) -> str | None:
+            if file == self.task.kernel_file:
+                return candidate
+            try:
+                path = (self.task.root / file).resolve()
+                path.relative_to(self.task.root.resolve())
+                return path.read_text(encoding="utf-8")
+            except (OSError, ValueError, UnicodeDecodeError):
+                return None
+
+        text = run_feedback(report, label, read, note_no_gpu=not self._no_gpu_said)
+        self._no_gpu_said = self._no_gpu_said or not report.device.get("gpu")
+        return text
 
     def note_file_read(self, path: str) -> None:
         try:
@@ -530,11 +589,11 @@ class AgentSession:
                  f"−{sum(h.removed for h in p.hunks)} lines. State: {p.state}."]
         report = self.trial_reports.get(p.id)
         if report is not None:
-            lines.append(report_text(report, "trial on a scratch copy (the kernel file is unchanged)"))
+            lines.append(self.feedback(report, "trial on a scratch copy (the kernel file is unchanged)", p.new_source))
         elif p.trial:
             lines.append(summary_text(p.trial) if p.trial.get("rungs") else f"trial: {p.trial.get('headline')}")
         if p.origin == "auto":
-            lines.append("Auto mode decides after this turn: kept only if correct and faster than the kept version.")
+            lines.append(f"Auto mode decides after this turn: {self.keep_rule or 'kept only if it is correct and faster than the kept version'}.")
         elif p.is_open:
             lines.append("The person decides now (accept, reject or redirect). Say in a sentence what the trial "
                          "showed and stop.")

@@ -1,8 +1,10 @@
 """Agent settings: the ``[agent]`` section of the config, command-line overrides, and the API key.
 
 Keys come from the environment (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, or the variable named by
-``api_key_env``) or from ``api_key`` in the config file. They live only in memory: settings print
-without them, and no event or session record carries them.
+``api_key_env``) or from ``api_key`` in the config (the file, or ``KERNELTUI_AGENT_API_KEY``). A
+``base_url`` other than the provider's own server never gets the standard variable's key: it takes
+``api_key``, or the variable ``api_key_env`` names. Keys live only in memory: settings print without
+them, no event or session record carries them, and what is said is where a key came from (by name).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ AGENT_DEFAULTS: dict[str, Any] = {
 
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
 STANDARD_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# The providers' own servers: the only places their standard variable's key is sent.
+OFFICIAL_URLS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 PROVIDERS = ("anthropic", "openai", "openai-compatible", "scripted")
 # Local servers by name: the provider they speak and where they listen by default.
 SERVER_ALIASES = {
@@ -59,6 +63,7 @@ class AgentSettings:
     api: str = "chat"
     api_key_env: str = ""
     api_key: str = field(default="", repr=False)
+    api_key_source: str = ""  # where api_key was set: the config file's path or "env KERNELTUI_AGENT_API_KEY"
     max_tokens: int = 8192
     max_tool_rounds: int = 20
     max_retries: int = 2
@@ -77,6 +82,8 @@ class AgentSettings:
         if config is not None:
             values.update(config.section("agent"))
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if config is not None and "api_key" not in overrides and values.get("api_key"):
+            values["api_key_source"] = config.source("agent", "api_key") or "config file"
         names = {f.name for f in fields(cls)}
         settings = cls(**{k: v for k, v in values.items() if k in names})
         return settings.normalised()
@@ -116,14 +123,22 @@ class ApiKey:
     source: str  # "env ANTHROPIC_API_KEY", "config file", "none (local server)"
 
 
+def is_own_server(provider: str, base_url: str) -> bool:
+    """Whether ``base_url`` is the provider's own server (or unset, which means it)."""
+    official = OFFICIAL_URLS.get(provider)
+    return not base_url or (official is not None and base_url.rstrip("/") == official)
+
+
 def resolve_api_key(settings: AgentSettings, env: dict[str, str] | None = None) -> ApiKey:
     """The key for the provider, or a ``no_key`` ProviderError that says where to put one.
 
-    An OpenAI-compatible server gets a key only when one is named for it (``api_key_env`` or
-    ``api_key``): the person's OpenAI key is never sent to some other server.
+    A server other than the provider's own (``base_url``: a proxy, an OpenAI-compatible server) gets
+    a key only when one is given for it (``api_key_env`` or ``api_key``): the person's
+    ``OPENAI_API_KEY`` or ``ANTHROPIC_API_KEY`` is never sent to some other server unasked.
     """
     env = dict(os.environ if env is None else env)
     provider = settings.provider
+    config_key = ApiKey(str(settings.api_key), settings.api_key_source or "config file") if settings.api_key else None
     if settings.api_key_env:
         value = env.get(settings.api_key_env, "")
         if value:
@@ -131,10 +146,18 @@ def resolve_api_key(settings: AgentSettings, env: dict[str, str] | None = None) 
         raise ProviderError(NO_KEY, f"no API key: [agent] api_key_env names {settings.api_key_env}, "
                                     f"but that environment variable is empty or unset")
     standard = STANDARD_KEY_ENV.get(provider)
+    if standard and not is_own_server(provider, settings.base_url):
+        if config_key is not None:
+            return config_key
+        raise ProviderError(NO_KEY, f"no API key for {settings.base_url}: it is not {provider}'s own server, so "
+                                    f"kerneltui does not send {standard} there. Give it its own key "
+                                    f"(KERNELTUI_AGENT_API_KEY or [agent] api_key), name a variable with "
+                                    f"--api-key-env (--api-key-env {standard} sends that key there on purpose), "
+                                    f"or use --provider openai-compatible for a server that needs no key")
     if standard and env.get(standard):
         return ApiKey(env[standard], f"env {standard}")
-    if settings.api_key:
-        return ApiKey(settings.api_key, "config file")
+    if config_key is not None:
+        return config_key
     if provider == "openai-compatible":
         # Local servers (vLLM, Ollama, llama.cpp) usually take any key; the SDK needs a non-empty one.
         return ApiKey("not-needed", "none (local server; set api_key_env if it wants one)")

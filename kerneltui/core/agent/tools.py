@@ -16,7 +16,6 @@ from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
-from kerneltui.core.agent.trials import report_text
 from kerneltui.core.agent.workspace import WorkspaceError
 
 if TYPE_CHECKING:
@@ -184,7 +183,7 @@ async def _latest_results(session: AgentSession, call: ToolCall, turn_id: str) -
     report, fresh = await session.latest_report()
     label = "latest run of the kernel file" + (" (run just now: there was none yet)" if fresh else "")
     return ToolOutcome(True, f"{'PASS' if report.ok else 'FAIL'} · {len(report.results)} rungs",
-                       report_text(report, label))
+                       session.feedback(report, label, session.target.read()))
 
 
 async def _read_asm(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
@@ -244,7 +243,7 @@ async def _run_candidate(session: AgentSession, call: ToolCall, turn_id: str) ->
     except ValueError as exc:  # an unknown rung name
         raise ToolFailure(f"run_candidate: {exc}") from exc
     return ToolOutcome(report.ok, f"{'PASS' if report.ok else 'FAIL'} (not applied)",
-                       report_text(report, "candidate (the kernel file was not changed)"))
+                       session.feedback(report, "candidate (the kernel file was not changed)", new))
 
 
 async def _propose_edit(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:

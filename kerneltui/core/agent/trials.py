@@ -1,5 +1,5 @@
-"""What a verification run says, condensed: for proposals (the UI card), for the model (text), and
-for auto mode (correct? how fast? how close to the roofline?).
+"""What a verification run says, condensed: for proposals (the UI card) and for auto mode (correct?
+how fast? how close to the roofline?). The model's text form is ``feedback.run_feedback``.
 
 The benchmark and roofline rungs report their numbers in ``RungResult.metrics`` (``median_ms``: the
 geometric mean over benchmark cases of the medians; ``pct_roofline``); the keys read here are listed
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kerneltui.core.agent.feedback import device_line
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
 
@@ -21,7 +22,6 @@ TIME_KEYS: tuple[tuple[str, float], ...] = (
 )
 # Percent of the roofline (0-100), looked up in the roofline rung's metrics, then the benchmark's.
 ROOFLINE_KEYS: tuple[str, ...] = ("pct_roofline", "pct_of_roofline", "roofline_pct", "percent_of_roofline")
-DETAIL_LINES = 40
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ def perf_of(report: RunReport) -> Perf:
     if report.cancelled:
         return Perf(correct=False, reason="the run was cancelled")
     if failed is not None:
-        return Perf(correct=False, failed_rung=failed.name, reason=f"{failed.name} failed: {failed.error or failed.summary}")
+        what = ((failed.error or failed.summary).strip().splitlines() or [""])[0][:300]
+        return Perf(correct=False, failed_rung=failed.name, reason=f"{failed.name} failed: {what}")
     correctness = report.result("correctness")
     if correctness is None:
         return Perf(correct=False, reason="the correctness rung did not run")
@@ -110,33 +111,10 @@ def summarise(report: RunReport) -> dict[str, Any]:
         "median_s": perf.median_s,
         "pct_roofline": perf.pct_roofline,
         "headline": perf.describe(),
-        "device": _device_line(report.device),
+        "device": device_line(report.device),
         "rungs": [{"name": r.name, "status": r.status, "summary": r.summary, "error": r.error, "metrics": r.metrics,
                    "location": str(r.location) if r.location else None} for r in report.results],
     }
-
-
-def _device_line(device: dict[str, Any]) -> str:
-    if not device:
-        return "unknown device"
-    if device.get("gpu"):
-        return f"{device.get('name')} ({device.get('arch')})"
-    return "no GPU (CPU" + (", Triton interpreter)" if device.get("interpreter") else ")")
-
-
-def report_text(report: RunReport, label: str = "run") -> str:
-    """The run as the model reads it: one line per rung, then the first failure's details."""
-    lines = [f"{label}: {'PASS' if report.ok else 'FAIL'} on {_device_line(report.device)} "
-             f"({report.duration_s:.1f} s, source {report.source_hash})"]
-    lines += [r.line() + (f"  [{r.location}]" if r.location and r.status == "fail" else "") for r in report.results]
-    failed = next((r for r in report.results if r.status == "fail"), None)
-    if failed is not None and failed.details.strip():
-        detail = failed.details.strip().splitlines()
-        more = f"\n… ({len(detail) - DETAIL_LINES} more lines)" if len(detail) > DETAIL_LINES else ""
-        lines.append(f"details of {failed.name}:\n" + "\n".join(detail[:DETAIL_LINES]) + more)
-    if not report.device.get("gpu"):
-        lines.append("note: no GPU here, so no benchmark numbers exist for this run (CPU times are not performance)")
-    return "\n".join(lines)
 
 
 def summary_text(summary: dict[str, Any]) -> str:

@@ -3,6 +3,15 @@
 User and assistant turns must alternate and tool results travel in the user turn, so consecutive
 user-side entries of the conversation (tool results, a decision note, the person's next message) are
 merged into one user message, tool results first.
+
+Prompt caching: Anthropic caches a prefix up to a ``cache_control`` mark, in the order tools →
+system → messages. Two marks: the system prompt (so the tools, the instructions and the task are one
+stable cached prefix), and the last block of the conversation (so each request reads the previous
+one's conversation from the cache and writes only what is new). Cached and written tokens come back
+in ``usage`` and are priced apart.
+
+A reply is whole only when ``message_stop`` arrives; a stream that ends before it (or a connection
+that closes) is a cut-off reply, never a shorter one: its tool calls may be half their arguments.
 """
 
 from __future__ import annotations
@@ -18,14 +27,25 @@ from kerneltui.core.agent.conversation import (
     merged_user_turns,
     parse_arguments,
 )
-from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError
-from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError, cut_off
+from kerneltui.core.agent.providers.base import TextSink, key_note
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 
 
-def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+CACHE_MARK = {"type": "ephemeral"}
+
+
+def anthropic_messages(messages: list[Message], cache_last: bool = False) -> list[dict[str, Any]]:
+    """The conversation in Anthropic's form; ``cache_last`` marks its last block as a cache breakpoint."""
+    out = _messages(messages)
+    if cache_last and out and out[-1]["content"]:
+        out[-1]["content"][-1] = dict(out[-1]["content"][-1], cache_control=CACHE_MARK)
+    return out
+
+
+def _messages(messages: list[Message]) -> list[dict[str, Any]]:
     kept = [m for m in messages if not (m.role == "assistant" and not m.text and not m.tool_calls)]
     out: list[dict[str, Any]] = []
     for group in merged_user_turns(kept):
@@ -68,6 +88,9 @@ class AnthropicProvider:
     def secrets(self) -> list[str]:
         return [self._key]
 
+    def key_note(self) -> str:
+        return key_note(self._key_source, self.base_url)
+
     def _get_client(self) -> Any:
         if self._client is None:
             try:
@@ -83,11 +106,11 @@ class AnthropicProvider:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "messages": anthropic_messages(request.messages),
+            "messages": anthropic_messages(request.messages, cache_last=True),
             "stream": True,
         }
         if request.system:
-            kwargs["system"] = request.system
+            kwargs["system"] = [{"type": "text", "text": request.system, "cache_control": CACHE_MARK}]
         if request.tools:
             kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                for t in request.tools]
@@ -95,11 +118,14 @@ class AnthropicProvider:
             kwargs["temperature"] = request.temperature
         text: list[str] = []
         blocks: dict[int, dict[str, Any]] = {}
-        usage = Usage()
+        usage = Usage(reported=False)
         stop = ""
+        finished = False
         model = self.model
+        started = False
         try:
             stream = await client.messages.create(**kwargs)
+            started = True
             async for event in stream:
                 kind = getattr(event, "type", "")
                 if kind == "message_start":
@@ -127,10 +153,16 @@ class AnthropicProvider:
                         stop = event.delta.stop_reason
                     if event.usage is not None and getattr(event.usage, "output_tokens", None) is not None:
                         usage.output_tokens = int(event.usage.output_tokens)
+                elif kind == "message_stop":
+                    finished = True
         except ProviderError:
             raise
         except Exception as exc:
-            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets()) from exc
+            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(), streaming=started,
+                                 usage=usage if usage.reported else None) from exc
+        if not finished:
+            # message_start's usage counts the input and the first output token; the rest was never reported.
+            raise cut_off(self.name, "ended the stream before message_stop", usage if usage.reported else None)
         if stop == "refusal":
             said = "".join(text).strip()
             raise ProviderError(REFUSED, "the model refused to continue" + (f": {said[:300]}" if said else ""))

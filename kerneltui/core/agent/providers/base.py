@@ -22,6 +22,10 @@ class Provider(Protocol):
         """Strings that must never appear in an event, a log or a message (the API key)."""
         ...
 
+    def key_note(self) -> str:
+        """Which key is sent where: its source by name (``env OPENAI_API_KEY``), never its value."""
+        ...
+
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         """Send the request, call ``on_text`` with each streamed piece of text, return the reply.
 
@@ -31,3 +35,9 @@ class Provider(Protocol):
 
     async def close(self) -> None:
         ...
+
+
+def key_note(key_source: str, where: str) -> str:
+    if key_source.startswith("none"):
+        return f"no API key is sent to {where} ({key_source})"
+    return f"the API key from {key_source} is sent to {where}"

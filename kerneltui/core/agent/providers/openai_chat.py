@@ -2,7 +2,12 @@
 
 The same wire format serves vLLM, Ollama, llama.cpp and most proxies (``base_url``). Usage comes in
 a final chunk when ``stream_options.include_usage`` is honoured; a server that sends none is
-reported as "usage unknown", never as zero tokens.
+reported as "usage unknown", never as zero tokens. A stream that ends before its ``finish_reason``
+is an error (the reply was cut off), never a shorter reply.
+
+Prompt caching is OpenAI's own, on the longest stable prefix of the prompt: the system message (the
+task) and the tools come first and never change within a session, and the conversation only grows.
+Cached tokens are read from ``usage.prompt_tokens_details.cached_tokens``.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ from kerneltui.core.agent.conversation import (
     Usage,
     parse_arguments,
 )
-from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError
-from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError, cut_off
+from kerneltui.core.agent.providers.base import TextSink, key_note
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -70,6 +75,9 @@ class OpenAIChatProvider:
     def secrets(self) -> list[str]:
         return [self._key]
 
+    def key_note(self) -> str:
+        return key_note(self._key_source, self.base_url)
+
     def _get_client(self) -> Any:
         if self._client is None:
             try:
@@ -94,14 +102,19 @@ class OpenAIChatProvider:
         kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
+        if not self.compatible and request.cache_key:
+            # OpenAI caches a prompt's prefix by itself; the key routes a session's requests together.
+            kwargs["prompt_cache_key"] = request.cache_key
         text: list[str] = []
         refusal: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage(reported=False)
         stop = ""
         model = self.model
+        started = False
         try:
             stream = await client.chat.completions.create(**kwargs)
+            started = True
             async for chunk in stream:
                 model = getattr(chunk, "model", None) or model
                 if getattr(chunk, "usage", None) is not None:
@@ -129,7 +142,12 @@ class OpenAIChatProvider:
         except ProviderError:
             raise
         except Exception as exc:
-            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets()) from exc
+            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(), streaming=started,
+                                 usage=usage if usage.reported else None) from exc
+        if not stop:
+            # Every reply ends with a finish_reason (before the usage chunk and [DONE]); a body that
+            # ends without one was cut short, and its last tool call may be half its arguments.
+            raise cut_off(self.name, "ended the stream before its finish_reason", usage if usage.reported else None)
         if refusal and not text:
             raise ProviderError(REFUSED, f"the model refused: {''.join(refusal)[:300]}")
         if stop == "content_filter":

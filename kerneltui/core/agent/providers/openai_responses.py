@@ -17,8 +17,8 @@ from kerneltui.core.agent.conversation import (
     Usage,
     parse_arguments,
 )
-from kerneltui.core.agent.errors import CONFIG, PROVIDER, REFUSED, ProviderError
-from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.errors import CONFIG, PROVIDER, REFUSED, ProviderError, cut_off
+from kerneltui.core.agent.providers.base import TextSink, key_note
 from kerneltui.core.agent.providers.openai_chat import OPENAI_URL
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
@@ -58,6 +58,9 @@ class OpenAIResponsesProvider:
     def secrets(self) -> list[str]:
         return [self._key]
 
+    def key_note(self) -> str:
+        return key_note(self._key_source, self.base_url)
+
     def _get_client(self) -> Any:
         if self._client is None:
             try:
@@ -84,6 +87,8 @@ class OpenAIResponsesProvider:
                                 "parameters": t.parameters, "strict": False} for t in request.tools]
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
+        if request.cache_key:
+            kwargs["prompt_cache_key"] = request.cache_key  # see openai_chat: OpenAI's own prefix caching
         text: list[str] = []
         refusal: list[str] = []
         calls: dict[str, dict[str, str]] = {}  # item id → call_id, name, arguments
@@ -91,8 +96,10 @@ class OpenAIResponsesProvider:
         usage = Usage(reported=False)
         stop = ""
         model = self.model
+        started = False
         try:
             stream = await client.responses.create(**kwargs)
+            started = True
             async for event in stream:
                 kind = getattr(event, "type", "")
                 if kind == "response.output_text.delta":
@@ -135,7 +142,10 @@ class OpenAIResponsesProvider:
         except ProviderError:
             raise
         except Exception as exc:
-            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets()) from exc
+            raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(),
+                                 streaming=started) from exc
+        if not stop:
+            raise cut_off(self.name, "ended the stream before response.completed")
         if refusal and not text:
             raise ProviderError(REFUSED, f"the model refused: {''.join(refusal)[:300]}")
         if stop == "content_filter":

@@ -103,6 +103,9 @@ class ScriptedProvider:
     def secrets(self) -> list[str]:
         return []
 
+    def key_note(self) -> str:
+        return "no API key is used (scripted replay)"
+
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         self.requests.append(request)
         if self.position >= len(self.script.turns):

@@ -6,14 +6,15 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from kerneltui.core.agent.errors import AUTH, NETWORK, PROVIDER, RATE_LIMIT, ProviderError, redact
+from kerneltui.core.agent.conversation import Usage
+from kerneltui.core.agent.errors import AUTH, NETWORK, PROVIDER, RATE_LIMIT, ProviderError, cut_off, redact
 
 
-def _sdk_classes(name: str) -> tuple[type, ...]:
+def _sdk_classes(name: str, modules: tuple[str, ...] = ("openai", "anthropic")) -> tuple[type, ...]:
     """The SDKs' exception classes of that name, from the SDKs already loaded (importing one to
     classify an error of the other would cost seconds)."""
     found: list[type] = []
-    for module_name in ("openai", "anthropic"):
+    for module_name in modules:
         module = sys.modules.get(module_name)
         cls = getattr(module, name, None) if module is not None else None
         if isinstance(cls, type):
@@ -40,14 +41,28 @@ def _one_line(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _is_transport_failure(exc: BaseException) -> bool:
+    """A connection that failed or closed: the SDKs' own class, or the HTTP library's underneath."""
+    transport = _sdk_classes("APIConnectionError") + _sdk_classes("TransportError", ("httpx", "httpx2"))
+    return isinstance(exc, (*transport, ConnectionError))
+
+
 def provider_error(exc: BaseException, provider: str, where: str, key_source: str,
-                   secrets: Iterable[str]) -> ProviderError:
-    """Classify an SDK exception: network, auth (401/403), rate limit (429), or another refusal."""
+                   secrets: Iterable[str], streaming: bool = False, usage: Usage | None = None) -> ProviderError:
+    """Classify an SDK exception: network, auth (401/403), rate limit (429), or another refusal.
+
+    ``streaming``: the reply had started (headers received), so a connection that fails now cut
+    the reply off; ``usage`` is what the stream had reported by then.
+    """
     secrets = list(secrets)
     if isinstance(exc, ProviderError):
-        return ProviderError(exc.kind, redact(exc.message, secrets))
+        return ProviderError(exc.kind, redact(exc.message, secrets), exc.usage)
     connection = _sdk_classes("APIConnectionError")
     status_cls = _sdk_classes("APIStatusError")
+    if streaming and _is_transport_failure(exc):
+        underneath = exc.__cause__ or exc.__context__ or exc
+        detail = _one_line(f"{type(underneath).__name__}: {underneath}", 160)
+        return cut_off(provider, f"closed the connection mid-stream ({redact(detail, secrets)})", usage)
     if connection and isinstance(exc, connection):
         cause = exc.__cause__ or exc.__context__
         detail = f"{type(cause).__name__}: {cause}" if cause else str(exc)
