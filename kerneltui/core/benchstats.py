@@ -40,10 +40,11 @@ class BenchSettings:
     pool_fraction: float = 0.25  # share of free device memory the input pool may use
     max_pool: int = 16  # input sets generated ahead per batch
     straggle_us: float = 20.0  # side-work detector: minimum threshold (calibrated upwards per device)
-    # How the L2 is emptied before each call: write a buffer of 2× L2 (leaves it dirty: the timed call
-    # pays the write-back), then or instead read a second, clean one (leaves it holding clean lines,
-    # as ncu's --cache-control all does). bench/l2_flush_study.py measures them against ncu.
-    flush: str = "write"
+    # How the L2 is emptied before each call: read a clean buffer of 2× L2 (L2 left holding clean
+    # lines, as after ncu's --cache-control all), or write one (L2 left dirty: the timed call pays the
+    # write-back), or both. On the H200 (bench/l2_flush_study.py, bench/RESULTS.md) read gives
+    # +0.8–0.9% against ncu where write gives +3.8–4.1%.
+    flush: str = "read"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         message = read_message(proto_in)
         if message is None:
+            if state.poisoned:
+                os._exit(4)  # see below: no destructors in a broken CUDA context
             return 0
         req_id = message.get("id")
         op = OPS.get(str(message.get("op")))
@@ -110,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise
             channel.send({"id": req_id, "ok": False, "error": _error_dict(exc, state)})
             if state.poisoned:
-                # A CUDA error leaves the context unusable; this process must not be reused.
-                return 4
+                # A CUDA error leaves the context unusable; this process must not be reused. Exit
+                # without running destructors: freeing memory mapped from the judge (CUDA IPC) in a
+                # broken context aborts the process, which would bury the error just reported.
+                sys.stderr.flush()
+                os._exit(4)
 
 
 def _error_dict(exc: BaseException, state: Any) -> dict[str, Any]:

@@ -119,7 +119,10 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     recorder.new_call()
     with recorder_on(recorder):
         compiled = state.backend.compile(state, first_case_inputs=first_inputs)
-    state.exchange.release(["first"])
+    if not state.poisoned:
+        # After a CUDA fault, unmapping the judge's memory aborts the process: the mapping stays
+        # until the worker exits (it is never reused).
+        state.exchange.release(["first"])
     result.update(compiled)
     result["compile_s"] = round(time.perf_counter() - t_compile, 4)
     result["total_s"] = round(time.perf_counter() - t0, 4)

@@ -47,15 +47,16 @@ class WorkerPool:
         """Spare workers (of both roles) started or ready, not yet handed out."""
         return sum(len(tasks) for tasks in self._spare.values())
 
-    def prestart(self, roles: tuple[str, ...] = ROLES) -> None:
-        """Start spare workers in the background (idempotent; deferred while quiet)."""
+    def prestart(self, roles: tuple[str, ...] = ROLES, count: int | None = None) -> None:
+        """Start spare workers in the background, ``count`` of each role (default: the pool's
+        spares); idempotent; deferred while quiet."""
         if self._closed:
             return
         if self._quiet:
             self._deferred = True
             return
         for role in roles:
-            self._fill(role, self.spares)
+            self._fill(role, count or self.spares)
 
     def _fill(self, role: str, count: int) -> None:
         spare = [t for t in self._spare[role] if not (t.done() and (t.cancelled() or t.exception() is not None))]

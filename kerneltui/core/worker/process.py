@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from typing import Any
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
 
 ProgressCallback = Callable[[str, float | None], None]
+CUDA_FAULT = re.compile(r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"
+                        r"device-side assert|CUDA error", re.IGNORECASE)
 STDERR_KEEP = 256 * 1024
 
 SIGNAL_MEANING = {
@@ -213,6 +216,10 @@ class WorkerProcess:
         else:
             msg = f"the worker's connection closed during {op}"
         last = [line for line in tail.splitlines() if line.strip()][-3:]
+        cuda = next((line.strip() for line in tail.splitlines() if CUDA_FAULT.search(line)), None)
+        if cuda and cuda not in last:
+            # The fault itself, when native code aborted after it (its stack trace comes last).
+            msg += f"; CUDA error: {cuda[:300]}"
         if last:
             msg += "; last output: " + " | ".join(line.strip()[:200] for line in last)
         return WorkerFailure("crash", msg, stderr=tail)
