@@ -13,6 +13,12 @@ CUDA_FATAL = re.compile(
 )
 
 
+class TaskProblem(Exception):
+    """The task itself cannot run here (e.g. its reference needs a GPU): a task error, not the kernel's."""
+
+    harness_message = True
+
+
 def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
     # The harness's own failures read as sentences; everything else keeps its exception type.
     message = str(exc) if getattr(exc, "harness_message", False) else f"{type(exc).__name__}: {exc}".strip()
@@ -30,7 +36,9 @@ def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
     if located:
         file, line = located
     else:
-        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        # A TaskProblem is raised by the harness about the task's code: its place is in the cause.
+        origin = exc.__cause__ if isinstance(exc, TaskProblem) and exc.__cause__ is not None else exc
+        for frame in reversed(traceback.extract_tb(origin.__traceback__)):
             rel = state.original_path(frame.filename)
             if rel is not None:
                 file, line = rel, frame.lineno
@@ -48,4 +56,5 @@ def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
         "file": file,
         "line": line,
         "cuda_fatal": state.poisoned,
+        "task_error": isinstance(exc, TaskProblem),
     }

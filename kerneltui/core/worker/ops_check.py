@@ -98,21 +98,30 @@ def op_run(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict
     case = state.task["tests"][0]
     params = {k: v for k, v in case.items() if k != "seed"}
     seed = rt.seed_for(0, case.get("seed"), 0)
-    inputs = rt.make_inputs(params, seed)
+    inputs = _fresh_inputs(rt, torch, params, seed)
     ref_out = rt.call_reference(rt.clone(inputs))
     state.sync()
     state.launches.clear()
     t0 = time.perf_counter()
-    out = _call_candidate(state, inputs)
+    out = _call_candidate(state, rt.clone(inputs))  # GPU MODE's rule: the candidate gets a copy
     elapsed = time.perf_counter() - t0
     problems: list[str] = []
     ref_parts = dict(_flatten(ref_out, "out", torch))
     out_parts = dict(_flatten(out, "out", torch))
-    if set(ref_parts) != set(out_parts):
+    described: list[str] = []
+    if callable(getattr(rt.reference, "check_implementation", None)):
+        # The task's own checker decides the questions it covers (dtype, shape, structure):
+        # GPU MODE's prefixsum reference returns float64, a correct float32 answer passes its check.
+        ok, message = _check_implementation(rt, inputs, out)
+        if not ok:
+            problems.append(f"check_implementation: {message or 'failed'}")
+        described = [f"{name} {tuple(t.shape)} {str(t.dtype).replace('torch.', '')} {t.device.type}"
+                     for name, t in out_parts.items() if isinstance(t, torch.Tensor)]
+        ref_parts = {}
+    elif set(ref_parts) != set(out_parts):
         problems.append(
             f"returned {_describe_structure(out, torch)}, the reference returns {_describe_structure(ref_out, torch)}"
         )
-    described = []
     for name, ref in ref_parts.items():
         got = out_parts.get(name)
         if got is None:
@@ -181,20 +190,25 @@ def op_correctness(state: WorkerState, args: dict[str, Any], progress: Progress)
             label = _case_label(params) + (" (hidden seed)" if si == len(seeds) - 1 else f" seed={seed}")
             progress(f"{label}", done / total)
             done += 1
-            inputs = rt.make_inputs(params, seed)
+            # `inputs` stays as generated: the reference and the candidate each get a copy, and the
+            # task's check_implementation a fresh copy of the original (GPU MODE's eval does the same).
+            inputs = _fresh_inputs(rt, torch, params, seed)
+            out_buffers = _output_buffers(rt, inputs, torch)
             ref_inputs = rt.clone(inputs)
             ref_before = _hashes(rt, ref_inputs)
             ref_out = rt.call_reference(ref_inputs)
             state.sync()
             # Buffers the reference itself writes (GPU MODE's preallocated outputs) are outputs.
             written_by_ref = {k for k, h in _hashes(rt, ref_inputs).items() if ref_before.get(k) != h}
-            before = _hashes(rt, inputs)
+            cand_inputs = rt.clone(inputs)
+            before = _hashes(rt, cand_inputs)
             state.launches.clear()
             with poisoned_allocations(torch):
-                out = _call_candidate(state, inputs)
+                out = _call_candidate(state, cand_inputs)
             total_launches += len(state.launches)
-            after = _hashes(rt, inputs)
-            changed = [k for k, h in after.items() if before.get(k) != h and k not in written_by_ref]
+            after = _hashes(rt, cand_inputs)
+            changed = [k for k, h in after.items()
+                       if before.get(k) != h and k not in written_by_ref and k not in out_buffers]
             if changed and not inplace:
                 raise CheckFailure(
                     f"the kernel modified its input {', '.join(changed)} ({label}); the task does not "
@@ -209,7 +223,7 @@ def op_correctness(state: WorkerState, args: dict[str, Any], progress: Progress)
                     "aliased result); return a freshly written tensor from every call",
                     case=case, seed=seed,
                 )
-            aliasing = _aliasing(rt, out, inputs, ref_out, ref_inputs, torch)
+            aliasing = _aliasing(rt, out, cand_inputs, ref_out, ref_inputs, torch, out_buffers)
             if aliasing and not inplace:
                 raise CheckFailure(
                     f"output {aliasing} shares memory with an input ({label}); return a freshly written tensor",
@@ -279,7 +293,7 @@ def _judge(state: Any, rt: Any, inputs: Any, out: Any, ref_out: Any, tol_overrid
            has_check: bool, label: str) -> dict[str, Any]:
     torch = state.torch
     if has_check:
-        ok, msg = rt.check_implementation(inputs, out)
+        ok, msg = _check_implementation(rt, inputs, out)
         info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
         # Metrics against the reference are still informative when shapes agree.
         parts = _compare_all(out, ref_out, tol_overrides, None, torch)
@@ -335,10 +349,10 @@ def _determinism(state: Any, rt: Any, params: dict[str, Any], seed: int, out: An
     """Run again on the same inputs with other garbage in every fresh allocation; results must not
     move, and the first call's output must not change when the kernel is called again."""
     torch = state.torch
-    inputs = rt.make_inputs(params, seed)
+    inputs = _fresh_inputs(rt, torch, params, seed)
     first_digest = _output_digests(out, torch)
     with garbage_allocations(torch, seed):
-        again = _call_candidate(state, inputs)
+        again = _call_candidate(state, rt.clone(inputs))
     if _output_digests(out, torch) != first_digest:
         return {
             "case": label, "identical": False,
@@ -389,7 +403,7 @@ def _checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str,
     for probe, replacement in probes.items():
         fake = _rebuild(ref_out, replacement, "out", torch)
         if has_check:
-            ok, _ = rt.check_implementation(inputs, fake)
+            ok, _ = _check_implementation(rt, inputs, fake)
         else:
             parts = _compare_all(fake, ref_out, tol_overrides, None, torch)
             ok = bool(parts) and all(p["verdict_ok"] for p in parts)
@@ -401,6 +415,38 @@ def _checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str,
 # ----------------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------------
+
+
+def _fresh_inputs(rt: Any, torch: Any, params: dict[str, Any], seed: int) -> Any:
+    """A case's inputs, generated with fresh allocations poisoned: a buffer the task hands over
+    uninitialised (``torch.empty`` for an output) holds NaN or the integer maximum, never an
+    earlier call's answer left in reused memory."""
+    with poisoned_allocations(torch):
+        return rt.make_inputs(params, seed)
+
+
+def _output_buffers(rt: Any, inputs: Any, torch: Any) -> set[str]:
+    """Names of input tensors that are nothing but poison: output buffers the task preallocates
+    (GPU MODE's ``torch.empty`` outputs). The candidate may write them and return them."""
+    found = set()
+    for name, t in rt.tensors(inputs):
+        if not t.numel() or t.dtype == torch.bool or t.is_complex():
+            continue
+        x = t.detach()
+        if x.is_floating_point():
+            poison = bool(torch.isnan(x).all())
+        else:
+            poison = bool((x == torch.iinfo(x.dtype).max).all())
+        if poison:
+            found.add(name)
+    return found
+
+
+def _check_implementation(rt: Any, inputs: Any, out: Any) -> tuple[bool, str]:
+    """The task's own check_implementation on a fresh copy of the original inputs: its reference
+    call may write into them, and the candidate never saw them."""
+    verdict = rt.check_implementation(rt.clone(inputs), out)
+    return verdict if verdict is not None else (True, "")
 
 
 def _call_candidate(state: WorkerState, inputs: Any) -> Any:
@@ -559,14 +605,16 @@ def _bitwise_equal(a: Any, b: Any, torch: Any) -> bool:
     return True
 
 
-def _aliasing(rt: Any, out: Any, inputs: Any, ref_out: Any, ref_inputs: Any, torch: Any) -> str | None:
-    """Name of an output that shares storage with an input, unless the reference does the same."""
+def _aliasing(rt: Any, out: Any, inputs: Any, ref_out: Any, ref_inputs: Any, torch: Any,
+              out_buffers: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Name of an output that shares storage with an input, unless the reference does the same or
+    the input is an output buffer the task preallocated."""
     ref_alias = set()
     ref_in = [t for _, t in rt.tensors(ref_inputs)]
     for name, t in _flatten(ref_out, "out", torch):
         if isinstance(t, torch.Tensor) and any(_overlaps(t, x) for x in ref_in):
             ref_alias.add(name)
-    ins = [t for _, t in rt.tensors(inputs)]
+    ins = [t for name, t in rt.tensors(inputs) if name not in out_buffers]
     for name, t in _flatten(out, "out", torch):
         if isinstance(t, torch.Tensor) and name not in ref_alias and any(_overlaps(t, x) for x in ins):
             return name

@@ -10,9 +10,13 @@ from __future__ import annotations
 import copy
 import inspect
 import random
+import re
+import traceback
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from kerneltui.core.worker.errors import TaskProblem
 from kerneltui.core.worker.state import WorkerState
 
 
@@ -31,7 +35,37 @@ class TaskRuntime:
 
     # -- loading ----------------------------------------------------------------------------
 
+    # Reference code is called through these three, so that a reference that needs a GPU on a
+    # machine without one is reported as the task's problem (TaskProblem), not the kernel's.
+
     def load_reference(self) -> None:
+        with self.reference_code("importing the reference"):
+            self._load_reference()
+
+    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+        with self.reference_code("generating inputs"):
+            return self._make_inputs(params, seed)
+
+    def call_reference(self, data: Any) -> Any:
+        with self.reference_code("running the reference"):
+            return self._call_reference(data)
+
+    @contextmanager
+    def reference_code(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            if self.state.has_gpu or not NEEDS_GPU.search(str(exc)):
+                raise
+            where = _task_frame(self.state, exc)
+            raise TaskProblem(
+                f"the task's reference needs a CUDA GPU and this machine has none ({doing}"
+                f"{f', {where}' if where else ''}: {type(exc).__name__}: {_first_sentence(str(exc))}). "
+                "Run it where there is a GPU (--gpu-host HOST, --ray ADDRESS), or let the reference use "
+                "the device it is given"
+            ) from exc
+
+    def _load_reference(self) -> None:
         name = self.task["reference_file"].rsplit("/", 1)[-1].removesuffix(".py")
         self.reference = self.state.import_file(self.task["reference_file"], name)
         self._gen_takes_device = _accepts(getattr(self.reference, "generate_input", None), "device")
@@ -56,7 +90,7 @@ class TaskRuntime:
 
     # -- inputs -------------------------------------------------------------------------------
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
         kwargs = dict(params)
         if self._gen_takes_device:
             kwargs["device"] = self.state.device
@@ -119,7 +153,7 @@ class TaskRuntime:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def call_reference(self, data: Any) -> Any:
+    def _call_reference(self, data: Any) -> Any:
         return self.reference.ref_kernel(*data)
 
     def call_candidate(self, data: Any) -> Any:
@@ -157,10 +191,10 @@ class TaskRuntime:
 class GpuModeRuntime(TaskRuntime):
     """GPU MODE: ``generate_input(**test)`` returns one ``data`` object passed whole."""
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
         return self.to_device(self.reference.generate_input(**params, seed=seed))
 
-    def call_reference(self, data: Any) -> Any:
+    def _call_reference(self, data: Any) -> Any:
         return self.reference.ref_kernel(data)
 
     def call_candidate(self, data: Any) -> Any:
@@ -176,8 +210,9 @@ class KernelBenchRuntime(TaskRuntime):
     candidate_name = "ModelNew"
     INIT_SEED = 42
 
-    def load_reference(self) -> None:
-        super().load_reference()
+    def _load_reference(self) -> None:
+        super()._load_reference()
+        self.base_constants: dict[str, Any] = {}
         torch = self.torch
         torch.manual_seed(self.INIT_SEED)
         self.init_inputs = self.to_device(list(self.reference.get_init_inputs()))
@@ -207,11 +242,18 @@ class KernelBenchRuntime(TaskRuntime):
         ref = self.reference
         return {"reference.Model.forward": (ref.Model, "forward"), "reference.get_inputs": (ref, "get_inputs")}
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+        # A case's parameters are module constants that get_inputs reads (the loader allows no
+        # others); the file's own values return for cases that do not set them.
+        for name, value in self.base_constants.items():
+            setattr(self.reference, name, value)
+        for name, value in params.items():
+            self.base_constants.setdefault(name, getattr(self.reference, name))
+            setattr(self.reference, name, value)
         self.torch.manual_seed(seed)
         return self.to_device(list(self.reference.get_inputs()))
 
-    def call_reference(self, data: Any) -> Any:
+    def _call_reference(self, data: Any) -> Any:
         with self.torch.no_grad():
             return self.ref_model(*data)
 
@@ -227,6 +269,25 @@ class KernelBenchRuntime(TaskRuntime):
 
 class CandidateError(Exception):
     """The candidate module is not usable as a candidate (no entry point, wrong type)."""
+
+
+# What torch says when code asks for CUDA and there is none (CPU-only build, no driver, no device).
+NEEDS_GPU = re.compile(r"Torch not compiled with CUDA|without ATen_cuda|no NVIDIA driver|No CUDA GPUs are available|"
+                       r"CUDA driver initialization failed|CUDA is not available", re.IGNORECASE)
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line.split(". ")[0][:160]
+
+
+def _task_frame(state: WorkerState, exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of the task's own files in the traceback."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        rel = state.original_path(frame.filename)
+        if rel is not None:
+            return f"{rel}:{frame.lineno}"
+    return ""
 
 
 def runtime_for(state: WorkerState) -> TaskRuntime:
