@@ -59,6 +59,8 @@ async def run(ctx: RunContext) -> RungResult:
             peaks, peaks_note = await _peaks(worker, progress)
             phase = "loading the reference"
             setup = await worker.request("bench_setup", ctx.load_args(), timeout=ctx.timeout("compile"), on_progress=progress)
+            phase = "estimating the reference's work"
+            await _estimate_work(worker, setup, ctx, progress)
             secret = secrets.randbits(62)
             common = {"secret": secret, "settings": settings.to_dict()}
             phase = "timing the reference"
@@ -108,6 +110,23 @@ async def run(ctx: RunContext) -> RungResult:
     if verdict.status == "warn":
         return warn(NAME, verdict.summary, metrics=metrics, details=details)
     return ok(NAME, verdict.summary, metrics=metrics, details=details)
+
+
+async def _estimate_work(worker: WorkerProcess, setup: dict[str, Any], ctx: RunContext, progress: Any) -> None:
+    """Cases that declare no work (KernelBench, GPU MODE) get an estimate from the reference
+    (``core.worker.work_estimate``), marked so: every problem gets a roofline."""
+    bare = [c for c in setup.get("cases") or [] if c.get("flops") is None and c.get("bytes") is None
+            and not c.get("flops_error") and not c.get("bytes_error")]
+    if not bare:
+        return
+    found = await worker.request("estimate_work", {}, timeout=ctx.timeout("compile"), on_progress=progress)
+    estimates = {c["index"]: c for c in found.get("cases") or []}
+    for case in bare:
+        est = estimates.get(case["index"]) or {}
+        if est.get("error") or not est.get("bytes"):
+            case["work_note"] = f"no estimate of the work: {est.get('error') or 'the reference moved no bytes'}"
+            continue
+        case.update(flops=est.get("flops"), bytes=est["bytes"], work_estimated=est.get("method") or "estimated")
 
 
 async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePeaks | None, str]:
