@@ -27,7 +27,7 @@ COMMAND_MODULES = (
     "asm",
     "ask",
     "trace",
-
+    "suite",
     "replay",
     "export",
 )

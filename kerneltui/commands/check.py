@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
+from typing import Any
 
 from kerneltui.commands.common import (
     EXIT_FAIL,
@@ -12,19 +14,83 @@ from kerneltui.commands.common import (
     EXIT_USAGE,
     close_session_log,
     device_line,
-    load_task_or_exit,
     open_session_log,
     parse_rungs,
     print_json,
     rung_line,
     tee,
 )
+from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, load_task
+
+SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
+
+
+def add_format_options(p: argparse.ArgumentParser) -> None:
+    """--backend, --set and --scale: what the command line adds to a task's own settings."""
+    p.add_argument("--backend", choices=BACKENDS,
+                   help="the DSL the kernel must be written in (KernelBench: default triton or the file's "
+                        "`# kerneltui: backend = …` line; GPU MODE: detected from the submission)")
+    p.add_argument("--set", dest="constants", action="append", default=[], metavar="NAME=VALUE",
+                   help="KernelBench: rewrite the problem's module constant NAME (a size) for this run; repeatable")
+    p.add_argument("--scale", type=float, metavar="F",
+                   help="KernelBench: multiply every size constant (integers ≥ 16) by F, keeping their power-of-two "
+                        "factors up to 16 (e.g. --scale 0.01 for GB-scale problems on a small machine)")
+
+
+def load_options(args: argparse.Namespace) -> LoadOptions:
+    """The command line's LoadOptions; a malformed --set or --scale raises ValueError."""
+    pairs = []
+    for text in args.constants or []:
+        m = SET_ARG.match(text)
+        if not m:
+            raise ValueError(f"--set {text}: write NAME=VALUE, e.g. --set batch_size=16")
+        pairs.append((m.group(1), m.group(2)))
+    if args.scale is not None and not args.scale > 0:
+        raise ValueError(f"--scale must be a positive factor, not {args.scale}")
+    return LoadOptions(backend=args.backend, constants=tuple(pairs), scale=args.scale)
+
+
+def error_json(kind: str, message: str, file: str | None = None, line: int | None = None) -> dict[str, Any]:
+    """What --json prints when there is no report: the error, where to fix it, and the exit status."""
+    return {"ok": False, "exit_code": EXIT_USAGE,
+            "error": {"kind": kind, "message": message, "file": file, "line": line}}
+
+
+def usage_error(args: argparse.Namespace, message: str) -> int:
+    print(f"kerneltui: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json(error_json("usage", message))
+    return EXIT_USAGE
+
+
+def load_or_report(args: argparse.Namespace, path: str, kernel: str | None) -> Task | int:
+    """The task, or the exit status after saying why it cannot be loaded (with --json, on stdout too)."""
+    try:
+        options = load_options(args)
+    except ValueError as exc:
+        return usage_error(args, str(exc))
+    try:
+        return load_task(path, kernel, options)
+    except TaskError as exc:
+        print(f"kerneltui: task error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            print_json(error_json("task", exc.message, exc.file, exc.line))
+        return EXIT_USAGE
+
+
+def task_error_rung(report: Any) -> Any:
+    """The rung that failed because the task cannot run here (its reference needs a GPU…), if any."""
+    return next((r for r in report.results if r.status == "fail" and r.metrics.get("failure") == "task"), None)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="run the loop once on a task and print each rung's result")
+    p = sub.add_parser("check", help="run the loop once on a task and print each rung's result",
+                       description="Run the loop once on a task. Exit status: 0 passed, 1 the kernel failed, "
+                                   "2 usage or task error (with --json, a JSON error object on stdout).")
     p.add_argument("task", help="a task directory, a KernelBench problem file or a GPU MODE directory")
-    p.add_argument("--kernel", help="check this kernel file instead of the task's own")
+    p.add_argument("--kernel", help="check this kernel file instead of the task's own (KernelBench: default "
+                                    "<stem>_new.py, <stem>_kernel.py or model_new.py beside the problem; "
+                                    "GPU MODE: submission.py)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--rungs", help="comma-separated rungs to run (prerequisites are added)")
     p.add_argument("--timeout", type=float, help="seconds each rung may take (overrides the task's timeouts)")
@@ -40,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --kernels: candidates verified at once on this machine (default: one per GPU, "
                         "2 without a GPU)")
 
+    add_format_options(p)
     p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
     p.add_argument("--no-session", action="store_true", help="do not write a session log (see `kerneltui sessions`)")
     p.set_defaults(func=main)
@@ -50,13 +117,11 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.task import TaskError
-
     if args.kernels and args.kernel:
-        print("kerneltui: give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both",
-              file=sys.stderr)
-        return EXIT_USAGE
-    task = load_task_or_exit(args.task, args.kernel)
+        return usage_error(args, "give either --kernel FILE (one kernel) or --kernels DIR_OR_GLOB (many), not both")
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     if args.kernels or args.ray or args.jobs is not None:
         from kerneltui.commands.batch_check import run_batch
 
@@ -64,11 +129,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         rungs = resolve(parse_rungs(args.rungs))
     except ValueError as exc:
-        print(f"kerneltui: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error(args, str(exc))
     if args.seeds is not None and args.seeds < 1:
-        print("kerneltui: --seeds must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error(args, "--seeds must be at least 1")
     options = RunOptions(rungs=rungs, seeds=args.seeds, timeout_s=args.timeout, arch=args.arch,
                          record=not args.no_history, origin="check")
     if args.override:
@@ -82,22 +145,38 @@ def main(args: argparse.Namespace) -> int:
 
     log = open_session_log(task, "check", getattr(args, "no_session", False))
     if not args.json:
-        print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
+        print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}"
+              + (f" · {_constants_line(task)}" if task.constants else ""), flush=True)
     try:
         report = asyncio.run(check_once(task, options, emit=tee(emit, log),
                                         observers=history_observers(task, options)))
     except TaskError as exc:
-        print(f"kerneltui: {exc}", file=sys.stderr)
+        print(f"kerneltui: task error: {exc}", file=sys.stderr)
+        if args.json:
+            print_json(error_json("task", exc.message, exc.file, exc.line))
         return EXIT_USAGE
     finally:
         close_session_log(log)
+    broken = task_error_rung(report)
     if args.json:
-        print_json(report.to_json())
+        data = report.to_json()
+        if broken is not None:
+            loc = broken.location
+            data.update(error_json("task", broken.error or broken.summary, loc.file if loc else None,
+                                   loc.line if loc else None))
+        print_json(data)
     else:
         print(device_line(report.device))
         verdict = "PASS" if report.ok else "FAIL"
         print(f"{verdict}  ({report.duration_s:.1f} s)")
+    if broken is not None:
+        print(f"kerneltui: task error: {broken.error or broken.summary}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK if report.ok else EXIT_FAIL
+
+
+def _constants_line(task: Task) -> str:
+    return "constants " + ", ".join(f"{k}={v!r}" for k, v in task.constants.items())
 
 
 def history_observers(task, options):  # type: ignore[no-untyped-def]

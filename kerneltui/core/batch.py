@@ -169,9 +169,18 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
                        observers: list[RunObserver] | None = None, on_result: Progress | None = None,
                        ) -> list[CandidateResult]:
     """Verify every candidate, one at a time per slot; results in ranked order."""
-    queue: asyncio.Queue[Candidate] = asyncio.Queue()
-    for c in candidates:
-        queue.put_nowait(c)
+    results = await verify_pairs([(task, c) for c in candidates], slots, options, observers, on_result)
+    return rank(results)
+
+
+async def verify_pairs(pairs: list[tuple[Task, Candidate]], slots: list[Slot], options: RunOptions,
+                       observers: list[RunObserver] | None = None, on_result: Progress | None = None,
+                       ) -> list[CandidateResult]:
+    """Verify each (task, candidate) pair, one at a time per slot; results in finishing order
+    (a suite gives every pair a task of its own, a batch the same task)."""
+    queue: asyncio.Queue[tuple[Task, Candidate]] = asyncio.Queue()
+    for pair in pairs:
+        queue.put_nowait(pair)
     results: list[CandidateResult] = []
 
     async def drain(slot: Slot) -> None:
@@ -179,7 +188,7 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
         try:
             while True:
                 try:
-                    candidate = queue.get_nowait()
+                    task, candidate = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
                 result = await verify_one(task, candidate, runner, options, slot.label, observers, slot.gpu)
@@ -192,7 +201,7 @@ async def verify_local(task: Task, candidates: list[Candidate], slots: list[Slot
                 await close()
 
     await asyncio.gather(*(drain(slot) for slot in slots))
-    return rank(results)
+    return results
 
 
 async def verify_one(task: Task, candidate: Candidate, runner: Runner, options: RunOptions, where: str,

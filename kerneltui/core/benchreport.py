@@ -115,7 +115,7 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
             "dtype": raw.get("dtype"), "dtypes": raw.get("dtypes") or [],
             "flops": info.get("flops"), "bytes": info.get("bytes"), "out_bytes": raw.get("out_bytes"),
         }
-        for key in ("flops_error", "bytes_error"):
+        for key in ("flops_error", "bytes_error", "work_estimated", "work_note"):
             if info.get(key):
                 case[key] = info[key]
         cand = series_summary(raw, settings)

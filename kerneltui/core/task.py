@@ -20,6 +20,10 @@ from typing import Any, Literal
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
 BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
+# How several benchmark cases make one score (GPU MODE's ``ranking_by``): the last case's mean,
+# the arithmetic mean or the geometric mean of the cases' means.
+RankingBy = Literal["last", "mean", "geom"]
+RANKINGS: tuple[str, ...] = ("last", "mean", "geom")
 
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")
@@ -94,6 +98,15 @@ class Timeouts:
 
 
 @dataclass(frozen=True)
+class LoadOptions:
+    """What the command line adds to a task's own settings when it is loaded."""
+
+    backend: str | None = None  # --backend: the DSL the kernel must be written in
+    constants: tuple[tuple[str, str], ...] = ()  # --set NAME=VALUE (KernelBench module constants), as typed
+    scale: float | None = None  # --scale F: every size constant of a KernelBench problem times F
+
+
+@dataclass(frozen=True)
 class Task:
     name: str
     description: str
@@ -112,9 +125,17 @@ class Task:
     allow: frozenset[str] = frozenset()
     arch: str = "sm_90a"
     extra: dict[str, Any] = field(default_factory=dict)  # format-specific settings
+    backend_from: str = ""  # where the backend was declared, for messages ("task.toml:5", "--backend")
+    ranking_by: RankingBy = "geom"
+    # Files the task pulls from outside its folder (GPU MODE's ``files:``): name in the task copy -> path.
+    linked_files: dict[str, str] = field(default_factory=dict)
+    # Module constants of the reference rewritten for this run (KernelBench ``--set``/``--scale``).
+    constants: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kernel_path(self) -> Path:
+        if self.kernel_file in self.linked_files:  # a candidate checked from outside the folder
+            return Path(self.linked_files[self.kernel_file])
         return self.root / self.kernel_file
 
     @property
@@ -134,12 +155,17 @@ class Task:
 
     def watched_paths(self) -> list[Path]:
         """Files whose save reruns the loop."""
-        return [self.root / name for name in sorted(self.source_files())]
+        return [Path(self.linked_files[name]) if name in self.linked_files else self.root / name
+                for name in sorted(self.source_files())]
 
     def source_files(self) -> list[str]:
-        """Relative paths of the task's small source files (what a worker receives)."""
+        """Relative paths of the task's small source files (what a worker receives).
+
+        A KernelBench problem is one self-contained file, and its folder (a level of the suite)
+        holds a hundred others: only the problem and its candidate travel."""
         names: list[str] = []
-        for path in sorted(self.root.rglob("*")):
+        folder = [] if self.format == "kernelbench" else sorted(self.root.rglob("*"))
+        for path in folder:
             rel = path.relative_to(self.root)
             if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
                 continue
@@ -153,7 +179,7 @@ class Task:
             except OSError:
                 continue
             names.append(rel.as_posix())
-        for required in (self.kernel_file, self.reference_file, self.entry_file):
+        for required in (self.kernel_file, self.reference_file, self.entry_file, *self.linked_files):
             if required not in names:
                 names.append(required)
         return names
@@ -162,10 +188,15 @@ class Task:
         """The task's source files as text, with ``overrides`` (e.g. a proposed kernel) applied."""
         files: dict[str, str] = {}
         for name in self.source_files():
+            path = Path(self.linked_files[name]) if name in self.linked_files else self.root / name
             try:
-                files[name] = (self.root / name).read_text(encoding="utf-8", errors="replace")
+                files[name] = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
-                raise TaskError(f"cannot read {name}: {exc.strerror}", self.root / name) from exc
+                raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
+        if self.constants and self.reference_file in files:
+            from kerneltui.core.task_loaders.constants import rewrite
+
+            files[self.reference_file] = rewrite(files[self.reference_file], self.constants, self.reference_path)
         if overrides:
             files.update(overrides)
         return files
@@ -200,39 +231,29 @@ def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def cases_from_dicts(items: list[Any], what: str, file: Path) -> tuple[Case, ...]:
-    cases: list[Case] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise TaskError(f"{what} entry {i + 1} must be a table of parameters, not {type(item).__name__}", file)
-        params = {str(k): v for k, v in item.items() if k != "seed"}
-        seed = item.get("seed")
-        if seed is not None and not isinstance(seed, int):
-            raise TaskError(f"{what} entry {i + 1}: seed must be an integer, not {seed!r}", file)
-        cases.append(Case(params=params, seed=seed))
-    return tuple(cases)
-
-
-def load_task(path: str | Path, kernel: str | Path | None = None) -> Task:
+def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
     """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory."""
     from kerneltui.core.task_loaders import gpumode, kernelbench, native
 
+    options = options or LoadOptions()
     p = Path(path).expanduser()
     if not p.exists():
         raise TaskError("no such task: give a task directory, a KernelBench .py file or a GPU MODE directory", p)
     p = p.resolve()
     if p.is_file():
         if p.name == "task.toml":
-            return native.load(p.parent, kernel)
+            return native.load(p.parent, kernel, options)
         if p.suffix == ".py":
-            return kernelbench.load(p, kernel)
+            return kernelbench.load(p, kernel, options)
         raise TaskError("a task file must be a KernelBench problem (.py) or a task.toml", p)
     if (p / "task.toml").exists():
-        return native.load(p, kernel)
+        return native.load(p, kernel, options)
     if (p / "task.yml").exists() or (p / "task.yaml").exists():
-        return gpumode.load(p, kernel)
-    raise TaskError(
-        "not a task directory: expected task.toml (native) or task.yml (GPU MODE); "
-        "scaffold one with `kerneltui new DIR --from vector_add`",
-        p,
-    )
+        return gpumode.load(p, kernel, options)
+    hint = "scaffold one with `kerneltui new DIR --from vector_add`"
+    from kerneltui.core.suite.discover import describe_folder
+
+    kind = describe_folder(p)
+    if kind:
+        hint = f"this is {kind}: check its problems one at a time (a file or folder inside it), or all with `kerneltui suite {p}`"
+    raise TaskError(f"not a task directory: expected task.toml (native) or task.yml (GPU MODE); {hint}", p)

@@ -1,40 +1,210 @@
-"""KernelBench and GPU MODE problems through the whole loop on the CPU."""
+"""KernelBench and GPU MODE problems, laid out as published, through the whole loop on the CPU.
+
+GPU MODE: the candidate gets a copy of the data and the task's check_implementation the original
+(so a do-nothing kernel cannot borrow the reference's answer), the checker decides the dtype
+questions it covers, a reference that needs a GPU is a task error. KernelBench: the backend is
+declared, never read off the candidate; sizes scale with --scale/--set; cases from the header.
+A task.toml value of the wrong type is a task error before anything runs.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import DATA, run_cli
 
-
-def run_json(*args: str) -> dict:
-    proc = run_cli("check", *args, "--json", "--seeds", "2", "--rungs", "correctness")
-    return json.loads(proc.stdout)
+KB = DATA / "kernelbench"
+GM = DATA / "gpumode"
 
 
-def test_kernelbench_candidate_passes():
-    report = run_json(str(DATA / "kernelbench" / "19_ScaledReLU.py"), "--no-history")
-    assert report["ok"], report
-    c = next(r for r in report["rungs"] if r["name"] == "correctness")
-    assert c["metrics"]["launches"] > 0
+def check(*args: str, seeds: str = "2", rungs: str = "correctness") -> tuple[int, dict, str]:
+    proc = run_cli("check", *args, "--json", "--seeds", seeds, "--rungs", rungs, "--no-history", "--no-session")
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 
-def test_kernelbench_weights_must_match():
-    report = run_json(str(DATA / "kernelbench" / "19_ScaledReLU.py"), "--kernel",
-                      str(DATA / "kernelbench" / "19_ScaledReLU_wrongweights.py"), "--no-history")
-    assert not report["ok"]
-    assert "elements outside atol=0.01" in next(r for r in report["rungs"] if r["name"] == "correctness")["error"]
+def rung(report: dict, name: str) -> dict:
+    return next(r for r in report["rungs"] if r["name"] == name)
 
 
-def test_gpumode_submission_passes_with_preallocated_output():
-    # The reference writes into data's output buffer; that is not an input edit.
-    report = run_json(str(DATA / "gpumode" / "vectorscale"), "--no-history")
-    assert report["ok"], report
+def first_failure(report: dict) -> dict:
+    return next(r for r in report["rungs"] if r["status"] == "fail")
 
 
-def test_gpumode_check_implementation_decides():
-    report = run_json(str(DATA / "gpumode" / "vectorscale"), "--kernel",
-                      str(DATA / "gpumode" / "vectorscale" / "wrong_submission.py"), "--no-history")
-    c = next(r for r in report["rungs"] if r["name"] == "correctness")
-    assert c["status"] == "fail"
-    assert "mismatches, first at" in c["error"]
+def gm_copy(tmp_path: Path) -> Path:
+    """The problems folder copied (version folders stay out of the repository)."""
+    shutil.copytree(GM, tmp_path / "gm", ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    return tmp_path / "gm"
+
+
+# -- GPU MODE ---------------------------------------------------------------------------------------------
+
+
+def test_gpumode_honest_submissions_pass(tmp_path):
+    root = gm_copy(tmp_path)
+    for problem in ("vectorscale", "histogram_py", "prefixsum_py"):
+        code, report, _ = check(str(root / problem))
+        assert code == 0 and report["ok"], (problem, report)
+        correctness = rung(report, "correctness")
+        # The reference writing into its own copy of the output is no reason to call the kernel
+        # non-deterministic: both runs of the candidate agree bitwise.
+        assert "not deterministic" not in json.dumps(report), problem
+        assert correctness["metrics"]["launches"] > 0
+
+
+def test_gpumode_do_nothing_kernels_fail(tmp_path):
+    # GPU MODE's own solutions/wrong/empty.py hands back the output buffer it was given. Before, the
+    # checker's reference call filled that very buffer and the kernel passed.
+    root = gm_copy(tmp_path)
+    for problem in ("vectorscale", "histogram_py", "prefixsum_py"):
+        code, report, _ = check(str(root / problem), "--kernel", str(root / problem / "solutions/wrong/empty.py"))
+        assert code == 1 and not report["ok"], (problem, report)
+        failed = first_failure(report)
+        assert failed["name"] in ("run", "correctness")
+        assert "differs from the reference" in failed["error"], failed
+
+
+def test_gpumode_wrong_kernels_fail_on_the_task_checker(tmp_path):
+    root = gm_copy(tmp_path)
+    cases = {"vectorscale": "scaled_twice.py", "histogram_py": "drops_tail.py", "prefixsum_py": "exclusive.py"}
+    for problem, name in cases.items():
+        code, report, _ = check(str(root / problem), "--kernel", str(root / problem / "solutions/wrong" / name))
+        assert code == 1, (problem, report)
+        assert "differs from the reference" in first_failure(report)["error"]
+
+
+def test_gpumode_prefixsum_float32_answer_passes_against_float64_reference(tmp_path):
+    # The reference returns a new float64 tensor; the task's check_implementation accepts float32
+    # within its tolerance, and it, not a dtype rule, decides.
+    code, report, _ = check(str(gm_copy(tmp_path) / "prefixsum_py"), rungs="run")
+    assert code == 0, report
+    assert "float32" in rung(report, "run")["summary"]
+
+
+def test_gpumode_reference_that_needs_a_gpu_is_a_task_error(tmp_path):
+    shutil.copytree(DATA / "gpumode_gpu", tmp_path / "g")
+    code, report, stderr = check(str(tmp_path / "g" / "needs_gpu_py"))
+    assert code == 2
+    assert report["error"]["kind"] == "task" and report["exit_code"] == 2
+    assert "needs a CUDA GPU and this machine has none" in report["error"]["message"]
+    assert (report["error"]["file"], report["error"]["line"]) == ("reference.py", 10)
+    assert "task error" in stderr and "Traceback" not in stderr
+
+
+# -- KernelBench ------------------------------------------------------------------------------------------
+
+
+def kb_copy(tmp_path: Path) -> Path:
+    shutil.copytree(KB, tmp_path / "kb", ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    return tmp_path / "kb"
+
+
+def test_kernelbench_candidate_passes(tmp_path):
+    code, report, _ = check(str(kb_copy(tmp_path) / "level1" / "7_ScaledReLU.py"))
+    assert code == 0 and report["ok"], report
+    assert rung(report, "correctness")["metrics"]["launches"] > 0
+
+
+def test_kernelbench_weights_must_match(tmp_path):
+    root = kb_copy(tmp_path)
+    code, report, _ = check(str(root / "level1" / "7_ScaledReLU.py"), "--kernel",
+                            str(root / "runs/broken/level_1_problem_7_sample_0_kernel.py"))
+    assert code == 1
+    assert "elements outside atol=0.01" in rung(report, "correctness")["error"]
+
+
+def test_kernelbench_torch_only_candidate_fails_unless_the_task_says_torch(tmp_path):
+    root = kb_copy(tmp_path)
+    problem = root / "level1" / "23_RowSoftmax.py"
+    torch_only = str(root / "runs/torch_only/level_1_problem_23_sample_0_kernel.py")
+    code, report, _ = check(str(problem), "--kernel", torch_only, rungs="prechecks,correctness")
+    assert code == 1
+    prechecks = rung(report, "prechecks")
+    assert prechecks["status"] == "fail" and "calls torch.softmax" in prechecks["error"]
+    integrity = json.dumps(report["integrity"])
+    assert "a kernel of the task's backend must launch: passed" not in integrity
+
+    code, report, _ = check(str(problem), "--kernel", torch_only, "--backend", "torch")
+    assert code == 0, report
+    problem.write_text('# kerneltui: backend = "torch"\n' + problem.read_text())
+    code, report, _ = check(str(problem), "--kernel", torch_only)
+    assert code == 0, report
+
+
+def test_kernelbench_gb_scale_problem_runs_scaled(tmp_path):
+    # 4096 × 393216 floats (6.4 GB a tensor) as published; --scale shrinks every size constant.
+    problem = kb_copy(tmp_path) / "level1" / "30_SoftsignWide.py"
+    proc = run_cli("check", str(problem), "--scale", "0.004", "--seeds", "1", "--rungs", "correctness",
+                   "--no-history", "--no-session")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "constants batch_size=16, dim=1568" in proc.stdout
+
+
+def test_kernelbench_set_and_header_cases(tmp_path):
+    problem = kb_copy(tmp_path) / "level1" / "23_RowSoftmax.py"
+    code, report, _ = check(str(problem), "--set", "dim=33", seeds="1")
+    assert code == 0 and report["ok"], report
+    problem.write_text("# kerneltui: tests = [{batch_size = 3}, {batch_size = 5}]\n" + problem.read_text())
+    code, report, _ = check(str(problem), seeds="1")
+    assert code == 0, report
+    assert rung(report, "correctness")["metrics"]["cases"] == 2
+
+
+def test_kernelbench_bad_set_is_a_json_task_error(tmp_path):
+    problem = kb_copy(tmp_path) / "level1" / "40_TallMatmul.py"
+    code, report, stderr = check(str(problem), "--set", "M=-8")
+    assert code == 2
+    assert report == {"ok": False, "exit_code": 2, "error": {
+        "kind": "task", "message": report["error"]["message"], "file": str(problem), "line": 22}}
+    assert "must stay a positive integer" in report["error"]["message"]
+    code, report, _ = check(str(problem), "--set", "M")
+    assert code == 2 and report["error"]["kind"] == "usage"
+
+
+# -- the strict schema, through the command line ----------------------------------------------------------
+
+
+TAMPERING = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(x, y):
+    out = x
+    add[(triton.cdiv(x.numel(), 1024),)](x, y, out, x.numel(), BLOCK=1024)
+    return out  # writes its input and returns it
+'''
+
+
+@pytest.mark.parametrize(("value", "shown"), [('"false"', 'the string "false"'), ("1", "the integer 1")])
+def test_inplace_of_the_wrong_type_is_refused_before_anything_runs(example_task, value, shown):
+    # Read as true, `inplace = "false"` or `inplace = 1` turned off the input-tampering and
+    # aliasing checks: this kernel writes into x and returns it, and passed.
+    root = example_task("vector_add", TAMPERING)
+    toml = root / "task.toml"
+    toml.write_text(toml.read_text().replace('backend = "triton"\n', f'backend = "triton"\ninplace = {value}\n'))
+    code, report, stderr = check(str(root))
+    assert code == 2, report
+    assert report["error"] == {"kind": "task", "file": str(toml), "line": 7,
+                               "message": f"inplace must be a boolean, not {shown}: write true or false"
+                                          + (" without quotes" if value.startswith('"') else "")
+                                          + " (a value of another type is never read as one)"}
+    assert "Traceback" not in stderr
+
+
+def test_tampering_kernel_fails_when_inplace_is_false(example_task):
+    root = example_task("vector_add", TAMPERING)
+    toml = root / "task.toml"
+    toml.write_text(toml.read_text().replace('backend = "triton"\n', 'backend = "triton"\ninplace = false\n'))
+    code, report, _ = check(str(root))
+    assert code == 1
+    assert "modified its input x" in rung(report, "correctness")["error"]

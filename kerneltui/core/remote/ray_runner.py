@@ -69,9 +69,11 @@ def connect(address: str, **init: Any) -> Any:
 
 
 def task_bundle(task: Task) -> dict[str, Any]:
-    """What a node needs to rebuild the task: its source files, and which path to load."""
+    """What a node needs to rebuild the task: its source files (the module constants already
+    rewritten, linked files in place), which path to load, the kernel and the declared backend."""
     arg = task.reference_file if task.format == "kernelbench" else "."
-    return {"files": task.read_sources(), "load": arg, "kernel_file": task.kernel_file, "name": task.name}
+    return {"files": task.read_sources(), "load": arg, "kernel_file": task.kernel_file, "name": task.name,
+            "backend": task.backend}
 
 
 def cluster_gpus(ray: Any) -> int:
@@ -85,7 +87,7 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
     code never runs in the Ray worker itself.
     """
     from kerneltui.core.loop import check_once
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task import LoadOptions, load_task
     from kerneltui.core.worker.runner import LocalRunner, set_default_runner
 
     started_at = time.time()
@@ -101,7 +103,8 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        task = load_task(root / bundle["load"])
+        task = load_task(root / bundle["load"], root / bundle["kernel_file"],
+                         LoadOptions(backend=bundle.get("backend")))
         run_options = RunOptions(**options, kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
     placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
@@ -113,30 +116,44 @@ def verify_ray(task: Task, candidates: list[Candidate], address: str, options: R
                on_result: Callable[[CandidateResult], None] | None = None,
                use_gpus: bool | None = None) -> tuple[list[CandidateResult], dict[str, Any]]:
     """Run every candidate as a Ray task; ranked results and a note on what the cluster offered."""
+    bundle = task_bundle(task)
+    results, info = verify_bundles([(c.name, bundle, c.source) for c in candidates], address, options,
+                                   on_result, use_gpus)
+    return rank(results), info
+
+
+def verify_bundles(jobs: list[tuple[str, dict[str, Any], str]], address: str, options: RunOptions,
+                   on_result: Callable[[CandidateResult], None] | None = None,
+                   use_gpus: bool | None = None) -> tuple[list[CandidateResult], dict[str, Any]]:
+    """One Ray task per (name, task bundle, candidate source); results in finishing order (a suite
+    sends a bundle per problem, a batch one bundle for all)."""
     ray = connect(address)
     gpus = cluster_gpus(ray)
     with_gpu = gpus > 0 if use_gpus is None else use_gpus
     resources = {"num_gpus": 1, "num_cpus": 0} if with_gpu else {"num_cpus": 1}
     remote = ray.remote(verify_on_node).options(**resources, max_retries=0)
-    bundle = task_bundle(task)
     plain = {"rungs": options.rungs, "seeds": options.seeds, "timeout_s": options.timeout_s,
              "arch": options.arch, "extra": options.extra}
-    pending = {remote.remote(bundle, c.source, plain): c for c in candidates}
+    # One copy of each bundle in the object store, however many candidates share it.
+    stored: dict[int, Any] = {}
+    pending = {}
+    for name, bundle, source in jobs:
+        ref = stored.setdefault(id(bundle), ray.put(bundle))
+        pending[remote.remote(ref, source, plain)] = name
     results: list[CandidateResult] = []
     started = time.perf_counter()
     while pending:
         done, _ = ray.wait(list(pending), num_returns=1)
         ref = done[0]
-        candidate = pending.pop(ref)
+        name = pending.pop(ref)
         try:
             out = ray.get(ref)
-            result = result_from_report(candidate.name, out["report"], out["where"], out["placement"])
+            result = result_from_report(name, out["report"], out["where"], out["placement"])
         except Exception as exc:  # the Ray task itself died (node lost, out of memory): say so, go on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            result = failed_result(candidate.name, f"the Ray task failed: {first}", "ray",
-                                   time.perf_counter() - started)
+            result = failed_result(name, f"the Ray task failed: {first}", "ray", time.perf_counter() - started)
         results.append(result)
         if on_result is not None:
             on_result(result)
     info = {"cluster_gpus": gpus, "per_task": resources, "cluster": address}
-    return rank(results), info
+    return results, info

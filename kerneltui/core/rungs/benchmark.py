@@ -64,6 +64,8 @@ async def run(ctx: RunContext) -> RungResult:
             peaks, peaks_note = await _peaks(judge, progress)
             phase = "reading the reference's work per case"
             setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
+            phase = "estimating the reference's work"
+            await _estimate_work(judge, setup, ctx, progress)
             secret = secrets.randbits(62)
             common = {"secret": secret, "settings": settings.to_dict()}
             phase = "timing the reference"
@@ -116,6 +118,23 @@ async def run(ctx: RunContext) -> RungResult:
     if verdict.status == "warn":
         return warn(NAME, verdict.summary, metrics=metrics, details=details)
     return ok(NAME, verdict.summary, metrics=metrics, details=details)
+
+
+async def _estimate_work(worker: WorkerProcess, setup: dict[str, Any], ctx: RunContext, progress: Any) -> None:
+    """Cases that declare no work (KernelBench, GPU MODE) get an estimate from the reference
+    (``core.worker.work_estimate``), marked so: every problem gets a roofline."""
+    bare = [c for c in setup.get("cases") or [] if c.get("flops") is None and c.get("bytes") is None
+            and not c.get("flops_error") and not c.get("bytes_error")]
+    if not bare:
+        return
+    found = await worker.request("judge_estimate_work", {}, timeout=ctx.timeout("compile"), on_progress=progress)
+    estimates = {c["index"]: c for c in found.get("cases") or []}
+    for case in bare:
+        est = estimates.get(case["index"]) or {}
+        if est.get("error") or not est.get("bytes"):
+            case["work_note"] = f"no estimate of the work: {est.get('error') or 'the reference moved no bytes'}"
+            continue
+        case.update(flops=est.get("flops"), bytes=est["bytes"], work_estimated=est.get("method") or "estimated")
 
 
 async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePeaks | None, str]:

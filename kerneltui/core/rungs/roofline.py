@@ -81,6 +81,9 @@ async def run(ctx: RunContext) -> RungResult:
             lines.append(case_line(label, gpoint, " (CUDA graph)"))
             if gpoint.impossible:
                 problems.append(roofline.impossible_message(f"{label} (CUDA graph)", gpoint, peaks.l2_bytes))
+        if case.get("work_estimated"):
+            entry["work_estimated"] = case["work_estimated"]
+            lines.append(f"{label}: work estimated ({case['work_estimated']})")
         cases_out.append(entry)
     if not points and not problems:
         return skip(NAME, NO_WORK)
@@ -102,6 +105,7 @@ async def run(ctx: RunContext) -> RungResult:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         return fail(NAME, problems[0] + more, metrics=metrics, details=details + "\n\n" + "\n".join(problems),
                     summary=("impossible: " if impossible else "") + problems[0][:150])
+    estimated = " · work estimated from the reference" if any(c.get("work_estimated") for c in cases_out) else ""
     if len(points) == 1:
         label, p = points[0]
         above = " (above the measured roof)" if (p.pct_roofline or 0) > 100 else ""
@@ -109,4 +113,4 @@ async def run(ctx: RunContext) -> RungResult:
                    if p.pct_roofline is not None else "no roof for this case's dtype")
     else:
         summary = f"{pct:.0f}% of roofline (geomean of {len(points)} cases, each clamped at its floor)" if pct else "no roof"
-    return ok(NAME, summary, metrics=metrics, details=details)
+    return ok(NAME, summary + estimated, metrics=metrics, details=details)

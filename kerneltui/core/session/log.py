@@ -131,7 +131,9 @@ class SessionLog:
             if (self.task.root / extra).is_file():
                 names.add(extra)
         for name in sorted(names):
-            src = self.task.root / name
+            # Files a task pulls from outside its folder (GPU MODE's files:) are saved under their names.
+            linked = self.task.linked_files.get(name)
+            src = Path(linked) if linked else self.task.root / name
             if not src.is_file():
                 continue
             target = dest / name

@@ -1,69 +1,153 @@
-"""GPU MODE problem directories: task.yml, reference.py and submission.py.
+"""GPU MODE problem directories (reference-kernels), as their own runner reads them.
 
-``reference.py`` has ``generate_input(**test)`` (the test dict includes ``seed``), ``ref_kernel(data)``
-and ``check_implementation(data, output)``; the candidate ``submission.py`` has ``custom_kernel(data)``.
-task.yml's ``tests`` and ``benchmarks`` lists become cases. Helper modules the problem imports
-(``task.py``, ``utils.py``) are read from the directory.
+``task.yml`` names the files the problem is made of (``files:``: each ``{name, source}``; the
+source is relative to the problem folder, often ``../utils.py`` shared by a whole set of
+problems, and ``@SUBMISSION@`` marks the candidate's name), the ``tests`` and ``benchmarks``
+(dicts passed whole to ``generate_input(**test)``, ``seed`` included), the timeouts and
+``ranking_by`` (how benchmark means become one score: ``last`` by default, ``mean``, ``geom``).
+``reference.py`` has ``generate_input``, ``ref_kernel(data)`` and ``check_implementation(data,
+output)``; the candidate (``submission.py``) has ``custom_kernel(data)``.
+
+Every field kerneltui reads is type-checked with its line; fields it does not use (``config``,
+``templates``) are left to GPU MODE. The backend is taken from ``--backend`` or detected from the
+submission (GPU MODE accepts any Python submission).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kerneltui.core.task import Task, TaskError, Timeouts, cases_from_dicts
-from kerneltui.core.task_loaders.kernelbench import detect_backend
-from kerneltui.core.task_loaders.pysource import parse_python, require_function, top_level_functions
+from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
+from kerneltui.core.task_loaders import fields
+from kerneltui.core.task_loaders.fields import SettingsFile
+from kerneltui.core.task_loaders.pysource import (
+    parse_python,
+    require_function,
+    require_params,
+    top_level_functions,
+)
+from kerneltui.core.task_loaders.yaml_lines import read_yaml
+
+SUBMISSION = "@SUBMISSION@"
+DEFAULT_SUBMISSION = "submission.py"
 
 
-def _parse_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise TaskError(f"malformed YAML: {problem}", path, mark.line + 1 if mark else None) from exc
-    if not isinstance(data, dict):
-        raise TaskError("task.yml must be a mapping", path)
-    return data
+def detect_backend(source: str) -> str:
+    """The DSL a GPU MODE submission is written in (GPU MODE itself accepts any)."""
+    if re.search(r"@\s*triton\.(jit|autotune)", source) or "import triton" in source:
+        return "triton"
+    if re.search(r"@\s*cute\.(kernel|jit)", source) or "cutlass.cute" in source:
+        return "cute"
+    if "load_inline" in source or "cpp_extension" in source or "__global__" in source:
+        return "cuda"
+    return "torch"
 
 
-def load(root: Path, kernel: str | Path | None = None) -> Task:
+def task_yml(root: Path) -> Path:
     yml = root / "task.yml"
-    if not yml.exists():
-        yml = root / "task.yaml"
-    data = _parse_yaml(yml)
+    return yml if yml.exists() else root / "task.yaml"
+
+
+def linked_files(src: SettingsFile, root: Path, value: Any) -> tuple[dict[str, str], str]:
+    """task.yml's ``files:``: the files to take from outside the folder, and the submission's name.
+
+    A source that is missing but whose name is already in the folder is the flattened copy GPU
+    MODE's runner itself makes (and what a cluster node receives): the folder's file is used."""
+    if value is None:
+        return {}, DEFAULT_SUBMISSION
+    if not isinstance(value, list):
+        raise src.error(("files",), f"files must be a list of {{name, source}} entries, not {fields.show(value)}")
+    linked: dict[str, str] = {}
+    submission = DEFAULT_SUBMISSION
+    for i, entry in enumerate(value):
+        at: fields.KeyPath = ("files", i)
+        table = fields.table(src, at, entry)
+        if "name" not in table or "source" not in table:
+            raise src.error(at, f"files entry {i + 1} needs a name and a source")
+        name = fields.string(src, (*at, "name"), table["name"], non_empty=True)
+        source = fields.string(src, (*at, "source"), table["source"], non_empty=True)
+        pure = PurePosixPath(name)
+        if pure.is_absolute() or ".." in pure.parts:
+            raise src.error((*at, "name"), f"files entry {i + 1}: name {name!r} must be a path inside the task")
+        if source == SUBMISSION:
+            submission = name
+            continue
+        path = (root / source).resolve()
+        if not path.is_file():
+            if (root / name).is_file():
+                continue
+            raise src.error((*at, "source"), f"files entry {i + 1}: {source} not found (relative to {root})")
+        if path != (root / name).resolve():
+            linked[name] = str(path)
+    return linked, submission
+
+
+def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
+    options = options or LoadOptions()
+    yml = task_yml(root)
+    data, src = read_yaml(yml)
+    if not isinstance(data, dict):
+        raise TaskError("task.yml must be a mapping of settings", yml)
+    if options.constants or options.scale is not None:
+        raise TaskError("--set and --scale rewrite a KernelBench problem's module constants; a GPU MODE problem's "
+                        "sizes are its tests and benchmarks in task.yml", yml)
+    lang = fields.string(src, ("lang",), data.get("lang", "py"))
+    if lang != "py":
+        raise src.error(("lang",), f"lang: {lang!r}: kerneltui runs GPU MODE's Python problems (lang: py)")
+    if fields.boolean(src, ("multi_gpu",), data.get("multi_gpu", False)):
+        raise src.error(("multi_gpu",), "multi_gpu: true: kerneltui checks single-GPU problems only")
+    if "seed" in data:
+        fields.integer(src, ("seed",), data["seed"], minimum=0, what="a non-negative integer")
+    for key in ("config", "templates"):
+        if key in data:
+            fields.table(src, (key,), data[key])
+    linked, submission = linked_files(src, root, data.get("files"))
+
     ref = root / "reference.py"
     funcs = top_level_functions(parse_python(ref))
-    require_function(funcs, "generate_input", ref, "generate_input(**test) -> data")
+    gen = require_function(funcs, "generate_input", ref, "generate_input(**test) -> data")
     require_function(funcs, "ref_kernel", ref, "ref_kernel(data) -> output")
 
-    if kernel is not None:
-        cand = Path(kernel).expanduser().resolve()
-    else:
-        cand = root / "submission.py"
+    cand = Path(kernel).expanduser().resolve() if kernel is not None else root / submission
     if not cand.is_file():
-        raise TaskError("no submission: pass --kernel FILE or create submission.py with custom_kernel(data)", cand)
+        raise TaskError(f"no submission: pass --kernel FILE or create {submission} with custom_kernel(data)", cand)
     try:
         kernel_rel = cand.relative_to(root).as_posix()
-    except ValueError as exc:
-        raise TaskError("the submission must sit in the problem's directory", cand) from exc
+    except ValueError:
+        # From elsewhere (a folder of submissions): it takes the submission's name, as GPU MODE does.
+        kernel_rel = submission
+        linked[kernel_rel] = str(cand)
 
-    tests = cases_from_dicts(list(data.get("tests") or []), "tests", yml)
+    receiver = "reference.py: generate_input"
+    tests = fields.cases(src, ("tests",), data.get("tests"), gen.annotations, receiver)
     if not tests:
-        raise TaskError("task.yml has no tests", yml)
-    benchmarks = cases_from_dicts(list(data.get("benchmarks") or []), "benchmarks", yml)
+        raise src.error(("tests",), "task.yml has no tests")
+    benchmarks = fields.cases(src, ("benchmarks",), data.get("benchmarks"), gen.annotations, receiver)
+    for case in (*tests, *benchmarks):
+        require_params(gen, [*case.params, "seed"], ref, f"generate_input({', '.join([*case.params, 'seed'])})")
+
     timeouts = Timeouts()
-    if isinstance(data.get("test_timeout"), (int, float)):
-        t = float(data["test_timeout"])
-        timeouts = Timeouts(compile=t, run=t, correctness=t, benchmark=float(data.get("benchmark_timeout", t)))
+    if "test_timeout" in data or "benchmark_timeout" in data:
+        t = fields.number(src, ("test_timeout",), data.get("test_timeout", timeouts.correctness), positive=True)
+        b = fields.number(src, ("benchmark_timeout",), data.get("benchmark_timeout", t), positive=True)
+        timeouts = Timeouts(compile=t, run=t, correctness=t, benchmark=b)
+    if "ranked_timeout" in data:
+        fields.number(src, ("ranked_timeout",), data["ranked_timeout"], positive=True)
+    ranking = fields.string(src, ("ranking_by",), data.get("ranking_by", "last"), choices=RANKINGS)
+
+    if options.backend is not None:
+        backend, backend_from = options.backend, "--backend"
+    else:
+        backend, backend_from = detect_backend(cand.read_text(encoding="utf-8")), f"detected from {kernel_rel}"
+    if backend not in BACKENDS:
+        raise TaskError(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 
     return Task(
-        name=str(data.get("name") or root.name),
-        description=str(data.get("description") or "").strip(),
-        backend=detect_backend(cand.read_text(encoding="utf-8")),  # type: ignore[arg-type]
+        name=fields.string(src, ("name",), data.get("name") or root.name, non_empty=True),
+        description=fields.string(src, ("description",), data.get("description") or "").strip(),
+        backend=backend,  # type: ignore[arg-type]
         format="gpumode",
         root=root,
         kernel_file=kernel_rel,
@@ -73,4 +157,7 @@ def load(root: Path, kernel: str | Path | None = None) -> Task:
         benchmarks=benchmarks,
         timeouts=timeouts,
         extra={"has_check_implementation": "check_implementation" in funcs},
+        backend_from=backend_from,
+        ranking_by=ranking,  # type: ignore[arg-type]
+        linked_files=linked,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltui.core.task import TaskError
@@ -16,6 +16,7 @@ class FunctionShape:
     params: tuple[str, ...]  # positional-or-keyword and keyword-only names
     has_varargs: bool
     has_kwargs: bool
+    annotations: dict[str, str] = field(default_factory=dict)  # parameter -> annotation as written
 
 
 def parse_python(path: Path) -> ast.Module:
@@ -34,8 +35,11 @@ def top_level_functions(tree: ast.Module) -> dict[str, FunctionShape]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
-            names = tuple(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs))
-            found[node.name] = FunctionShape(node.name, node.lineno, names, a.vararg is not None, a.kwarg is not None)
+            every = (*a.posonlyargs, *a.args, *a.kwonlyargs)
+            names = tuple(x.arg for x in every)
+            notes = {x.arg: ast.unparse(x.annotation) for x in every if x.annotation is not None}
+            found[node.name] = FunctionShape(node.name, node.lineno, names, a.vararg is not None, a.kwarg is not None,
+                                             notes)
         elif isinstance(node, ast.Assign):
             # `check_implementation = make_match_reference(ref_kernel)` and the like
             for target in node.targets:

@@ -29,6 +29,12 @@ JIT_POSITION = re.compile(r"^at (\d+):(\d+):")
 TaskPath = Callable[[str], str | None]
 
 
+class TaskProblem(Exception):
+    """The task itself cannot run here (e.g. its reference needs a GPU): a task error, not the kernel's."""
+
+    harness_message = True
+
+
 def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
     """``{"type", "message", "traceback", "file", "line", "cuda_fatal"}`` for an exception in the worker.
 
@@ -72,6 +78,7 @@ def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
         "file": file,
         "line": line,
         "cuda_fatal": state.poisoned,
+        "task_error": isinstance(exc, TaskProblem),
     }
 
 

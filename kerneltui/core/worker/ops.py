@@ -14,6 +14,7 @@ OP_MODULES = (
     "kerneltui.core.worker.ops_bench",
     "kerneltui.core.worker.ops_dump",
     "kerneltui.core.worker.ops_trace",
+    "kerneltui.core.worker.ops_work",
 )
 
 OPS: dict[str, Any] = {}

@@ -169,7 +169,8 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     check_identities(state, "while the kernel ran")
     outputs = list(tree.tensors(out, "out", torch))
     evidence = describe(recorder, outputs)
-    aliases = sorted(name for name, t in outputs if any(tree.overlaps(t, x) for x in input_tensors))
+    # [output, index of the input it shares memory with]: the judge knows which inputs may be returned.
+    aliases = [[name, i] for name, t in outputs for i, x in enumerate(input_tensors) if tree.overlaps(t, x)]
     # A subclass decides what its own methods return (a lazy result computed when read, say).
     subclasses = sorted(name for name, t in outputs if type(t) is not torch.Tensor and type(t).__name__ != "Parameter")
     wire_out = ex.export(out, lot, share_storage=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.worker import tree, verdicts
-from kerneltui.core.worker.ops_candidate import CheckFailure, exchange_for
+from kerneltui.core.worker.ops_candidate import CheckFailure, exchange_for, poisoned_allocations
 from kerneltui.core.worker.runtime import reference_runtime_for
 from kerneltui.core.worker.state import WorkerState
 from kerneltui.core.worker.wire import Exchange
@@ -36,6 +36,7 @@ class Check:
     ref_inputs: Any = None
     ref_out: Any = None
     written_by_ref: set[str] = field(default_factory=set)
+    out_buffers: set[str] = field(default_factory=set)  # inputs that are output buffers the task hands over
     out: Any = None  # the kernel's output, copied into this process once judged
 
 
@@ -87,8 +88,11 @@ def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress
     params = dict(args.get("params") or {})
     seed = int(args["seed"])
     label = str(args.get("label") or key)
-    inputs = rt.make_inputs(params, seed)
-    check = Check(key, label, inputs)
+    # Made with fresh allocations poisoned: a buffer the task hands over uninitialised (torch.empty
+    # for an output) holds NaN or the integer maximum, never an earlier call's answer.
+    with poisoned_allocations(state.torch):
+        inputs = rt.make_inputs(params, seed)
+    check = Check(key, label, inputs, out_buffers=output_buffers(rt, inputs))
     if args.get("reference", True):
         check.ref_inputs = rt.clone(inputs)
         before = _digests(rt, check.ref_inputs)
@@ -134,13 +138,16 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     subclass = f"{subclasses[0]} is a tensor subclass ({check.label}); return a plain torch.Tensor" if subclasses else None
     if subclass:
         problems.append(subclass)
-    changed = [k for k, h in _digests(rt, check.copy).items() if check.copy_digests.get(k) != h and k not in check.written_by_ref]
+    changed = [k for k, h in _digests(rt, check.copy).items()
+               if check.copy_digests.get(k) != h and k not in check.written_by_ref and k not in check.out_buffers]
     if changed and not inplace:
         problems.append(
             f"the kernel modified its input {', '.join(changed)} ({check.label}); the task does not declare the op "
             "in-place (inplace = true in task.toml), and an edited input can make the reference agree with a wrong answer")
-    alias = verdicts.aliasing_problem(rt, [str(a) for a in args.get("aliases") or []], check.ref_out,
-                                      check.ref_inputs, check.label)
+    input_names = [name for name, _ in rt.tensors(check.inputs)]
+    aliases = [str(out_name) for out_name, index in _pairs(args.get("aliases"))
+               if not (0 <= index < len(input_names) and input_names[index] in check.out_buffers)]
+    alias = verdicts.aliasing_problem(rt, aliases, check.ref_out, check.ref_inputs, check.label)
     if alias and not inplace:
         problems.append(alias)
     evidence = args.get("evidence")
@@ -180,6 +187,30 @@ def op_judge_release(state: WorkerState, args: dict[str, Any], progress: Progres
     if not keys:
         judge.checks.clear()
     return {}
+
+
+def output_buffers(rt: Any, inputs: Any) -> set[str]:
+    """Names of input tensors that are nothing but poison: output buffers the task preallocates
+    (GPU MODE's ``torch.empty`` outputs). The kernel may write them and return them."""
+    torch = rt.torch
+    found = set()
+    for name, t in rt.tensors(inputs):
+        if not t.numel() or t.dtype == torch.bool or t.is_complex():
+            continue
+        x = t.detach()
+        poison = bool(torch.isnan(x).all()) if x.is_floating_point() else bool((x == torch.iinfo(x.dtype).max).all())
+        if poison:
+            found.add(name)
+    return found
+
+
+def _pairs(value: Any) -> list[tuple[str, int]]:
+    """[[output name, input index], …] from the kernel's side, kept only where well formed."""
+    out = []
+    for item in value or []:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], int):
+            out.append((item[0], item[1]))
+    return out
 
 
 def _digests(rt: Any, data: Any) -> dict[str, str]:

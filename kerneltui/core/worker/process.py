@@ -39,7 +39,7 @@ SIGNAL_MEANING = {
 class WorkerFailure(Exception):
     """A request that did not produce a result."""
 
-    kind: str  # "error" (the op raised), "timeout", "crash", "start" (never ready), "tamper" (forged reply),
+    kind: str  # "error" (the op raised), "task" (the task cannot run here), "timeout", "crash", "start" (never ready), "tamper" (forged reply),
     #            "connection" (the link to a remote worker was lost)
     message: str
     error: dict[str, Any] = field(default_factory=dict)
@@ -185,7 +185,8 @@ class WorkerProcess:
         if reply.get("crashed"):
             raise await self._crash_failure(phase)
         error = dict(reply.get("error") or {})
-        raise WorkerFailure("error", str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
+        kind = "task" if error.get("task_error") is True else "error"  # the task cannot run here: exit 2
+        raise WorkerFailure(kind, str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
 
     def _phase(self, req_id: int, op: str) -> str:
         doing = self._last_progress.get(req_id)

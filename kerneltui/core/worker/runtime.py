@@ -18,10 +18,14 @@ from __future__ import annotations
 import copy
 import inspect
 import random
+import re
+import traceback
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kerneltui.core.worker import tree
+from kerneltui.core.worker.errors import TaskProblem
 from kerneltui.core.worker.state import WorkerState
 
 KERNELBENCH_INIT_SEED = 42
@@ -58,6 +62,25 @@ def seed_for(case_index: int, case_seed: int | None, k: int) -> int:
     return random.Random(base * 7919 + k).randrange(1, 2**31 - 1)
 
 
+# What torch says when code asks for CUDA and there is none (CPU-only build, no driver, no device).
+NEEDS_GPU = re.compile(r"Torch not compiled with CUDA|without ATen_cuda|no NVIDIA driver|No CUDA GPUs are available|"
+                       r"CUDA driver initialization failed|CUDA is not available", re.IGNORECASE)
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line.split(". ")[0][:160]
+
+
+def _task_frame(state: WorkerState, exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of the task's own files in the traceback."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        rel = state.original_path(frame.filename)
+        if rel is not None:
+            return f"{rel}:{frame.lineno}"
+    return ""
+
+
 def _accepts(fn: Any, name: str) -> bool:
     if fn is None:
         return False
@@ -74,7 +97,12 @@ def _accepts(fn: Any, name: str) -> bool:
 
 
 class ReferenceRuntime:
-    """Native tasks."""
+    """Native tasks.
+
+    Reference code is called through ``load``, ``make_inputs`` and ``call``, so that a reference that
+    needs a GPU on a machine without one is reported as the task's problem (``TaskProblem``: the
+    command exits 2), not the kernel's.
+    """
 
     def __init__(self, state: WorkerState) -> None:
         self.state = state
@@ -84,6 +112,33 @@ class ReferenceRuntime:
         self._gen_takes_device = False
 
     def load(self) -> None:
+        with self.reference_code("importing the reference"):
+            self._load()
+
+    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+        with self.reference_code("generating inputs"):
+            return self._make_inputs(params, seed)
+
+    def call(self, data: Any) -> Any:
+        with self.reference_code("running the reference"):
+            return self._call(data)
+
+    @contextmanager
+    def reference_code(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            if self.state.has_gpu or not NEEDS_GPU.search(str(exc)):
+                raise
+            where = _task_frame(self.state, exc)
+            raise TaskProblem(
+                f"the task's reference needs a CUDA GPU and this machine has none ({doing}"
+                f"{f', {where}' if where else ''}: {type(exc).__name__}: {_first_sentence(str(exc))}). "
+                "Run it where there is a GPU (--gpu-host HOST, --ray ADDRESS), or let the reference use "
+                "the device it is given"
+            ) from exc
+
+    def _load(self) -> None:
         self.reference = self.state.import_file(self.task["reference_file"], module_name(self.task["reference_file"]))
         self._gen_takes_device = _accepts(getattr(self.reference, "generate_input", None), "device")
 
@@ -96,7 +151,7 @@ class ReferenceRuntime:
         init inputs and the reference's weights); None for formats that need nothing."""
         return None
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
         kwargs = dict(params)
         if self._gen_takes_device:
             kwargs["device"] = self.state.device
@@ -105,7 +160,7 @@ class ReferenceRuntime:
             data = tuple(data) if isinstance(data, list) else (data,)
         return tree.to_device(data, self.state.device, self.torch)
 
-    def call(self, data: Any) -> Any:
+    def _call(self, data: Any) -> Any:
         return self.reference.ref_kernel(*data)
 
     def call_fp64(self, data: Any) -> Any:
@@ -150,10 +205,10 @@ class GpuModeReference(ReferenceRuntime):
     """GPU MODE: ``generate_input(**test)`` returns one ``data`` object passed whole; the task's
     ``check_implementation(data, output)`` judges with the original data (the candidate had a copy)."""
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
         return tree.to_device(self.reference.generate_input(**params, seed=seed), self.state.device, self.torch)
 
-    def call(self, data: Any) -> Any:
+    def _call(self, data: Any) -> Any:
         return self.reference.ref_kernel(data)
 
     def call_fp64(self, data: Any) -> Any:
@@ -169,8 +224,9 @@ class GpuModeReference(ReferenceRuntime):
 class KernelBenchReference(ReferenceRuntime):
     """KernelBench: ``Model(*get_init_inputs())`` called on ``get_inputs()`` under the case's seed."""
 
-    def load(self) -> None:
-        super().load()
+    def _load(self) -> None:
+        super()._load()
+        self.base_constants: dict[str, Any] = {}
         torch = self.torch
         torch.manual_seed(KERNELBENCH_INIT_SEED)
         self.init_inputs = tree.to_device(list(self.reference.get_init_inputs()), self.state.device, torch)
@@ -181,11 +237,18 @@ class KernelBenchReference(ReferenceRuntime):
         weights = {k: v.detach() for k, v in self.model.state_dict().items()}
         return {"init_inputs": list(self.init_inputs), "weights": weights}
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+        # A case's parameters are module constants that get_inputs reads (the loader allows no
+        # others); the file's own values return for cases that do not set them.
+        for name, value in self.base_constants.items():
+            setattr(self.reference, name, value)
+        for name, value in params.items():
+            self.base_constants.setdefault(name, getattr(self.reference, name))
+            setattr(self.reference, name, value)
         self.torch.manual_seed(seed)
         return tree.to_device(list(self.reference.get_inputs()), self.state.device, self.torch)
 
-    def call(self, data: Any) -> Any:
+    def _call(self, data: Any) -> Any:
         with self.torch.no_grad():
             return self.model(*data)
 

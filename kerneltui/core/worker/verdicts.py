@@ -27,7 +27,8 @@ def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, tol_overrides: di
     """Right or wrong, with metrics for every output tensor."""
     torch = rt.torch
     if rt.has_check:
-        ok, msg = rt.check_implementation(inputs, out)
+        # On a fresh copy of the original inputs: its reference call may write into them (GPU MODE).
+        ok, msg = rt.check_implementation(rt.clone(inputs), out)
         info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
         parts = compare_all(out, ref_out, tol_overrides, None, torch)  # informative where shapes agree
         if parts:
@@ -193,7 +194,7 @@ def checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str, 
     for probe, replacement in probes.items():
         fake = tree.rebuild(ref_out, replacement, "out", torch)
         if rt.has_check:
-            ok, _ = rt.check_implementation(inputs, fake)
+            ok, _ = rt.check_implementation(rt.clone(inputs), fake)
         else:
             parts = compare_all(fake, ref_out, tol_overrides, None, torch)
             ok = bool(parts) and all(p["verdict_ok"] for p in parts)

@@ -1,0 +1,145 @@
+"""``kerneltui suite DIR``: check every problem of a suite and print KernelBench's and GPU MODE's numbers.
+
+DIR is a KernelBench level folder, a GPU MODE problems folder or a folder of task folders; the
+candidates are found by each format's conventions (see ``core.suite.discover``). Here: one item at
+a time per visible GPU (``-j`` at once without one: correctness only). ``--ray ADDRESS`` (or
+``--ray local`` for a one-node cluster started by this command): one Ray task per item.
+
+Every finished item is appended to ``DIR/.kerneltui/suite-results.jsonl`` (``--results FILE``);
+a second run with the same sources and options takes those verdicts instead of running again, so
+an interrupted suite resumes (``--restart`` runs everything again).
+
+Exit status: 0 every candidate correct, 1 some failed or are missing, 2 a usage error or a task
+error in some problem (with ``--json``, a JSON error object when the suite cannot start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from kerneltui.commands.check import add_format_options, load_options, usage_error
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+
+EPILOG = """candidates (without --candidates, beside the problems):
+  KernelBench  <stem>_new.py or <stem>_kernel.py next to <id>_<Name>.py
+  GPU MODE     <problem>/submission.py (or the @SUBMISSION@ name in task.yml's files:)
+  native       <task>/<kernel> as task.toml names it
+with --candidates DIR:
+  KernelBench  DIR/level_<L>_problem_<id>_sample_<s>_kernel.py (KernelBench's run layout, every sample),
+               DIR/<stem>_new.py or DIR/<stem>.py
+  GPU MODE, native  every kernel file in DIR/<problem>/ (ranked per problem), or DIR/<problem>.py
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("suite", help="check every problem of a KernelBench, GPU MODE or task folder; fast_p, "
+                                     "geomean speedup, ranking", description=__doc__,
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dir", help="a KernelBench level folder, a GPU MODE problems folder or a folder of task folders")
+    p.add_argument("--candidates", metavar="DIR", help="take the candidates from this folder (layouts below)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--rungs", help="comma-separated rungs (default: prechecks through benchmark and roofline)")
+    p.add_argument("--seeds", type=int, help="seeds per test case (a hidden seed is always added)")
+    p.add_argument("--timeout", type=float, help="seconds each rung may take (overrides the tasks' timeouts)")
+    p.add_argument("--arch", help="target for ahead-of-time compiles without a GPU (default sm_90a)")
+    p.add_argument("-j", "--jobs", type=int, help="items verified at once here (default: one per GPU, 2 without)")
+    p.add_argument("--ray", metavar="ADDRESS", help="run each item as a Ray task on this cluster (auto, HOST:PORT, "
+                                                    "ray://HOST:PORT), or `local` to start a one-node cluster here")
+    p.add_argument("--results", metavar="FILE", help="the results file (default DIR/.kerneltui/suite-results.jsonl)")
+    p.add_argument("--restart", action="store_true", help="forget earlier results and verify every item again")
+    add_format_options(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from kerneltui.core import rungs as rung_registry
+    from kerneltui.core.batch import local_slots
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.suite import run as suite_run
+    from kerneltui.core.suite.discover import SuiteError, discover
+    from kerneltui.core.suite.record import RESULTS_NAME, ItemResult, ResultsFile
+    from kerneltui.core.suite.score import summarise
+    from kerneltui.core.suite.table import format_summary, format_table
+
+    try:
+        load = load_options(args)
+        suite = discover(Path(args.dir), Path(args.candidates) if args.candidates else None)
+        rungs = rung_registry.resolve(parse_rungs(args.rungs) or suite_run.SUITE_RUNGS)
+    except (ValueError, SuiteError) as exc:
+        return usage_error(args, str(exc))
+    if args.seeds is not None and args.seeds < 1:
+        return usage_error(args, "--seeds must be at least 1")
+    if args.jobs is not None and args.jobs < 1:
+        return usage_error(args, "-j must be at least 1")
+
+    info: dict[str, Any] = {}
+    if args.ray:
+        from kerneltui.core.remote.ray_runner import RayUnavailable, cluster_gpus, connect
+
+        try:
+            gpus = cluster_gpus(connect(args.ray))
+        except RayUnavailable as exc:
+            return usage_error(args, str(exc))
+        where = f"Ray cluster {args.ray} ({gpus} GPU{'s' if gpus != 1 else ''})"
+    else:
+        slots = local_slots(args.jobs)
+        gpus = sum(1 for s in slots if s.gpu is not None)
+        where = ", ".join(s.label for s in slots)
+        info["slots"] = [s.label for s in slots]
+    timed = gpus > 0
+    if not timed:
+        rungs = [r for r in rungs if not rung_registry.spec(r).needs_gpu]
+    options = RunOptions(rungs=rungs, seeds=args.seeds, timeout_s=args.timeout, arch=args.arch, record=False,
+                         origin="suite")
+    settings = {"rungs": rungs, "seeds": args.seeds, "timeout": args.timeout, "arch": args.arch, "gpu": timed}
+
+    results = ResultsFile(Path(args.results) if args.results else suite.root / ".kerneltui" / RESULTS_NAME)
+    if args.restart:
+        results.clear()
+    prepared = suite_run.prepare(suite, load, settings)
+    known = {p.item.key for p in prepared if p.done is not None}  # task errors, no candidate: no run needed
+    reused = suite_run.reuse(prepared, results)
+    for p in prepared:
+        if p.item.key in known and p.done is not None:
+            results.append(p.done)
+
+    if not args.json:
+        todo = sum(1 for p in prepared if p.done is None)
+        print(f"suite {suite.root} ({suite.format}): {len(suite.problems)} problems, {len(suite.items)} items; "
+              f"{todo} to verify on {where}", flush=True)
+        if reused:
+            print(f"resuming: {reused} verdicts from {results.path} (--restart to verify them again)", flush=True)
+        if not timed:
+            print("no GPU: correctness only (no benchmark, no speedups, no fast_p)", flush=True)
+
+    def progress(result: ItemResult) -> None:
+        if not args.json:
+            mark = colour("ok  ", "32") if result.correct else colour("FAIL", "31")
+            note = f"  {result.failure.splitlines()[0][:120]}" if result.failure else ""
+            print(f"  {mark} {result.problem} · {result.candidate}  ({result.where}, {result.duration_s:.1f} s){note}",
+                  flush=True)
+
+    started = time.perf_counter()
+    if args.ray:
+        final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress)
+        info.update(ray_info)
+    else:
+        final = suite_run.run_local(prepared, slots, options, results, on_result=progress)
+    wall = time.perf_counter() - started
+    summary = summarise(final, timed)
+    if args.json:
+        print_json({"suite": str(suite.root), "format": suite.format, "runner": "ray" if args.ray else "local",
+                    "gpu": timed, "wall_s": round(wall, 3), "results_file": str(results.path), "reused": reused,
+                    **info, "summary": summary.to_json(), "results": [r.to_json() for r in final]})
+    else:
+        print()
+        print(format_table(final))
+        print()
+        print(format_summary(summary, wall))
+    if summary.task_errors:
+        return EXIT_USAGE
+    return EXIT_OK if summary.correct == summary.items else EXIT_FAIL
+

@@ -1,0 +1,152 @@
+"""Verifying a whole suite: load every problem with its candidate, then run the loop on each, here
+(one slot per GPU, ``-j`` slots without one) or on a Ray cluster (one Ray task per item, each
+holding a GPU), keeping every finished verdict in the results file as it lands.
+
+A problem that cannot be loaded (a task error: bad metadata, a missing function) or has no
+candidate gets its row and the suite goes on; it still counts in the denominator of fast_p.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kerneltui.core.batch import Candidate, CandidateResult, Slot, verify_pairs
+from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.suite import record
+from kerneltui.core.suite.discover import Suite, SuiteItem
+from kerneltui.core.suite.record import ItemResult, ResultsFile
+from kerneltui.core.task import LoadOptions, Task, TaskError, load_task
+
+# What a suite runs unless told: the verdict and the times; no dump, profile or trace.
+SUITE_RUNGS = ["prechecks", "compile", "run", "correctness", "benchmark", "roofline"]
+
+OnResult = Callable[[ItemResult], None]
+
+
+@dataclass
+class Prepared:
+    """A suite item ready to verify (``task``), or its verdict already known (``done``)."""
+
+    item: SuiteItem
+    fingerprint: str
+    task: Task | None = None
+    source: str = ""
+    done: ItemResult | None = None
+
+
+def load_options_for(item: SuiteItem, options: LoadOptions) -> LoadOptions:
+    """``--set`` applies to the problems that define the constant; the others keep theirs."""
+    if not options.constants or item.path.suffix != ".py":
+        return options
+    from kerneltui.core.task_loaders.constants import module_constants
+    from kerneltui.core.task_loaders.pysource import parse_python
+
+    try:
+        names = module_constants(parse_python(item.path))
+    except TaskError:
+        return options  # loading will report the problem
+    return replace(options, constants=tuple((n, v) for n, v in options.constants if n in names))
+
+
+def prepare(suite: Suite, load: LoadOptions, settings: dict[str, Any]) -> list[Prepared]:
+    """Load every item's task (with its candidate) and compute its fingerprint."""
+    out: list[Prepared] = []
+    for item in suite.items:
+        if item.candidate is None:
+            fp = record.fingerprint({"problem": item.path.as_posix()}, settings)
+            result = ItemResult(key=item.key, problem=item.problem, candidate=item.label, status="no candidate",
+                                failure=_no_candidate(suite, item), fingerprint=fp)
+            out.append(Prepared(item, fp, done=result))
+            continue
+        try:
+            task = load_task(item.path, item.candidate, load_options_for(item, load))
+            files = task.read_sources()
+        except TaskError as exc:
+            fp = record.fingerprint(_raw_sources(item), {**settings, "load": repr(load)})
+            result = ItemResult(key=item.key, problem=item.problem, candidate=item.label, status="task error",
+                                failure=f"task error: {exc}", fingerprint=fp)
+            out.append(Prepared(item, fp, done=result))
+            continue
+        fp = record.fingerprint(files, {**settings, "backend": task.backend, "task": task.to_dict()})
+        out.append(Prepared(item, fp, task=task, source=files[task.kernel_file]))
+    return out
+
+
+def _raw_sources(item: SuiteItem) -> dict[str, str]:
+    files = {}
+    for path in (item.path if item.path.is_file() else item.path / "task.yml", item.candidate):
+        if path is not None and path.is_file():
+            files[path.name] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
+def _no_candidate(suite: Suite, item: SuiteItem) -> str:
+    if suite.format == "kernelbench":
+        return (f"no candidate: put {item.problem}_new.py beside the problem, or pass --candidates with "
+                f"level_<L>_problem_<id>_sample_<s>_kernel.py files")
+    return "no candidate: the folder has no kernel file (see `kerneltui suite --help`)"
+
+
+def reuse(prepared: list[Prepared], results: ResultsFile) -> int:
+    """Take verdicts from an earlier run of the same items; the number reused."""
+    earlier = results.load()
+    reused = 0
+    for p in prepared:
+        old = earlier.get(p.item.key)
+        if p.done is None and old is not None and old.fingerprint == p.fingerprint:
+            p.done = old
+            reused += 1
+    return reused
+
+
+def _item_result(p: Prepared, run: CandidateResult) -> ItemResult:
+    assert p.task is not None
+    result = record.from_report(p.item.key, p.item.problem, p.item.label, run.report, p.task.ranking_by,
+                                p.task.backend, run.where, run.duration_s, run.failure)
+    result.fingerprint = p.fingerprint
+    return result
+
+
+def _pending(prepared: list[Prepared]) -> list[tuple[Prepared, Task]]:
+    return [(p, p.task) for p in prepared if p.done is None and p.task is not None]
+
+
+def _recorder(prepared: list[Prepared], results: ResultsFile,
+              on_result: OnResult | None) -> Callable[[CandidateResult], None]:
+    """The callback a runner calls as each run lands: its verdict, kept in the file at once."""
+    by_key = {p.item.key: p for p in prepared}
+
+    def landed(run: CandidateResult) -> None:
+        p = by_key[run.name]
+        p.done = _item_result(p, run)
+        results.append(p.done)
+        if on_result is not None:
+            on_result(p.done)
+
+    return landed
+
+
+def run_local(prepared: list[Prepared], slots: list[Slot], options: RunOptions, results: ResultsFile,
+              on_result: OnResult | None = None) -> list[ItemResult]:
+    pairs = [(task, Candidate(name=p.item.key, path=p.item.candidate or Path(), source=p.source))
+             for p, task in _pending(prepared)]
+    asyncio.run(verify_pairs(pairs, slots, replace(options, record=False, origin="suite"),
+                             on_result=_recorder(prepared, results, on_result)))
+    return [p.done for p in prepared if p.done is not None]
+
+
+def run_ray(prepared: list[Prepared], address: str, options: RunOptions, results: ResultsFile,
+            on_result: OnResult | None = None, use_gpus: bool | None = None) -> tuple[list[ItemResult], dict[str, Any]]:
+    from kerneltui.core.remote.ray_runner import task_bundle, verify_bundles
+
+    jobs = [(p.item.key, task_bundle(task), p.source) for p, task in _pending(prepared)]
+    started = time.perf_counter()
+    _, info = verify_bundles(jobs, address, replace(options, record=False, origin="suite"),
+                             on_result=_recorder(prepared, results, on_result), use_gpus=use_gpus)
+    info["ray_s"] = round(time.perf_counter() - started, 3)
+    return [p.done for p in prepared if p.done is not None], info

@@ -1,0 +1,87 @@
+"""A suite's numbers, as each published set computes them.
+
+* KernelBench's **fast_p**: the fraction of *all* items (failed, broken and missing ones count in
+  the denominator) that are correct and faster than the reference by more than ``p``
+  (speedup = reference time / candidate time > p); fast_0 is the correctness rate among timed
+  items. The **geometric-mean speedup** is over the correct items only. kerneltui's times are
+  medians over fresh inputs with L2 flushed (``core.timing``), not KernelBench's means.
+* GPU MODE's **ranking**: per problem, candidates ordered correct first, then by score
+  (``ranking_by`` over the benchmark cases' mean times; lower is better).
+
+Without a GPU there are no times: the suite is correctness only and fast_p is not computed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kerneltui.core.suite.record import ItemResult
+
+P_VALUES = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)  # the thresholds KernelBench's analysis reports
+
+
+def fast_p(results: list[ItemResult], p: float) -> float | None:
+    if not results:
+        return None
+    fast = sum(1 for r in results if r.correct and r.speedup is not None and r.speedup > p)
+    return fast / len(results)
+
+
+def geomean_speedup(results: list[ItemResult]) -> float | None:
+    speedups = [r.speedup for r in results if r.correct and r.speedup]
+    if not speedups:
+        return None
+    return math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+
+
+def ranked(results: list[ItemResult]) -> list[ItemResult]:
+    """Problems in suite order; within each, correct first, then by GPU MODE score, then by name."""
+    order = {p: i for i, p in enumerate(dict.fromkeys(r.problem for r in results))}
+    return sorted(results, key=lambda r: (order[r.problem], not r.correct, r.score_us is None,
+                                          r.score_us if r.score_us is not None else 0.0, r.candidate))
+
+
+def ranks(results: list[ItemResult]) -> dict[str, int]:
+    """Each item's place among its problem's candidates (1 = best), GPU MODE style."""
+    out: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for r in ranked(results):
+        seen[r.problem] = seen.get(r.problem, 0) + 1
+        out[r.key] = seen[r.problem]
+    return out
+
+
+@dataclass
+class SuiteSummary:
+    items: int
+    problems: int
+    correct: int
+    failed: int
+    task_errors: int
+    missing: int
+    timed: bool  # benchmark numbers exist (a GPU ran the suite)
+    fast_p: dict[str, float | None] = field(default_factory=dict)
+    geomean_speedup: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "items": self.items, "problems": self.problems, "correct": self.correct, "failed": self.failed,
+            "task_errors": self.task_errors, "no_candidate": self.missing,
+            "correct_rate": self.correct / self.items if self.items else None,
+            "timed": self.timed, "fast_p": self.fast_p, "geomean_speedup": self.geomean_speedup,
+        }
+
+
+def summarise(results: list[ItemResult], timed: bool) -> SuiteSummary:
+    summary = SuiteSummary(
+        items=len(results), problems=len({r.problem for r in results}),
+        correct=sum(r.correct for r in results), failed=sum(r.status == "failed" for r in results),
+        task_errors=sum(r.status == "task error" for r in results),
+        missing=sum(r.status == "no candidate" for r in results), timed=timed,
+    )
+    if timed:
+        summary.fast_p = {f"{p:g}": fast_p(results, p) for p in P_VALUES}
+        summary.geomean_speedup = geomean_speedup(results)
+    return summary

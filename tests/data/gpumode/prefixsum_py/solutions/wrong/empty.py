@@ -1,0 +1,7 @@
+# does nothing: hands back the output buffer it was given
+from task import input_t, output_t
+
+
+def custom_kernel(data: input_t) -> output_t:
+    _, y = data
+    return y

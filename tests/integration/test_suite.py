@@ -1,0 +1,132 @@
+"""``kerneltui suite DIR`` on folders laid out as the published sets are, on the CPU (correctness only).
+
+A KernelBench level folder with its honest candidates beside the problems, then with broken and
+torch-only ones from run folders in KernelBench's own layout; a GPU MODE problems folder with its
+submissions and with a folder of wrong ones; a folder of native tasks; a problem that cannot run
+here; and a resumed suite that verifies only what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.conftest import DATA, EXAMPLES, run_cli
+
+KB = DATA / "kernelbench"
+GM = DATA / "gpumode"
+
+
+def suite(*args: str) -> tuple[int, dict, str]:
+    proc = run_cli("suite", *args, "--json", "--seeds", "1", timeout=900)
+    assert proc.stdout.strip(), proc.stderr
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+def copy(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    return dest
+
+
+def statuses(report: dict) -> dict[str, str]:
+    return {f"{r['problem']}::{r['candidate']}": r["status"] for r in report["results"]}
+
+
+def test_kernelbench_level_folder_honest_then_resumed(tmp_path):
+    root = copy(KB, tmp_path / "kb")
+    code, report, _ = suite(str(root / "level1"), "--scale", "0.004")
+    assert code == 0, report
+    assert report["format"] == "kernelbench" and report["gpu"] is False
+    assert statuses(report) == {"7_ScaledReLU::7_ScaledReLU_new.py": "correct",
+                                "23_RowSoftmax::23_RowSoftmax_new.py": "correct",
+                                "30_SoftsignWide::30_SoftsignWide_new.py": "correct",
+                                "40_TallMatmul::40_TallMatmul_new.py": "correct"}
+    summary = report["summary"]
+    assert (summary["items"], summary["correct"], summary["timed"], summary["fast_p"]) == (4, 4, False, {})
+    results_file = root / "level1" / ".kerneltui" / "suite-results.jsonl"
+    assert Path(report["results_file"]) == results_file and len(results_file.read_text().splitlines()) == 4
+
+    # Again: every verdict comes from the file. Then one candidate changes: only it runs again.
+    code, again, _ = suite(str(root / "level1"), "--scale", "0.004")
+    assert code == 0 and again["reused"] == 4
+    candidate = root / "level1" / "23_RowSoftmax_new.py"
+    candidate.write_text(candidate.read_text().replace("e / tl.sum(e, axis=0)", "e / tl.sum(e, axis=0) * 1.5"))
+    code, changed, _ = suite(str(root / "level1"), "--scale", "0.004")
+    assert code == 1 and changed["reused"] == 3
+    assert statuses(changed)["23_RowSoftmax::23_RowSoftmax_new.py"] == "failed"
+    # Other sizes are another suite: nothing is reused.
+    code, rescaled, _ = suite(str(root / "level1"), "--scale", "0.003", "--restart")
+    assert rescaled["reused"] == 0
+
+
+def test_kernelbench_broken_and_torch_only_candidates_all_fail(tmp_path):
+    root = copy(KB, tmp_path / "kb")
+    code, report, _ = suite(str(root / "level1"), "--candidates", str(root / "runs" / "broken"), "--scale", "0.004")
+    assert code == 1
+    assert statuses(report) == {"7_ScaledReLU::sample 0": "failed", "23_RowSoftmax::sample 0": "failed",
+                                "23_RowSoftmax::sample 1": "failed", "30_SoftsignWide::sample 0": "failed",
+                                "40_TallMatmul::sample 0": "failed"}
+    assert report["summary"]["correct"] == 0
+
+    code, report, _ = suite(str(root / "level1"), "--candidates", str(root / "runs" / "torch_only"),
+                            "--results", str(tmp_path / "torch_only.jsonl"))
+    assert code == 1
+    result = {r["candidate"]: r for r in report["results"] if r["problem"] == "23_RowSoftmax"}["sample 0"]
+    assert result["status"] == "failed" and result["backend"] == "triton"
+    assert "torch.softmax" in result["failure"]
+    assert report["summary"]["no_candidate"] == 3
+
+
+def test_gpumode_problems_folder(tmp_path):
+    root = copy(GM, tmp_path / "gm")
+    code, report, _ = suite(str(root))
+    assert code == 0, report
+    assert report["format"] == "gpumode"
+    assert statuses(report) == {"histogram_py::submission.py": "correct", "prefixsum_py::submission.py": "correct",
+                                "vectorscale::submission.py": "correct"}
+
+    # A folder of candidates per problem: ranked within each problem, GPU MODE style.
+    cands = tmp_path / "cands"
+    (cands / "histogram_py").mkdir(parents=True)
+    shutil.copy(root / "histogram_py/submission.py", cands / "histogram_py/atomics.py")
+    shutil.copy(root / "histogram_py/solutions/wrong/empty.py", cands / "histogram_py/empty.py")
+    shutil.copy(root / "prefixsum_py/solutions/wrong/empty.py", cands / "prefixsum_py.py")
+    code, report, _ = suite(str(root), "--candidates", str(cands), "--results", str(tmp_path / "r.jsonl"))
+    assert code == 1
+    assert statuses(report) == {"histogram_py::atomics.py": "correct", "histogram_py::empty.py": "failed",
+                                "prefixsum_py::prefixsum_py.py": "failed", "vectorscale::none": "no candidate"}
+
+    text = run_cli("suite", str(root), "--candidates", str(cands), "--results", str(tmp_path / "r.jsonl")).stdout
+    rows = [line.split() for line in text.splitlines() if line.startswith("histogram_py")]
+    assert [(row[1], row[2], row[3]) for row in rows] == [("atomics.py", "1", "correct"), ("empty.py", "2", "FAILED")]
+    assert "correctness only: no GPU ran this suite" in text
+
+
+def test_a_problem_that_cannot_run_here_is_a_task_error_row(tmp_path):
+    root = copy(DATA / "gpumode_gpu", tmp_path / "g")
+    code, report, _ = suite(str(root))
+    assert code == 2
+    (result,) = report["results"]
+    assert result["status"] == "task error" and "needs a CUDA GPU" in result["failure"]
+    assert report["summary"]["task_errors"] == 1
+
+
+def test_a_folder_of_native_tasks(tmp_path):
+    root = tmp_path / "tasks"
+    for name in ("vector_add", "softmax"):
+        copy(EXAMPLES / name, root / name)
+    toml = root / "softmax" / "task.toml"
+    toml.write_text(toml.read_text().replace('backend = "triton"', 'backend = "triton"\nseeds = true'))
+    code, report, _ = suite(str(root))
+    assert code == 2
+    assert statuses(report) == {"softmax::kernel.py": "task error", "vector_add::kernel.py": "correct"}
+    failure = next(r["failure"] for r in report["results"] if r["problem"] == "softmax")
+    assert f"{toml}:" in failure and "seeds must be a positive integer, not the boolean true" in failure
+
+
+def test_not_a_suite_is_a_usage_error(tmp_path):
+    proc = run_cli("suite", str(tmp_path), "--json")
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]
+    assert error["kind"] == "usage" and "no problems found" in error["message"]

@@ -1,0 +1,66 @@
+"""The suite's numbers: KernelBench's fast_p and geometric-mean speedup, GPU MODE's score and ranking,
+and the results file an interrupted suite resumes from."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kerneltui.core.suite.record import ItemResult, ResultsFile, from_report, score
+from kerneltui.core.suite.score import fast_p, geomean_speedup, ranks, summarise
+
+
+def item(problem: str, candidate: str = "c", status: str = "correct", speedup: float | None = None,
+         score_us: float | None = None) -> ItemResult:
+    return ItemResult(key=f"{problem}::{candidate}", problem=problem, candidate=candidate, status=status,  # type: ignore[arg-type]
+                      speedup=speedup, score_us=score_us)
+
+
+def test_fast_p_counts_every_item_in_the_denominator():
+    results = [item("a", speedup=2.0), item("b", speedup=0.9), item("c", status="failed", speedup=5.0),
+               item("d", status="no candidate"), item("e", status="task error")]
+    assert fast_p(results, 0.0) == pytest.approx(2 / 5)
+    assert fast_p(results, 1.0) == pytest.approx(1 / 5)  # strictly faster than p, as KernelBench counts
+    assert fast_p(results, 2.0) == 0.0
+    assert geomean_speedup(results) == pytest.approx(math.sqrt(2.0 * 0.9))  # correct items only
+    summary = summarise(results, timed=True)
+    assert summary.fast_p["1"] == pytest.approx(0.2) and summary.task_errors == 1 and summary.missing == 1
+    assert summarise(results, timed=False).fast_p == {}
+
+
+@pytest.mark.parametrize(("ranking", "expected"), [("last", 9.0), ("mean", 6.5), ("geom", 6.0)])
+def test_gpumode_score(ranking, expected):
+    assert score([4.0e-3, 9.0e-3], ranking) == pytest.approx(expected)
+    assert score([4.0e-3, 0.0], ranking) is None  # a case without a time: no score
+
+
+def test_ranking_within_each_problem():
+    results = [item("p", "slow", score_us=9.0), item("p", "wrong", status="failed"), item("p", "fast", score_us=4.0),
+               item("q", "only", score_us=1.0)]
+    assert ranks(results) == {"p::fast": 1, "p::slow": 2, "p::wrong": 3, "q::only": 1}
+
+
+def test_verdict_from_a_report():
+    report = {"ok": False, "rungs": [
+        {"name": "compile", "status": "fail", "error": "needs a GPU", "metrics": {"failure": "task"}}]}
+    assert from_report("k", "p", "c", report, "geom", "triton", "cpu 0", 1.0, "x").status == "task error"
+    bench = {"name": "benchmark", "status": "ok", "metrics": {
+        "speedup_vs_reference": 2.0, "median_ms": 0.5,
+        "cases": [{"candidate": {"mean_ms": 0.004}, "reference": {"median_ms": 0.01}},
+                  {"candidate": {"mean_ms": 0.009}, "reference": {"median_ms": 0.02}}]}}
+    result = from_report("k", "p", "c", {"ok": True, "rungs": [bench]}, "geom", "triton", "gpu 0", 1.0, None)
+    assert result.correct and result.speedup == 2.0 and result.score_us == pytest.approx(6.0)
+    assert result.reference_ms == pytest.approx(math.sqrt(0.01 * 0.02))
+
+
+def test_results_file_keeps_the_last_line_per_key_and_drops_a_torn_one(tmp_path):
+    results = ResultsFile(tmp_path / "r.jsonl")
+    results.append(item("a", status="failed"))
+    results.append(item("a", speedup=1.5))
+    results.append(item("b"))
+    with results.path.open("a") as fh:
+        fh.write('{"schema": 1, "result": {"key": "c"')  # killed while writing
+    loaded = results.load()
+    assert sorted(loaded) == ["a::c", "b::c"] and loaded["a::c"].speedup == 1.5
+    assert results.dropped == 1
