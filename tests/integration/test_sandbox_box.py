@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.sandbox.support import support
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.runner import LocalRunner
 from tests.conftest import EXAMPLES, run_cli
 from tests.integration.sandbox_helpers import escaping_kernel
 
@@ -152,3 +154,20 @@ def test_worker_scratch_is_home_and_tmp(example_task, tmp_path):
     # The working folder is the task copy inside the scratch folder, which error messages show as ".".
     assert where["tmp"] == os.path.join(scratch, "tmp") and where["cwd"] == "."
     assert not os.path.exists(scratch), "the scratch folder outlived its worker"
+
+
+async def test_a_box_that_cannot_be_applied_stops_the_worker_with_a_reason(tmp_path):
+    # A stand-in interpreter that fails the way the supervisor does when a part cannot be applied.
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'kerneltui sandbox: the worker was not started: Landlock: "
+                    "Operation not permitted' >&2\nexit 70\n")
+    fake.chmod(0o755)
+    runner = LocalRunner(python=str(fake))
+    worker = await WorkerProcess.start(runner, "torch")
+    with pytest.raises(WorkerFailure) as failure:
+        await worker.wait_ready(60)
+    await worker.close()
+    assert failure.value.kind == "start"
+    assert "the sandbox could not be applied (the worker was not started: Landlock: Operation not permitted)" \
+        in failure.value.message
+    assert "kerneltui doctor" in failure.value.message and "KERNELTUI_SANDBOX_ENABLED=false" in failure.value.message

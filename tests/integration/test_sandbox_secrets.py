@@ -8,11 +8,16 @@ redacted on the way to storage)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from kerneltui.core.agent.session import AgentSession
-from tests.conftest import run_cli
+from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
+from kerneltui.core.sandbox.support import support
+from tests.conftest import ROOT, run_cli
 from tests.integration.agent_helpers import make_session
 from tests.integration.sandbox_helpers import PLANTED_ENV, files_holding, leaky_kernel, plant_home
 
@@ -48,10 +53,10 @@ def test_planted_secrets_are_in_no_file_kerneltui_wrote(example_task, tmp_path, 
     assert files_holding(written, b"LEAK"), "the kernel's output was stored nowhere: the test sees nothing"
     leaks = files_holding(written, b"PLANTED")
     assert leaks == [], f"planted secrets in {leaks}"
-    if enabled == "true":
+    if enabled == "true" and support().landlock_abi:
         # The box kept the kernel from the key file and from kerneltui's environment.
         assert files_holding([history.parent], b"unreadable: [Errno 13] Permission denied")
-    else:
+    else:  # the kernel read them: redaction removed them on the way to the files
         assert files_holding([history.parent], b"[redacted]")
 
 
@@ -74,5 +79,23 @@ async def test_tool_output_the_model_reads_carries_no_secret(example_task, tmp_p
     assert "LEAK" in result, result[:2000]
     assert "PLANTED" not in result
     assert all("PLANTED" not in getattr(e, "output", "") + getattr(e, "summary", "") for e in recorder.events)
-    if enabled == "false":
+    if enabled == "false" or not support().landlock_abi:
         assert "[redacted]" in result  # the kernel read the key file; the tool output went through redaction
+
+
+def test_a_worker_over_ssh_gets_the_same_allow_list(tmp_path):
+    """The remote side of SSHRunner, run here as the remote shell would: the supervisor scrubs the
+    login environment (keys exported in ~/.bashrc) and keeps the variables the target names."""
+    runner = SSHRunner(SSHTarget(host="gpu-box", env={"MY_REMOTE_VAR": "kept"}))
+    request = runner._here_policy([])
+    login_env = {**PLANTED_ENV, "PATH": os.environ["PATH"], "HOME": str(tmp_path), "MY_REMOTE_VAR": "kept",
+                 "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    show = "import os, json; print(json.dumps(dict(os.environ)))"
+    proc = subprocess.run([sys.executable, "-m", "kerneltui.core.sandbox.launch", "--here", request, "--",
+                           sys.executable, "-c", show], env=login_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert "PLANTED" not in proc.stdout and seen["MY_REMOTE_VAR"] == "kept"
+    assert seen["HOME"].startswith(str(tmp_path / "kerneltui-worker-"))
+    assert proc.stderr.startswith("kerneltui sandbox on ")  # what the box there holds, for the parent's log
+    assert not any(tmp_path.glob("kerneltui-worker-*")), "the remote scratch folder was left behind"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -39,6 +40,7 @@ from kerneltui.core.profile.hotspots import KernelHotSpots, build_hotspots, task
 from kerneltui.core.profile.locate import find_ncu
 from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv, target_env
 from kerneltui.core.profile.summary import ProfileResult, summarise_report
+from kerneltui.core.redact import redact_tree
 from kerneltui.core.sandbox.box import WorkerBox, open_box
 from kerneltui.core.sandbox.environment import SCRATCH_ENV
 from kerneltui.core.sandbox.settings import load_settings
@@ -179,7 +181,7 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
                                           task_relative(outcome.target.get("task_dir"), files))
         outcome.duration_s = time.monotonic() - started
         saved = version_dir / PROFILE_JSON
-        saved.write_text(json.dumps(outcome.to_dict(), indent=1), encoding="utf-8")
+        saved.write_text(json.dumps(redact_tree(outcome.to_dict()), indent=1), encoding="utf-8")
         outcome.files["json"] = str(saved)
         return outcome
     finally:
@@ -211,10 +213,26 @@ def profiling_needs_admin(params: Path = Path("/proc/driver/nvidia/params")) -> 
     return True
 
 
+def _ncu_lock_ready() -> bool:
+    """ncu's lock file, made here if it is missing (inside the box /tmp cannot be written), as ncu
+    makes it: writable by every user, so that it serialises their profiles too."""
+    if NCU_LOCK.exists():
+        return True
+    try:
+        fd = os.open(NCU_LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    except FileExistsError:
+        return True
+    except OSError:
+        return False
+    os.fchmod(fd, 0o666)
+    os.close(fd)
+    return True
+
+
 async def _open_profile_box(ncu: Path, workdir: Path, version_dir: Path, env: dict[str, str] | None) -> WorkerBox:
     """The box ncu and its target run in: the worker's, plus the profile's folders and ncu's lock file."""
     writable = [str(workdir), str(version_dir)]
-    if NCU_LOCK.exists():
+    if _ncu_lock_ready():
         writable.append(str(NCU_LOCK))
     box = open_box(load_settings(), await asyncio.to_thread(support), python=sys.executable, base_env=env,
                    writable=writable, readable=[str(ncu.parent), str(ncu.resolve().parent.parent)],

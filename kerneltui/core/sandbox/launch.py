@@ -198,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         supervisor.wait()
     status = supervisor.end()
     if not supervisor.worker:
+        print(f"kerneltui sandbox: the worker was not started: {supervisor.stop_reason}", file=sys.stderr)
         return EXIT_BOX_FAILED
     exit_like(status)
     return 1

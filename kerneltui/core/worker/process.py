@@ -99,6 +99,7 @@ class WorkerProcess:
             if lost:
                 raise WorkerFailure("connection", f"{lost} while the worker was starting", stderr=exc.stderr) from exc
             if self.proc.returncode == EXIT_BOX_FAILED:
+                await asyncio.sleep(0.05)  # let the stderr reader take the supervisor's last line
                 raise WorkerFailure("start", _box_failure(self.stderr_tail()), stderr=self.stderr_tail()) from exc
             raise
         return self.info
