@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "tui",
     "config",
     "device",
+    "doctor",
     "history",
     "profile",
     "asm",

@@ -9,7 +9,7 @@ import sys
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
 
 # Modules that declare settings with config.register_defaults (imported so that every section shows).
-SETTING_MODULES = ("kerneltui.ui.defaults", "kerneltui.core.session.store")
+SETTING_MODULES = ("kerneltui.ui.defaults", "kerneltui.core.session.store", "kerneltui.core.sandbox.settings")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,4 +1,5 @@
-"""``kerneltui device``: this machine's GPU and its measured peaks (what the roofline rung uses)."""
+"""``kerneltui device``: this machine's GPU and its measured peaks (what the roofline rung uses), and
+whether its workers run in the full sandbox (``kerneltui doctor`` has the details)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def main(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace) -> int:
     from kerneltui.core import device
+    from kerneltui.core.sandbox.policy import sandbox_note
     from kerneltui.core.worker.pool import WorkerPool
     from kerneltui.core.worker.process import WorkerFailure
 
@@ -31,13 +33,16 @@ async def _main(args: argparse.Namespace) -> int:
     try:
         worker = await pool.acquire()
         info = dict(worker.info)
+        box = worker.sandbox.to_dict() if worker.sandbox else None
+        box_line = "sandbox: " + (sandbox_note(worker.sandbox) or "on (kerneltui doctor shows each part)")
         if not info.get("gpu"):
             message = (f"no GPU: torch {info.get('torch')} sees no CUDA device on {info.get('host')}. The benchmark "
                        "and roofline rungs are skipped here; the checks still run (Triton under its interpreter).")
             if args.json:
-                print_json({"gpu": False, "message": message, "device": info})
+                print_json({"gpu": False, "message": message, "device": info, "sandbox": box})
             else:
                 print(message)
+                print(box_line)
             return EXIT_OK
         peaks = None if args.remeasure else device.load_cached(info)
         source = f"cached in {device.peaks_path(info)}"
@@ -59,10 +64,11 @@ async def _main(args: argparse.Namespace) -> int:
     finally:
         await pool.close()
     if args.json:
-        print_json({"gpu": True, "device": info, "peaks": peaks.to_dict(), "source": source})
+        print_json({"gpu": True, "device": info, "peaks": peaks.to_dict(), "source": source, "sandbox": box})
         return EXIT_OK
     for line in describe(info, peaks.to_dict(), source):
         print(line)
+    print(box_line)
     return EXIT_OK
 
 

@@ -1,7 +1,8 @@
 """The per-task history: every version checked, with every rung's result (SQLite).
 
 One file per task, ``task.state_dir / "history.sqlite"``, written by the loop's observer after each
-run (``observer_for``) and read by ``kerneltui history`` and the TUI's benchmark chart.
+run (``observer_for``) and read by ``kerneltui history`` and the TUI's benchmark chart. Every text a
+worker produced (summaries, errors, details, metrics) is stored through ``core.redact``.
 
 Tables:
   sources    the text of every kernel version, by its hash
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.device import device_key
+from kerneltui.core.redact import redact, redact_tree
 from kerneltui.core.rungs.result import RungResult, SourceLocation
 
 if TYPE_CHECKING:
@@ -198,7 +200,7 @@ class HistoryStore:
                 (report.source_hash, report.run_id, report.task, now, options.origin if options else "manual",
                  int(report.ok), float(report.duration_s), int(bool(device.get("gpu"))), device.get("name"),
                  device_key(device), device.get("torch"), device.get("triton"), device.get("driver"),
-                 device.get("cuda_runtime"), json.dumps(device, default=str)),
+                 device.get("cuda_runtime"), redact(json.dumps(device, default=str))),
             )
             number = int(cur.lastrowid or 0)
             for position, result in enumerate(report.results):
@@ -206,8 +208,9 @@ class HistoryStore:
                 conn.execute(
                     "INSERT OR REPLACE INTO rungs(run, position, name, status, summary, error, metrics, details, "
                     "duration_s, file, line) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (number, position, result.name, result.status, result.summary, result.error,
-                     json.dumps(result.metrics, default=str), (result.details or "")[-DETAILS_KEEP:],
+                    (number, position, result.name, result.status, redact(result.summary),
+                     redact(result.error) if result.error else result.error,
+                     json.dumps(redact_tree(result.metrics), default=str), redact((result.details or "")[-DETAILS_KEEP:]),
                      float(result.duration_s), loc.file if loc else None, loc.line if loc else None),
                 )
             for row in bench_rows(report.results):

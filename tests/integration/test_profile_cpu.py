@@ -119,8 +119,9 @@ def _alive(pid: int) -> bool:
 
 
 def hanging_ncu(folder: Path) -> tuple[Path, Path]:
-    """A stand-in that hangs with a child, like ncu waiting on a kernel that never returns."""
-    pids = folder / "pids"
+    """A stand-in that hangs with a child, like ncu waiting on a kernel that never returns. It writes
+    its pids into the version folder ``v``: besides its scratch folder, the one place ncu may write."""
+    pids = folder / "v" / "pids"
     return fake_ncu(folder, f"sleep 300 &\necho $$ $! > '{pids}'\nwait\n"), pids
 
 

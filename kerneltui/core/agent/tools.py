@@ -17,6 +17,7 @@ from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
 from kerneltui.core.agent.workspace import WorkspaceError
+from kerneltui.core.redact import redacted
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.session import AgentSession
@@ -123,9 +124,9 @@ async def run_tool(session: AgentSession, call: ToolCall, turn_id: str) -> ToolO
     if call.argument_error:
         return ToolOutcome(False, "malformed arguments", f"{call.name}: {call.argument_error}")
     try:
-        return await handler(session, call, turn_id)
+        return redacted(await handler(session, call, turn_id))
     except (ToolFailure, WorkspaceError, DiffError, Unavailable) as exc:
-        return ToolOutcome(False, str(exc).splitlines()[0][:160], str(exc))
+        return redacted(ToolOutcome(False, str(exc).splitlines()[0][:160], str(exc)))
 
 
 def _text_arg(call: ToolCall, name: str, required: bool = False) -> str:

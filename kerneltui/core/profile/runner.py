@@ -1,8 +1,13 @@
 """Run one profile: ncu around the profiling target, then read the report back and summarise it.
 
-ncu runs as a separate process in its own process group; the timeout and cancellation (a save
-during the run) kill the whole group, the profiled program included. The report and the CSV pages
-stay in the version's folder next to the kernel source they describe:
+ncu runs in the sandbox a worker runs in (``core.sandbox``: scrubbed environment, supervisor,
+network namespace, Landlock, limits), with its own scratch folder; it may write only there, in the
+profile's work folder and in the version's folder (the report). The timeout and cancellation (a save
+during the run) end it and everything below it, the profiled program included. The target compiles
+its kernels into private caches in the scratch folder, so the line tables ncu imports the source
+through name the target's own task copy: a kernel from the shared cache would name the copy of the
+worker that first compiled it, removed with that worker. The report and the CSV pages stay in the
+version's folder next to the kernel source they describe:
 
     <version>/profile.ncu-rep              open it in the Nsight Compute GUI
     <version>/profile-raw.csv              every metric of every profiled launch
@@ -20,7 +25,7 @@ import json
 import os
 import re
 import shutil
-import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,7 +40,13 @@ from kerneltui.core.profile.hotspots import KernelHotSpots, build_hotspots, task
 from kerneltui.core.profile.locate import find_ncu
 from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv, target_env
 from kerneltui.core.profile.summary import ProfileResult, summarise_report
+from kerneltui.core.redact import redact_tree
+from kerneltui.core.sandbox.box import WorkerBox, open_box
+from kerneltui.core.sandbox.environment import SCRATCH_ENV
+from kerneltui.core.sandbox.settings import load_settings
+from kerneltui.core.sandbox.support import support
 from kerneltui.core.task import Task
+from kerneltui.core.worker.runner import kill_group, wait_or_force
 
 Progress = Callable[[str, float | None], None]
 PAGES = {  # file suffix -> (page, source view)
@@ -47,6 +58,9 @@ PAGES = {  # file suffix -> (page, source view)
 IMPORT_TIMEOUT_S = 120.0
 OUTPUT_KEEP = 256 * 1024
 PROFILE_JSON = "profile.json"
+NCU_LOCK = Path("/tmp/nsight-compute-lock")  # ncu serialises profiling sessions through this file
+NCU_CAPABILITIES = ("kept for ncu: the driver lets only CAP_SYS_ADMIN read the GPU's performance counters "
+                    "(RmProfilingAdminOnly=1)")
 _PROFILING = re.compile(r'==PROF== Profiling "([^"]+)"(?: - \d+)?(?: \((\d+)/(\d+)\))?')
 
 
@@ -104,6 +118,7 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
     report = version_dir / f"{REPORT_NAME}.ncu-rep"
     _remove_old(version_dir, report)
     workdir = Path(tempfile.mkdtemp(prefix="kerneltui-profile-"))
+    box: WorkerBox | None = None
     try:
         spec_path, result_path = workdir / "spec.json", workdir / "target.json"
         spec = make_spec(task, files, case, result_path, arch=arch, workdir=workdir)
@@ -115,7 +130,8 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
         outcome.command = cmd.argv()
         progress(f"ncu on {case['label']}", None)
         deadline = started + timeout_s
-        rc, output, timed_out = await _run_ncu(outcome.command, workdir, target_env(env), timeout_s, progress)
+        box = await _open_profile_box(ncu, workdir, version_dir, env)
+        rc, output, timed_out = await _run_ncu(box, outcome.command, timeout_s, progress)
         outcome.output = output
         if result_path.exists():
             with contextlib.suppress(ValueError, OSError):
@@ -165,11 +181,13 @@ async def profile_task(task: Task, files: dict[str, str], version_dir: Path, *, 
                                           task_relative(outcome.target.get("task_dir"), files))
         outcome.duration_s = time.monotonic() - started
         saved = version_dir / PROFILE_JSON
-        saved.write_text(json.dumps(outcome.to_dict(), indent=1), encoding="utf-8")
+        saved.write_text(json.dumps(redact_tree(outcome.to_dict()), indent=1), encoding="utf-8")
         outcome.files["json"] = str(saved)
         return outcome
     finally:
         outcome.duration_s = time.monotonic() - started
+        if box is not None:
+            await asyncio.to_thread(box.release)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -184,29 +202,63 @@ def _tail(text: str, lines: int = 30) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
+def profiling_needs_admin(params: Path = Path("/proc/driver/nvidia/params")) -> bool:
+    """Whether the driver lets only CAP_SYS_ADMIN read the GPU's performance counters (its default)."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        for line in params.read_text().splitlines():
+            if line.startswith("RmProfilingAdminOnly:"):
+                return line.split(":", 1)[1].strip() != "0"
+    except OSError:
+        pass
+    return True
 
 
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Kill the group and wait for the process, so nothing outlives the run (not even its pipes)."""
-    _kill_group(proc)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.shield(proc.wait()), 5.0)
+def _ncu_lock_ready() -> bool:
+    """ncu's lock file, made here if it is missing (inside the box /tmp cannot be written), as ncu
+    makes it: writable by every user, so that it serialises their profiles too."""
+    if NCU_LOCK.exists():
+        return True
+    try:
+        fd = os.open(NCU_LOCK, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    except FileExistsError:
+        return True
+    except OSError:
+        return False
+    os.fchmod(fd, 0o666)
+    os.close(fd)
+    return True
 
 
-async def _run_ncu(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float,
+async def _open_profile_box(ncu: Path, workdir: Path, version_dir: Path, env: dict[str, str] | None) -> WorkerBox:
+    """The box ncu and its target run in: the worker's, plus the profile's folders and ncu's lock file."""
+    writable = [str(workdir), str(version_dir)]
+    if _ncu_lock_ready():
+        writable.append(str(NCU_LOCK))
+    box = open_box(load_settings(), await asyncio.to_thread(support), python=sys.executable, base_env=env,
+                   writable=writable, readable=[str(ncu.parent), str(ncu.resolve().parent.parent)],
+                   keep_capabilities=NCU_CAPABILITIES if profiling_needs_admin() else "")
+    box.env = target_env(box.env)
+    box.env.pop(SCRATCH_ENV, None)  # the target makes its task copy in the work folder, not the scratch
+    caches = box.scratch / "caches"
+    for variable in ("TRITON_CACHE_DIR", "KERNELTUI_CACHE_DIR", "CUTE_DSL_CACHE_DIR", "TILELANG_CACHE_DIR"):
+        box.env[variable] = str(caches / variable.lower())
+    return box
+
+
+async def _reap(box: WorkerBox, proc: asyncio.subprocess.Process) -> None:
+    """End ncu and everything below it, and wait, so nothing outlives the run (not even its pipes)."""
+    box.kill()
+    await wait_or_force(proc)
+
+
+async def _run_ncu(box: WorkerBox, argv: list[str], timeout_s: float,
                    progress: Progress) -> tuple[int | None, str, bool]:
-    """Run ncu, passing its progress lines on; kill its process group on timeout or cancellation."""
+    """Run ncu, passing its progress lines on; end it and its children on timeout or cancellation."""
     proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+        *box.argv(argv), cwd=str(box.scratch), env=box.env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        pass_fds=box.pass_fds)
+    box.started()
     chunks: list[str] = []
     size = 0
 
@@ -230,15 +282,14 @@ async def _run_ncu(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: f
     try:
         await asyncio.wait_for(read(), timeout_s)
     except TimeoutError:
-        await _reap(proc)
+        await _reap(box, proc)
         return proc.returncode, "".join(chunks), True
     except asyncio.CancelledError:
-        await _reap(proc)
+        await _reap(box, proc)
         raise
     finally:
-        # ncu has exited here, but the profiled program may have left children in the group.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        # ncu has exited here, but the profiled program may have left children behind.
+        box.kill()
     return proc.returncode, "".join(chunks), False
 
 
@@ -249,10 +300,12 @@ async def _run_simple(argv: list[str], timeout_s: float) -> tuple[int | None, st
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
     except TimeoutError:
-        await _reap(proc)
+        kill_group(proc)
+        await wait_or_force(proc)
         return proc.returncode, "", True
     except asyncio.CancelledError:
-        await _reap(proc)
+        kill_group(proc)
+        await wait_or_force(proc)
         raise
     text = out.decode("utf-8", errors="replace")
     if proc.returncode != 0:

@@ -84,7 +84,9 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
     """The body of one Ray task: rebuild the task in a temp folder and run the loop on the candidate.
 
     The loop's workers are local child processes of this Ray worker (LocalRunner), so candidate
-    code never runs in the Ray worker itself.
+    code never runs in the Ray worker itself, and they run in the node's sandbox with the same
+    environment allow-list as on a workstation: nothing of the Ray worker's environment but the
+    allowed names reaches them.
     """
     from kerneltui.core.loop import check_once
     from kerneltui.core.task import LoadOptions, load_task

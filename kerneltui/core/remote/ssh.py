@@ -11,6 +11,10 @@ One master connection (``ControlMaster``/``ControlPersist``) carries every worke
 worker costs a channel, not a handshake. ``~/.ssh/config``, agents and keys work as in a shell;
 ``BatchMode`` makes a missing key fail at once instead of prompting inside the TUI.
 
+The worker runs under the sandbox's supervisor there (``python -m kerneltui.core.sandbox.launch --here``),
+which applies the same environment allow-list and box as on this machine, decided from the GPU host's
+own facts, and kills everything the worker started when it ends.
+
 Failures: ssh exits 255 when the connection is lost, which becomes a ``WorkerFailure`` of kind
 ``connection`` (the loop retries that run once on a fresh connection). The remote command is a
 small ``sh`` that records its process group and turns a signal death of the worker into exit status
@@ -21,16 +25,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import shlex
 import shutil
 import signal
 import subprocess
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import kerneltui
+from kerneltui.core.sandbox.policy import SandboxState
+from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.protocol import MAX_MESSAGE
 
@@ -76,6 +84,7 @@ class SSHRunner:
         self._tokens: dict[int, str] = {}  # local ssh pid -> remote pidfile token
         self._killers: list[subprocess.Popen[bytes]] = []
         self.connections = 0  # master connections opened (a reconnect after a loss adds one)
+        self.sandbox_settings: SandboxSettings = load_settings()
 
     # -- ssh command lines ------------------------------------------------------------------------
 
@@ -194,13 +203,24 @@ class SSHRunner:
 
     # -- Runner -----------------------------------------------------------------------------------
 
-    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process:
+    def _here_policy(self, writable: Sequence[str]) -> str:
+        """What the remote supervisor is told: the [sandbox] settings, plus the names of the
+        variables the target adds, and the exchange folders (paths on the GPU host)."""
+        settings = self.sandbox_settings.to_dict()
+        settings["pass_env"] = [*settings["pass_env"], *self.target.env]
+        return json.dumps({"settings": settings, "writable": list(writable)})
+
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
+                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
         await self.prepare()
         token = uuid.uuid4().hex[:16]
         root = self._remote_root
         env = {"PYTHONPATH": f"{root}/pkg", "PYTHONUNBUFFERED": "1", **self.target.env}
+        # The supervisor runs there and decides the box from that host's facts (launch --here); it
+        # scrubs the remote environment (the login shell's exports included) the way LocalRunner does.
         child = ["env", *(f"{k}={v}" for k, v in env.items()), self.target.python,
-                 "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
+                 "-m", "kerneltui.core.sandbox.launch", "--here", self._here_policy(writable), "--",
+                 self.target.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             child += ["--arch", arch]
         # `exec sh` keeps the login shell's pid, which sshd made a session (and group) leader, so
@@ -226,10 +246,13 @@ class SSHRunner:
                 pass
         if token is None or not self._remote_root or not orphan_possible:
             return
-        # The remote worker may be stuck in a kernel and never see its stdin close: kill its group
-        # there too. Fire and forget (kill() must not block the event loop); reaped in close().
+        # The remote worker may be stuck in a kernel and never see its stdin close: end its group
+        # there too, SIGTERM first so that the supervisor kills what left the group (setsid) and
+        # removes its scratch folder. Fire and forget (kill() must not block the event loop); reaped
+        # in close().
         remote = (f"p=$(cat {shlex.quote(self._remote_root)}/run/{token}.pid 2>/dev/null) && "
-                  f"kill -KILL -- -$p 2>/dev/null; rm -f {shlex.quote(self._remote_root)}/run/{token}.pid")
+                  f"{{ kill -TERM -- -$p; sleep 1; kill -KILL -- -$p; }} 2>/dev/null; "
+                  f"rm -f {shlex.quote(self._remote_root)}/run/{token}.pid")
         self._reap()
         self._killers.append(subprocess.Popen(
             [*self.base_args("auto"), self.target.host, remote], stdin=subprocess.DEVNULL,
@@ -249,6 +272,14 @@ class SSHRunner:
         if returncode is not None and 128 < returncode < SSH_LOST:
             return returncode - 128
         return None
+
+    async def release(self, proc: asyncio.subprocess.Process) -> None:
+        """Nothing is left here: the remote supervisor removes its scratch folder and cgroup."""
+
+    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+        settings = self.sandbox_settings
+        return SandboxState(settings.enabled, (), where=f"{self.target.host} (decided there by the supervisor; "
+                            "the worker's first stderr line says what it applied)")
 
     def describe(self) -> str:
         return f"{self.target.host} over SSH"

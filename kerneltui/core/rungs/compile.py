@@ -8,6 +8,7 @@ from typing import Any
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok
+from kerneltui.core.sandbox.policy import sandbox_note
 from kerneltui.core.worker.process import WorkerFailure
 
 
@@ -45,8 +46,11 @@ async def run(ctx: RunContext) -> RungResult:
         parts.append("compile-only (no GPU)")
     elif not ctx.has_gpu and ctx.task.backend == "triton":
         parts.append("Triton interpreter (no GPU)")
+    if sandbox_note(worker.sandbox):
+        parts.append(sandbox_note(worker.sandbox))
     metrics: dict[str, Any] = {k: result[k] for k in ("import_s", "compile_s", "first_call_s", "launch_count") if k in result}
     metrics["kernels"] = kernels
+    metrics["sandbox"] = worker.sandbox.to_dict() if worker.sandbox else None
     notes = result.get("notes") or []
     details = "\n".join(notes) + ("\n" if notes else "") + worker.stderr_since(mark)
     return ok("compile", " · ".join(parts), metrics=metrics, details=details)

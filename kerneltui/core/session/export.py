@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kerneltui.core.redact import redact
 from kerneltui.core.session.reader import LoadedSession
 from kerneltui.core.session.timeline import Timeline, Version
 
@@ -109,5 +110,5 @@ def export_session(session: LoadedSession, out_dir: Path) -> ExportResult:
     png = out_dir / f"{session.id}.png"
     note = png_chart(timeline.versions, png)
     md = out_dir / f"{session.id}.md"
-    md.write_text(render_markdown(session, png.name if not note else None, note), encoding="utf-8")
+    md.write_text(redact(render_markdown(session, png.name if not note else None, note)), encoding="utf-8")
     return ExportResult(markdown=md, png=None if note else png, png_note=note)

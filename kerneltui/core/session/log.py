@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from kerneltui import __version__
 from kerneltui.core.events import Event, FileChanged, ProposalEvent, RunFinished, RunStarted, event_to_dict
+from kerneltui.core.redact import redact_tree
 from kerneltui.core.session.record import (
     CONTEXT,
     EVENT,
@@ -40,14 +41,6 @@ from kerneltui.core.session.record import (
     SessionError,
 )
 from kerneltui.core.task import Task, source_hash
-
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-
-
-def secret_values(environ: dict[str, str] | None = None) -> list[str]:
-    """Values of environment variables named like credentials (long enough to be one)."""
-    env = os.environ if environ is None else environ
-    return sorted({v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
 
 
 def new_session_name(task_name: str, now: float | None = None) -> str:
@@ -64,11 +57,10 @@ def task_record(task: Task) -> dict[str, Any]:
 class SessionLog:
     """Appends records to ``<folder>/log.jsonl``; thread-safe (the loop and agent threads both emit)."""
 
-    def __init__(self, folder: Path, task: Task, *, secrets_: list[str] | None = None) -> None:
+    def __init__(self, folder: Path, task: Task) -> None:
         self.folder = Path(folder)
         self.task = task
         self.path = self.folder / LOG_NAME
-        self._secrets = secret_values() if secrets_ is None else secrets_
         self._lock = threading.Lock()
         self._file: IO[str] | None = None
         self._seq = 0
@@ -143,10 +135,7 @@ class SessionLog:
     # -- writing ----------------------------------------------------------------------------------
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
-        for secret in self._secrets:
-            if secret in line:
-                line = line.replace(secret, "[redacted]")
+        line = json.dumps(redact_tree(record), ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":"))
         with self._lock:
             if self.closed:
                 return

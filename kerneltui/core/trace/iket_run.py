@@ -15,6 +15,7 @@ says so and uses the markers.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import shutil
@@ -24,8 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.profile.runner import _run_ncu as run_in_process_group
-from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv, target_env
+from kerneltui.core.profile.runner import _open_profile_box, _run_ncu
+from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv
 from kerneltui.core.task import Task
 from kerneltui.core.trace.buffer import TraceFormatError
 from kerneltui.core.trace.iket import read_decoded
@@ -82,7 +83,12 @@ async def trace(task: Task, files: dict[str, str], version_dir: Path, *, timeout
         argv = [*command, "--output-dir", str(out), "--clobber", "profile", "--postprocess", "all", "--",
                 *target_argv(spec_path)]
         say(f"run-iket on {case['label']} (the program runs twice: tracker, then traced)", None)
-        rc, output, timed_out = await run_in_process_group(argv, workdir, target_env(), timeout_s, say)
+        # run-iket and its target run in the box ncu's target gets (core.sandbox): scrubbed, no network.
+        box = await _open_profile_box(Path(shutil.which(command[0]) or command[0]), workdir, workdir, None)
+        try:
+            rc, output, timed_out = await _run_ncu(box, argv, timeout_s, say)
+        finally:
+            await asyncio.to_thread(box.release)
         if timed_out:
             raise IketFailed(f"IKET took longer than {timeout_s:.0f} s; run-iket and the kernel were killed "
                              "(trace a smaller benchmark case with --case N)")

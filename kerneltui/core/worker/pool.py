@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import Runner, default_runner
+from kerneltui.core.worker.wire import exchange_root
 
 ROLES = ("candidate", "judge")
 
@@ -86,7 +87,8 @@ class WorkerPool:
                 self.prestart()
 
     async def _start_one(self, role: str = "candidate") -> WorkerProcess:
-        worker = await WorkerProcess.start(self.runner, self.backend, self.arch, role)
+        worker = await WorkerProcess.start(self.runner, self.backend, self.arch, role,
+                                           writable=[str(exchange_root(create=True))])
         try:
             await worker.wait_ready(self.ready_timeout)
         except BaseException:

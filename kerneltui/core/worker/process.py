@@ -13,10 +13,11 @@ import itertools
 import re
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
 
 ProgressCallback = Callable[[str, float | None], None]
@@ -76,14 +77,19 @@ class WorkerProcess:
         self._err_reader = asyncio.create_task(self._read_stderr())
         self.used = False
         self.role = "candidate"
+        self.sandbox: SandboxState | None = None  # the box it runs in, as the runner built it
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
-    async def start(cls, runner: Any, backend: str, arch: str | None = None, role: str = "candidate") -> WorkerProcess:
-        proc = await runner.spawn(backend, arch, role)
+    async def start(cls, runner: Any, backend: str, arch: str | None = None, role: str = "candidate",
+                    writable: Sequence[str] = ()) -> WorkerProcess:
+        """A new worker of ``role``; ``writable``: folders it may write besides its own scratch folder
+        (the exchange folders it shares with the other worker of a run)."""
+        proc = await runner.spawn(backend, arch, role, writable)
         worker = cls(proc, runner, backend)
         worker.role = role
+        worker.sandbox = runner.sandbox_of(proc)
         return worker
 
     async def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
@@ -98,6 +104,9 @@ class WorkerProcess:
             lost = getattr(self.runner, "lost_connection", lambda _rc: None)(self.proc.returncode)
             if lost:
                 raise WorkerFailure("connection", f"{lost} while the worker was starting", stderr=exc.stderr) from exc
+            if self.proc.returncode == EXIT_BOX_FAILED:
+                await asyncio.sleep(0.05)  # let the stderr reader take the supervisor's last line
+                raise WorkerFailure("start", _box_failure(self.stderr_tail()), stderr=self.stderr_tail()) from exc
             raise
         return self.info
 
@@ -116,18 +125,18 @@ class WorkerProcess:
             self._dead = "killed"
 
     async def close(self) -> None:
+        """Let the worker finish (stdin closed), then kill whatever is left of it, every time: a
+        kernel's children must not outlive a passing run any more than a hanging one."""
         if self.alive:
             with contextlib.suppress(Exception):
                 if self.proc.stdin is not None:
                     self.proc.stdin.close()
-            try:
-                await asyncio.wait_for(self.proc.wait(), 2.0)
-            except TimeoutError:
-                self.kill()
-        else:
-            self.kill()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.proc.wait()), 2.0)
+        self.kill()
         with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
-            await asyncio.wait_for(self.proc.wait(), 5.0)
+            await asyncio.wait_for(asyncio.shield(self.proc.wait()), 5.0)
+        await self.runner.release(self.proc)
         for task in (self._reader, self._err_reader):
             task.cancel()
             with contextlib.suppress(BaseException):
@@ -307,3 +316,10 @@ class WorkerProcess:
     def stderr_tail(self, lines: int = 40) -> str:
         text = self._stderr.decode("utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])
+
+
+def _box_failure(stderr: str) -> str:
+    said = [line for line in stderr.splitlines() if line.startswith("kerneltui sandbox:")]
+    why = said[-1].removeprefix("kerneltui sandbox:").strip() if said else "see the worker's output"
+    return (f"the sandbox could not be applied ({why}); `kerneltui doctor` shows what this machine allows, "
+            "and [sandbox] enabled = false (KERNELTUI_SANDBOX_ENABLED=false) runs workers without it")

@@ -1,19 +1,29 @@
 """Where workers start. The loop asks a runner for a process; the protocol is the same everywhere.
 
-:class:`LocalRunner` starts ``python -m kerneltui.core.worker.child`` on this machine in a new
-process group (so a kill takes the candidate's children too). Other runners (SSH, Ray) live in
-``core.remote``.
+:class:`LocalRunner` starts ``python -m kerneltui.core.worker.child`` on this machine inside the
+sandbox (``core.sandbox``): a scrubbed environment, a scratch folder (its ``HOME`` and ``TMPDIR``,
+removed on release), a supervisor that kills every process the worker started when it ends, and
+where the machine allows (and ``[sandbox] enabled`` is not false) a network namespace, Landlock and
+resource limits. Other runners (SSH, Ray) live in ``core.remote``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from typing import Any, Protocol
 
+from kerneltui.core.sandbox.box import WorkerBox, open_box
+from kerneltui.core.sandbox.policy import SandboxState
+from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
+from kerneltui.core.sandbox.support import support
 from kerneltui.core.worker.protocol import MAX_MESSAGE
+
+EXIT_WAIT_S = 5.0  # how long release() waits for a killed worker before SIGKILL to its process group
 
 
 class Runner(Protocol):
@@ -23,52 +33,111 @@ class Runner(Protocol):
 
     name: str
 
-    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process: ...
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
+                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
+        """Start a worker of ``role`` (candidate or judge); ``writable``: folders it may write besides
+        its scratch folder (the exchange folders it shares with the other worker of a run)."""
+        ...
 
-    def kill(self, proc: asyncio.subprocess.Process) -> None: ...
+    def kill(self, proc: asyncio.subprocess.Process) -> None:
+        """End the worker and every process it started, now; never blocks."""
+        ...
+
+    async def release(self, proc: asyncio.subprocess.Process) -> None:
+        """After ``kill``: wait for the end (forcing it if need be), remove the scratch folder and cgroup."""
+        ...
+
+    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+        """The box the worker runs in (None where the runner cannot tell)."""
+        ...
 
     def describe(self) -> str: ...
 
 
-def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    if extra:
-        env.update(extra)
-    return env
+def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group of ``proc`` (it was started in a new session)."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+
+async def wait_or_force(proc: asyncio.subprocess.Process, wait_s: float = EXIT_WAIT_S) -> None:
+    """Wait for a killed process; a supervisor that does not finish in time loses its group to SIGKILL."""
+    try:
+        await asyncio.wait_for(asyncio.shield(proc.wait()), wait_s)
+    except TimeoutError:
+        kill_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(proc.wait()), wait_s)
 
 
 class LocalRunner:
     name = "local"
 
-    def __init__(self, python: str | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(self, python: str | None = None, env: dict[str, str] | None = None,
+                 sandbox: SandboxSettings | None = None) -> None:
         self.python = python or sys.executable
-        self.env = env or {}
+        self.env = env or {}  # added to the worker's environment (CUDA_VISIBLE_DEVICES, PYTHONPATH)
+        self._settings = sandbox
+        self._boxes: dict[int, WorkerBox] = {}
 
-    async def spawn(self, backend: str, arch: str | None, role: str = "candidate") -> asyncio.subprocess.Process:
+    @property
+    def settings(self) -> SandboxSettings:
+        if self._settings is None:
+            self._settings = load_settings()
+        return self._settings
+
+    async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = ()) -> WorkerBox:
+        measured = await asyncio.to_thread(support)  # a child process, once per process
+        return open_box(self.settings, measured, python=self.python, extra_env=self.env, writable=writable,
+                        readable=readable)
+
+    async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
+                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
         cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
-        return await asyncio.create_subprocess_exec(
-            *cmd,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            env=worker_env(self.env),
-            limit=MAX_MESSAGE,
-        )
+        box = await self.open_box(writable)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *box.argv(cmd),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                env=box.env,
+                cwd=str(box.scratch),
+                pass_fds=box.pass_fds,
+                limit=MAX_MESSAGE,
+            )
+        except BaseException:
+            box.release()
+            raise
+        box.started()
+        self._boxes[proc.pid] = box
+        return proc
 
     def kill(self, proc: asyncio.subprocess.Process) -> None:
-        if proc.returncode is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                pass
+        box = self._boxes.get(proc.pid)
+        if box is not None and box.supervised:
+            box.kill()  # the cgroup at once; the supervisor kills the process tree when its lifeline closes
+        else:
+            kill_group(proc)
+
+    async def release(self, proc: asyncio.subprocess.Process) -> None:
+        self.kill(proc)
+        await wait_or_force(proc)
+        box = self._boxes.pop(proc.pid, None)
+        if box is not None:
+            await asyncio.to_thread(box.release)
+
+    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+        box = self._boxes.get(proc.pid)
+        return box.state if box is not None else None
 
     def describe(self) -> str:
         return "this machine"

@@ -35,7 +35,7 @@ class WorkerState:
         self.device: str = "cpu"
         self.has_gpu = False
         self.info: dict[str, Any] = {}
-        self.workdir = Path(tempfile.mkdtemp(prefix="kerneltui-worker-"))
+        self.workdir = Path(os.environ.get("KERNELTUI_WORKER_SCRATCH") or tempfile.mkdtemp(prefix="kerneltui-worker-"))
         self.task_dir = self.workdir / "task"
         self.task: dict[str, Any] = {}
         self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime

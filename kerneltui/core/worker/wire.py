@@ -46,13 +46,16 @@ class WireError(ValueError):
     harness_message = True
 
 
-def exchange_root() -> Path:
+def exchange_root(create: bool = False) -> Path:
     """Where every run's exchange folder lives: in RAM (``/dev/shm``) where the system has it, one
     folder per user. Workers are started before their run exists, so their sandbox is given this
     root as writable, and each run makes its own folder inside it."""
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else Path(
         os.environ.get("TMPDIR") or "/tmp")
-    return base / f"kerneltui-exchange-{os.getuid()}"
+    root = base / f"kerneltui-exchange-{os.getuid()}"
+    if create:
+        root.mkdir(mode=0o700, exist_ok=True)
+    return root
 
 
 def shared_folder(run_id: str) -> Path:
@@ -142,6 +145,7 @@ class Exchange:
         if self.folder is None:
             raise WireError("no exchange folder for CPU tensors in this run")
         name = f"{self.prefix}{next(self._ids)}-{lot}"
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # on a remote host it is not there yet
         path = self.folder / name
         nbytes = max(int(storage.nbytes()), 1)
         mapped = torch.from_file(str(path), shared=True, size=nbytes, dtype=torch.uint8)

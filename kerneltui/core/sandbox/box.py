@@ -1,0 +1,259 @@
+"""The parent's side of one boxed process: decide its policy, make its scratch folder, cgroup and
+lifeline, and take them down again.
+
+``open_box`` is what a runner calls before it starts a worker (or ncu, for the profile): it returns
+a :class:`WorkerBox` whose ``argv``, ``env`` and ``pass_fds`` go to the process start, and whose
+``kill`` and ``release`` end it. The same decision runs on a remote host inside the supervisor
+(``launch --here``), so a worker started over SSH gets the rules of the machine it runs on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import itertools
+import json
+import os
+import shutil
+import site
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import kerneltui
+from kerneltui import paths
+from kerneltui.core.sandbox import cgroup, linux
+from kerneltui.core.sandbox.environment import (
+    SharedCache,
+    WorkerEnvironment,
+    cache_write_paths,
+    shared_caches,
+    worker_environment,
+)
+from kerneltui.core.sandbox.filesystem import SHARED_MEMORY, FilesystemPlan, device_nodes, plan_hidden
+from kerneltui.core.sandbox.policy import BoxPlan, LaunchPolicy, SandboxPart, SandboxState
+from kerneltui.core.sandbox.settings import SandboxSettings
+from kerneltui.core.sandbox.support import SandboxSupport, probe_here
+
+LAUNCH_MODULE = "kerneltui.core.sandbox.launch"
+OFF = "the box is off ([sandbox] enabled = false, or KERNELTUI_SANDBOX_ENABLED=false)"
+_LIBRARY_OF_CACHE = {"TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "torch", "KERNELTUI_CACHE_DIR": None,
+                     "CUTE_DSL_CACHE_DIR": "cutlass", "TILELANG_CACHE_DIR": "tilelang"}
+_names = itertools.count(1)
+
+
+def package_root() -> str:
+    return str(Path(kerneltui.__file__).resolve().parent.parent)
+
+
+def python_paths(env: Mapping[str, str], python: str) -> list[str]:
+    """What a worker must read even when it lies in a hidden folder (a Python under ``~/.pyenv``, a
+    venv or a worktree in the home): the interpreter's installation, its import paths, the search
+    paths of the environment, the CUDA toolkit."""
+    found: list[str] = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, package_root(),
+                        str(Path(os.path.realpath(python)).parent.parent), *sysconfig.get_paths().values(),
+                        *(p for p in sys.path if p)]
+    with contextlib.suppress(AttributeError):
+        found.append(site.getusersitepackages())
+    for var in ("PYTHONPATH", "PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH"):
+        found += [p for p in env.get(var, "").split(os.pathsep) if p]
+    for var in ("CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CONDA_PREFIX"):
+        if env.get(var):
+            found.append(env[var])
+    return list(dict.fromkeys(os.path.abspath(p) for p in found))
+
+
+def _prepare_caches(caches: list[SharedCache]) -> list[str]:
+    """Make the cache folders of installed libraries, so a rule can grant them; returns their paths."""
+    ready = []
+    for cache, path in zip(caches, cache_write_paths(caches), strict=True):
+        library = _LIBRARY_OF_CACHE.get(cache.variable)
+        if not os.path.isdir(path) and library is not None and importlib.util.find_spec(library) is None:
+            continue
+        with contextlib.suppress(OSError):
+            os.makedirs(path, exist_ok=True)
+            ready.append(path)
+    return ready
+
+
+def _limits_detail(settings: SandboxSettings, support: SandboxSupport, pids_max: bool) -> str:
+    parts = [f"address space {settings.address_space_gib} GiB" if settings.address_space_gib else "address space unlimited",
+             f"{settings.open_files} open files" if settings.open_files else "open files unlimited", "no core files"]
+    if pids_max:
+        parts.append(f"{settings.processes} processes (cgroup pids.max)")
+    elif support.root:
+        parts.append("processes not limited (RLIMIT_NPROC does not apply to root and the cgroup has no pids controller)")
+    elif settings.processes:
+        parts.append(f"{settings.processes} processes more than the user runs (RLIMIT_NPROC)")
+    return ", ".join(parts)
+
+
+def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, env: WorkerEnvironment,
+           python: str, caches: Sequence[str] = (), writable: Sequence[str] = (), readable: Sequence[str] = (),
+           cgroup_made: str = "", cgroup_why: str = "", pids_max: bool = False,
+           keep_capabilities: str = "") -> tuple[BoxPlan | None, SandboxState]:
+    """The box for one process and what to say about it; ``keep_capabilities``: why this process keeps
+    its capabilities (ncu, for the GPU's counters), "" to drop them."""
+    parts = [SandboxPart("environment", True, f"allow-list: {len(env.passed)} of "
+                         f"{len(env.passed) + len(env.withheld)} variables passed, none of them a credential; "
+                         "HOME and TMPDIR in the scratch folder")]
+    if not linux.IS_LINUX:
+        parts.append(SandboxPart("processes", True, "the process group only (no supervisor outside Linux)"))
+    elif cgroup_made:
+        parts.append(SandboxPart("processes", True, f"supervised; own cgroup {cgroup_made}, killed as one, and the "
+                                 "process tree (fork, double fork, setsid) killed on every close"))
+    else:
+        parts.append(SandboxPart("processes", True, "supervised; the process tree (fork, double fork, setsid) killed on "
+                                 f"every close; no cgroup: {cgroup_why or support.cgroup_why}"))
+    if not settings.enabled:
+        parts += [SandboxPart(name, False, OFF) for name in ("network", "filesystem", "limits", "capabilities")]
+        return None, SandboxState(False, tuple(parts))
+    abi = support.landlock_abi
+    if support.network:
+        tcp = "; TCP connect and bind denied by Landlock" if abi >= 4 else ""
+        parts.append(SandboxPart("network", True, f"own network namespace, no interface up{tcp}"))
+    elif abi >= 4:
+        parts.append(SandboxPart("network", True, "TCP connect and bind denied by Landlock (no network namespace: "
+                                 f"{support.network_why}; UDP is not covered)"))
+    else:
+        parts.append(SandboxPart("network", False, support.network_why))
+    filesystem = None
+    if abi:
+        hidden = plan_hidden(str(Path.home()), tempfile.gettempdir(), (str(paths.config_dir()), str(paths.data_dir())))
+        filesystem = FilesystemPlan(
+            hidden=hidden, readable=tuple(python_paths(env.env, python)) + tuple(readable),
+            writable=(scratch, SHARED_MEMORY, *caches, *writable), devices=device_nodes())
+        extra = f", {', '.join(writable)}" if writable else ""
+        parts.append(SandboxPart("filesystem", True, f"Landlock ABI {abi}: writes only to the scratch folder, the "
+                                 f"compile caches, /dev/shm{extra}; the home and temp folders and system credentials "
+                                 "unreadable"))
+    else:
+        parts.append(SandboxPart("filesystem", False, support.landlock_why))
+    parts.append(SandboxPart("limits", True, _limits_detail(settings, support, pids_max)))
+    drop = support.capabilities and not keep_capabilities
+    if support.capabilities and keep_capabilities:
+        parts.append(SandboxPart("capabilities", False, keep_capabilities))
+    elif support.capabilities:
+        parts.append(SandboxPart("capabilities", True, "all dropped (kerneltui runs as root)"))
+    else:
+        parts.append(SandboxPart("capabilities", True, "none held (not root)"))
+    plan = BoxPlan(network=support.network, landlock_abi=abi, filesystem=filesystem,
+                   address_space=settings.address_space_gib * 2**30, open_files=settings.open_files,
+                   extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop)
+    return plan, SandboxState(True, tuple(parts))
+
+
+@dataclass
+class WorkerBox:
+    """One boxed process, parent side: from before its start until its folder and cgroup are gone."""
+
+    scratch: Path
+    env: dict[str, str]
+    state: SandboxState
+    policy: LaunchPolicy
+    python: str
+    supervised: bool = True
+    cgroup: Path | None = None
+    _lifeline: list[int] = field(default_factory=list)  # [read end, write end] while open
+    policy_file: Path | None = None
+
+    def argv(self, command: Sequence[str]) -> list[str]:
+        if not self.supervised:
+            return list(command)
+        return [self.python, "-m", LAUNCH_MODULE, str(self.policy_file), "--", *command]
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self._lifeline[0],) if self._lifeline else ()
+
+    def started(self) -> None:
+        """The supervisor holds the lifeline's read end now; the parent keeps only the write end."""
+        if self._lifeline and self._lifeline[0] >= 0:
+            os.close(self._lifeline[0])
+            self._lifeline[0] = -1
+
+    def kill(self) -> None:
+        """End the process and everything below it: the cgroup at once, and the lifeline closed, on
+        which the supervisor kills the process tree. Idempotent; never blocks."""
+        if self.cgroup is not None:
+            cgroup.kill(self.cgroup)
+        if self._lifeline:
+            for fd in self._lifeline:
+                if fd >= 0:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            self._lifeline.clear()
+
+    def release(self) -> None:
+        """After the process exited: remove its cgroup and scratch folder (blocks up to ~2 s)."""
+        self.kill()
+        if self.cgroup is not None and cgroup.remove(self.cgroup):
+            self.cgroup = None
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _make_cgroup(support: SandboxSupport, settings: SandboxSettings) -> tuple[Path | None, str, bool]:
+    if not support.cgroup_base:
+        return None, "", False
+    try:
+        path = cgroup.create(Path(support.cgroup_base), f"kerneltui-{os.getpid()}-{next(_names)}")
+    except OSError as exc:
+        return None, f"cannot make a cgroup beneath {support.cgroup_base}: {exc.strerror}", False
+    pids = bool(settings.enabled and settings.processes and support.cgroup_pids
+                and cgroup.limit_processes(path, settings.processes))
+    return path, "", pids
+
+
+def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
+             extra_env: Mapping[str, str] | None = None, writable: Iterable[str] = (), readable: Iterable[str] = (),
+             base_env: Mapping[str, str] | None = None, lifeline: bool = True,
+             keep_capabilities: str = "") -> WorkerBox:
+    """Make the scratch folder, cgroup, lifeline and policy file for one process about to start."""
+    scratch = Path(tempfile.mkdtemp(prefix="kerneltui-worker-"))
+    try:
+        (scratch / "home").mkdir()
+        (scratch / "tmp").mkdir()
+        env = worker_environment(os.environ if base_env is None else base_env, scratch=str(scratch),
+                                 extra=extra_env, pass_env=settings.pass_env)
+        group, group_why, pids = _make_cgroup(support, settings) if linux.IS_LINUX else (None, "", False)
+        base = os.environ if base_env is None else base_env
+        caches = _prepare_caches(shared_caches(base)) if settings.enabled and support.landlock_abi else []
+        plan, state = decide(settings, support, scratch=str(scratch), env=env, python=python, caches=caches,
+                             writable=[os.path.abspath(w) for w in writable], readable=list(readable),
+                             cgroup_made=str(group or ""), cgroup_why=group_why, pids_max=pids,
+                             keep_capabilities=keep_capabilities)
+        pipe = list(os.pipe()) if lifeline and linux.IS_LINUX else []
+        policy = LaunchPolicy(parent_pid=os.getpid(), scratch=str(scratch), cgroup=str(group or ""),
+                              lifeline_fd=pipe[0] if pipe else -1, box=plan)
+        box = WorkerBox(scratch, env.env, state, policy, python, supervised=linux.IS_LINUX, cgroup=group,
+                        _lifeline=pipe)
+        if box.supervised:
+            box.policy_file = scratch / "policy.json"
+            box.policy_file.write_text(policy.to_json(), encoding="utf-8")
+        return box
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def policy_here(request_json: str) -> tuple[LaunchPolicy, dict[str, str], SandboxState]:
+    """The supervisor's own decision on a host kerneltui reaches over SSH: same rules, this host's
+    facts, no lifeline (the SSH channel is the parent's link; the parent kills the group over it).
+    ``request_json``: ``{"settings": {…[sandbox]…}, "writable": [paths on this host]}``."""
+    request = json.loads(request_json)
+    settings = SandboxSettings.from_mapping(request.get("settings") or {})
+    box = open_box(settings, probe_here(), python=sys.executable, lifeline=False,
+                   writable=[str(p) for p in request.get("writable") or []])
+    policy = LaunchPolicy(parent_pid=os.getppid(), scratch=box.policy.scratch, cgroup=box.policy.cgroup,
+                          lifeline_fd=-1, box=box.policy.box)
+    if box.policy_file is not None:
+        box.policy_file.unlink()
+    return policy, box.env, box.state
+
+
+def summary(state: SandboxState) -> str:
+    """One line: every part, on or off."""
+    return "; ".join(f"{p.name} {'on' if p.on else 'OFF'} ({p.detail})" for p in state.parts)

@@ -1,0 +1,86 @@
+"""Apply a :class:`BoxPlan` to the calling process, which then execs the worker.
+
+Order: the network namespace first (it needs the capabilities dropped last), resource limits, then
+Landlock (which sets no_new_privs), then the capabilities. Each step raises :class:`BoxError`
+saying which part failed; nothing is skipped quietly, because the parent has already told the person
+what the box holds.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+
+from kerneltui.core.sandbox import landlock, linux
+from kerneltui.core.sandbox.filesystem import rules_for
+from kerneltui.core.sandbox.policy import BoxPlan
+from kerneltui.core.sandbox.support import enter_user_network_namespace
+
+
+class BoxError(Exception):
+    pass
+
+
+def user_task_count(uid: int) -> int:
+    """Tasks (threads included) of ``uid``: what RLIMIT_NPROC counts."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", encoding="utf-8", errors="replace") as fh:
+                real_uid, threads = -1, 1
+                for line in fh:
+                    if line.startswith("Uid:"):
+                        real_uid = int(line.split()[1])
+                    elif line.startswith("Threads:"):
+                        threads = int(line.split()[1])
+                        break
+        except (OSError, ValueError):
+            continue
+        if real_uid == uid:
+            count += threads
+    return count
+
+
+def _limit(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def apply_limits(plan: BoxPlan) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crashing kernel must not write gigabytes of core
+    if plan.address_space:
+        _limit(resource.RLIMIT_AS, plan.address_space)
+    if plan.open_files:
+        _limit(resource.RLIMIT_NOFILE, plan.open_files)
+    if plan.extra_tasks and os.geteuid() != 0:
+        _limit(resource.RLIMIT_NPROC, user_task_count(os.getuid()) + plan.extra_tasks)
+
+
+def confine(plan: BoxPlan) -> None:
+    try:
+        if plan.network == "namespace":
+            linux.unshare(linux.CLONE_NEWNET)
+        elif plan.network == "user-namespace":
+            enter_user_network_namespace()
+    except OSError as exc:
+        raise BoxError(f"network namespace: {exc.strerror or exc}") from exc
+    try:
+        apply_limits(plan)
+    except (OSError, ValueError) as exc:
+        raise BoxError(f"resource limits: {exc}") from exc
+    try:
+        if plan.landlock_abi and plan.filesystem is not None:
+            landlock.restrict_self(plan.landlock_abi, rules_for(plan.filesystem))
+        else:
+            linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+    except OSError as exc:
+        raise BoxError(f"Landlock: {exc.strerror or exc}") from exc
+    if plan.drop_capabilities:
+        try:
+            linux.drop_all_capabilities()
+        except OSError as exc:
+            raise BoxError(f"dropping capabilities: {exc.strerror or exc}") from exc

@@ -1,0 +1,141 @@
+"""The environment a worker starts with: an allow-list, never a copy of kerneltui's own.
+
+kerneltui's environment holds API keys (the agent needs them) and whatever else the person exported;
+candidate code must see none of it. A worker gets:
+
+* ``PATH``, the locale, ``PYTHONPATH`` (tests and worktrees rely on it), the library and compiler
+  search paths, the Python and conda environment markers, the thread-count knobs;
+* every variable of the GPU stack, by prefix: CUDA, NVIDIA, cuDNN/cuBLAS, NCCL, Triton, torch
+  and its compiler, CuTe DSL/CUTLASS, TileLang/TVM, kerneltui's own;
+* names the person lists in ``[sandbox] pass_env``;
+* ``HOME`` pointing at a scratch home and ``TMPDIR`` at a scratch temp folder (both removed with the
+  worker), and the compile caches pinned to where they are for kerneltui, so a fresh ``HOME`` does not
+  cost every worker a recompile.
+
+A name that looks like a credential (``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``,
+``*CREDENTIAL*``, ``*_AUTH*``) is never passed, whatever list it is on; nor is a value equal to the
+value of such a variable.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerneltui.core.redact import MIN_SECRET, is_secret_name
+
+PASS_NAMES = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+    "PYTHONWARNINGS", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONFAULTHANDLER", "VIRTUAL_ENV", "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "USER", "LOGNAME", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+})
+PASS_PREFIXES = ("LC_", "CUDA_", "CUDNN_", "CUBLAS", "CUFFT_", "CUSPARSE_", "NVIDIA_", "NV_", "NVCC_", "NCCL_",
+                 "NSIGHT_", "NCU_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "PYTORCH_", "CUTE_",
+                 "CUTLASS_", "TILELANG_", "TVM_", "KERNELTUI_")
+# Set by kerneltui itself for every worker; not taken from the parent.
+OWN_NAMES = ("HOME", "TMPDIR", "TMP", "TEMP")
+# kerneltui's own settings that say where the person's files are: not for candidate code.
+PRIVATE_KERNELTUI = ("KERNELTUI_CONFIG", "KERNELTUI_CONFIG_DIR", "KERNELTUI_DATA_DIR", "KERNELTUI_SESSIONS_DIR")
+SCRATCH_ENV = "KERNELTUI_WORKER_SCRATCH"
+
+
+def _allowed(name: str, extra_names: frozenset[str]) -> bool:
+    if name in OWN_NAMES or name in PRIVATE_KERNELTUI or is_secret_name(name):
+        return False
+    return name in PASS_NAMES or name in extra_names or name.startswith(PASS_PREFIXES)
+
+
+@dataclass(frozen=True)
+class SharedCache:
+    """A compile cache every worker shares: where it is, and the variable that says so."""
+
+    variable: str
+    path: str
+    what: str
+
+
+def shared_caches(base: Mapping[str, str]) -> list[SharedCache]:
+    """Where the compile caches are for kerneltui's own user, computed from ``base`` (kerneltui's
+    environment), the way each library computes its default, so a worker with a scratch ``HOME`` and
+    ``TMPDIR`` keeps using them."""
+    home = Path(base.get("HOME") or Path.home())
+    temp = base.get("TMPDIR") or tempfile.gettempdir()
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid_{os.getuid()}"
+    safe_user = re.sub(r'[\\/:*?"<>|]', "_", user)
+    triton_home = Path(base.get("TRITON_HOME") or home)
+    xdg_cache = Path(base.get("XDG_CACHE_HOME") or home / ".cache")
+    kerneltui_cache = Path(base.get("KERNELTUI_CACHE_DIR") or xdg_cache / "kerneltui")
+    caches = [
+        SharedCache("TRITON_CACHE_DIR", base.get("TRITON_CACHE_DIR") or str(triton_home / ".triton" / "cache"),
+                    "Triton's JIT cache"),
+        SharedCache("TORCHINDUCTOR_CACHE_DIR",
+                    base.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(temp, f"torchinductor_{safe_user}"),
+                    "torch.compile (Inductor) cache"),
+        SharedCache("KERNELTUI_CACHE_DIR", str(kerneltui_cache), "kerneltui's CUDA build cache (cuda/)"),
+        SharedCache("CUTE_DSL_CACHE_DIR",
+                    base.get("CUTE_DSL_CACHE_DIR") or os.path.join(temp, base.get("USER") or user, "cutlass_python_cache"),
+                    "CuTe DSL cache"),
+        SharedCache("TILELANG_CACHE_DIR", base.get("TILELANG_CACHE_DIR") or str(home / ".tilelang" / "cache"),
+                    "TileLang cache"),
+    ]
+    return caches
+
+
+def cache_write_paths(caches: Iterable[SharedCache]) -> list[str]:
+    """The folders a boxed worker may write: each cache (for kerneltui's cache, only its cuda/ part)."""
+    return [os.path.join(c.path, "cuda") if c.variable == "KERNELTUI_CACHE_DIR" else c.path for c in caches]
+
+
+@dataclass(frozen=True)
+class WorkerEnvironment:
+    env: dict[str, str]
+    passed: tuple[str, ...]  # names taken from kerneltui's environment
+    withheld: tuple[str, ...]  # names of kerneltui's environment not passed
+    refused: tuple[str, ...] = field(default=())  # names asked for (pass_env, extra) but refused as credentials
+
+
+def secret_values(base: Mapping[str, str]) -> set[str]:
+    return {v for k, v in base.items() if is_secret_name(k) and len(v) >= MIN_SECRET}
+
+
+def worker_environment(base: Mapping[str, str], *, scratch: str, extra: Mapping[str, str] | None = None,
+                       pass_env: Iterable[str] = ()) -> WorkerEnvironment:
+    """The environment of a worker whose scratch folder is ``scratch`` (``scratch/home`` is its
+    ``HOME``, ``scratch/tmp`` its ``TMPDIR``). ``extra`` is what kerneltui itself adds
+    (``CUDA_VISIBLE_DEVICES`` of a batch slot, a ``PYTHONPATH``)."""
+    wanted = frozenset(pass_env)
+    secrets = secret_values(base)
+    env: dict[str, str] = {}
+    passed, withheld, refused = [], [], []
+    for name, value in base.items():
+        if _allowed(name, wanted) and value not in secrets:
+            env[name] = value
+            passed.append(name)
+        else:
+            withheld.append(name)
+            if name in wanted:
+                refused.append(name)
+    for name, value in (extra or {}).items():
+        if is_secret_name(name) or value in secrets:
+            refused.append(name)
+            continue
+        env[name] = value
+    for cache in shared_caches(base):
+        env.setdefault(cache.variable, cache.path)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["HOME"] = os.path.join(scratch, "home")
+    env["TMPDIR"] = env["TMP"] = env["TEMP"] = os.path.join(scratch, "tmp")
+    env[SCRATCH_ENV] = scratch
+    if "PATH" not in env:
+        env["PATH"] = os.defpath
+    return WorkerEnvironment(env, tuple(sorted(passed)), tuple(sorted(withheld)), tuple(sorted(set(refused))))

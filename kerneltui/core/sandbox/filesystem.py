@@ -1,0 +1,115 @@
+"""What a boxed process may read and write, as Landlock rules.
+
+Landlock only grants, so "everything except the home folder" is spelled out: every entry of ``/``
+that is neither hidden nor on the way to something hidden is granted whole (read and execute); the
+folders on the way (``/``, ``/etc``, ``/root`` …) are walked one level down and the same is done
+there. ``/`` itself grants listing only, so names can be seen everywhere but not contents.
+
+Hidden by default: the user's home and every other home (keys, cloud and tool credentials, shell
+history, kerneltui's own config with API keys), the temp folder (other workers' scratch folders,
+other programs' files), credential files of the system (``/etc/shadow``, ``/etc/ssh``, mounted
+service secrets) and ``/dev`` but for the device nodes CUDA and Python use. Readable again although
+beneath a hidden folder: the Python installation and its paths, ``PYTHONPATH``, ``PATH`` and library
+folders. Writable: the worker's scratch folder, the shared compile caches, the caller's exchange
+folders, ``/dev/shm``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kerneltui.core.sandbox.landlock import DEVICE, READ, READ_DIR, WRITE, Rule
+
+# Device nodes a worker uses: Python and the C library (null, random, tty), CUDA (nvidia*), shared
+# memory (CUDA IPC reference counts, exchange folders). Not the disks, not the kernel's memory.
+STANDARD_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+                    "/dev/ptmx", "/dev/pts")
+GPU_DEVICE_GLOBS = ("/dev/nvidia*", "/dev/nvidia-caps/*")
+SHARED_MEMORY = "/dev/shm"
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssh", "/etc/sudoers",
+                  "/etc/sudoers.d", "/run/secrets", "/var/run/secrets", "/home", "/root")
+
+
+@dataclass(frozen=True)
+class FilesystemPlan:
+    hidden: tuple[str, ...]
+    readable: tuple[str, ...]  # readable again although beneath a hidden path
+    writable: tuple[str, ...]
+    devices: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"hidden": list(self.hidden), "readable": list(self.readable), "writable": list(self.writable),
+                "devices": list(self.devices)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, list[str]]) -> FilesystemPlan:
+        return cls(tuple(data.get("hidden") or ()), tuple(data.get("readable") or ()),
+                   tuple(data.get("writable") or ()), tuple(data.get("devices") or ()))
+
+
+def device_nodes() -> tuple[str, ...]:
+    found = [p for p in STANDARD_DEVICES if os.path.exists(p)]
+    for pattern in GPU_DEVICE_GLOBS:
+        found += sorted(glob.glob(pattern))
+    return tuple(found)
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _beneath(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def plan_hidden(home: str, temp: str, also: Iterable[str] = ()) -> tuple[str, ...]:
+    """The paths to hide, real and existing. ``/`` is never hidden (a home of ``/``: nothing to hide)."""
+    hidden = []
+    for path in (home, temp, "/dev", *SYSTEM_SECRETS, *also):
+        if not path:
+            continue
+        real = _real(path)
+        if real != "/" and os.path.lexists(real) and real not in hidden:
+            hidden.append(real)
+    return tuple(hidden)
+
+
+def read_rules(hidden: Iterable[str], readable: Iterable[str]) -> list[Rule]:
+    """Read (and execute) everywhere except beneath ``hidden``, plus ``readable`` inside them."""
+    hidden_set = {_real(h) for h in hidden}
+    ancestors = {"/"}
+    for h in hidden_set:
+        parent = os.path.dirname(h)
+        while parent not in ancestors:
+            ancestors.add(parent)
+            parent = os.path.dirname(parent)
+    rules = [Rule("/", READ_DIR)]
+    for folder in sorted(ancestors):
+        if folder in hidden_set:
+            continue  # a hidden folder on the way to another hidden path (/home and /home/me)
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in hidden_set or path in ancestors:
+                continue
+            target = _real(path)
+            if any(_beneath(target, h) for h in hidden_set):
+                continue  # a link into something hidden: granting it would undo the hiding
+            rules.append(Rule(path, READ))
+    for path in readable:
+        if path and os.path.exists(path):
+            rules.append(Rule(_real(path), READ))
+    return rules
+
+
+def rules_for(plan: FilesystemPlan) -> list[Rule]:
+    rules = read_rules(plan.hidden, plan.readable)
+    rules += [Rule(p, DEVICE) for p in plan.devices]
+    rules += [Rule(p, WRITE) for p in plan.writable]
+    return rules

@@ -1,0 +1,60 @@
+"""``[sandbox]`` settings (config file, or ``KERNELTUI_SANDBOX_<KEY>`` variables).
+
+``enabled = false`` (``KERNELTUI_SANDBOX_ENABLED=false``) turns the box off: no network namespace, no
+Landlock, no resource limits, capabilities kept. The scrubbed environment and the process
+supervisor stay on either way (they confine nothing a kernel needs), and ``kerneltui doctor`` and the
+compile rung say that the box is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kerneltui.config import ConfigError, load_config, register_defaults
+
+SECTION = "sandbox"
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    enabled: bool = True
+    pass_env: tuple[str, ...] = field(default=())  # more variable names for workers (never credentials)
+    address_space_gib: int = 64  # RLIMIT_AS; CUDA reserves address space, 64 GiB was measured to work; 0: none
+    open_files: int = 8192  # RLIMIT_NOFILE
+    processes: int = 1024  # more tasks (threads count) than the user has when the worker starts
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["pass_env"] = list(self.pass_env)
+        return data
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> SandboxSettings:
+        known = {k: v for k, v in values.items() if k in cls.__dataclass_fields__}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ConfigError(f"[sandbox] has no setting {', '.join(unknown)} "
+                              f"(known: {', '.join(cls.__dataclass_fields__)})")
+        pass_env = known.get("pass_env", ())
+        if isinstance(pass_env, str):
+            pass_env = [p for p in pass_env.replace(",", " ").split() if p]
+        if not isinstance(pass_env, (list, tuple)) or not all(isinstance(p, str) for p in pass_env):
+            raise ConfigError('[sandbox] pass_env must be a list of variable names, e.g. ["MY_VAR"]')
+        known["pass_env"] = tuple(pass_env)
+        enabled = known.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"[sandbox] enabled must be true or false, not {enabled!r}")
+        for name in ("address_space_gib", "open_files", "processes"):
+            value = known.get(name, getattr(cls, name))
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"[sandbox] {name} must be a whole number ≥ 0, not {value!r}")
+        return cls(**known)
+
+
+register_defaults(SECTION, SandboxSettings().to_dict())
+
+
+def load_settings() -> SandboxSettings:
+    return SandboxSettings.from_mapping(load_config().section(SECTION))

@@ -1,0 +1,173 @@
+"""The box around candidate code, through the real CLI: no network, no writes outside the worker's
+scratch folder, and its state said where a person looks (``kerneltui doctor``, ``device``, the compile
+rung). Each refusal is checked against a run with the box off, which must let the same kernel through:
+that proves the test can see an escape on this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from kerneltui.core.sandbox.support import support
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.runner import LocalRunner
+from tests.conftest import EXAMPLES, run_cli
+from tests.integration.sandbox_helpers import escaping_kernel
+
+MEASURED = support()
+
+
+class Listener:
+    """A TCP listener on loopback that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+def run_escaping_kernel(tmp_path: Path, enabled: str) -> tuple[int, list[Path], dict]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    listener = Listener()
+    task = tmp_path / f"box-{enabled}" / "vector_add"
+    shutil.copytree(EXAMPLES / "vector_add", task, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    targets = [task.parent / f"escaped-{enabled}.txt", home / f"escaped-{enabled}.txt"]
+    (task / "escapes.py").write_text(escaping_kernel(listener.port, targets))
+    try:
+        proc = run_cli("check", str(task), "--kernel", str(task / "escapes.py"), "--rungs", "correctness",
+                       "--seeds", "1", "--json", "--no-history", "--no-session",
+                       env={"HOME": str(home), "KERNELTUI_SANDBOX_ENABLED": enabled})
+    finally:
+        listener.close()
+    report = json.loads(proc.stdout)
+    assert report["ok"], proc.stderr[-2000:]
+    return listener.accepted, [t for t in targets if t.exists()], report
+
+
+@pytest.mark.skipif(not MEASURED.network and MEASURED.landlock_abi < 4,
+                    reason=f"no network isolation here: {MEASURED.network_why}")
+def test_candidate_code_cannot_connect_to_a_loopback_listener(tmp_path):
+    accepted, _, _ = run_escaping_kernel(tmp_path, "true")
+    assert accepted == 0, "the kernel reached a listener on loopback from inside the box"
+    accepted, _, _ = run_escaping_kernel(tmp_path, "false")
+    assert accepted == 1, "control: with the box off the same kernel must connect"
+
+
+@pytest.mark.skipif(not MEASURED.landlock_abi, reason=f"no Landlock here: {MEASURED.landlock_why}")
+def test_candidate_code_cannot_write_beside_the_task_or_in_home(tmp_path):
+    _, written, report = run_escaping_kernel(tmp_path, "true")
+    assert written == [], f"the kernel wrote {written} from inside the box"
+    compile_rung = next(r for r in report["rungs"] if r["name"] == "compile")
+    parts = {p["name"]: p["on"] for p in compile_rung["metrics"]["sandbox"]["parts"]}
+    assert parts["filesystem"] and parts["processes"] and parts["environment"]
+    _, written, report = run_escaping_kernel(tmp_path, "false")
+    assert len(written) == 2, "control: with the box off the same kernel must write both files"
+    compile_rung = next(r for r in report["rungs"] if r["name"] == "compile")
+    assert "sandbox off ([sandbox] enabled = false)" in compile_rung["summary"]
+
+
+def test_doctor_says_which_parts_are_on_and_why_any_is_off(tmp_path):
+    proc = run_cli("doctor", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    parts = {p["name"]: p for p in data["sandbox"]["parts"]}
+    assert list(parts) == ["environment", "processes", "network", "filesystem", "limits", "capabilities"]
+    assert parts["network"]["on"] == bool(MEASURED.network or MEASURED.landlock_abi >= 4)
+    assert parts["filesystem"]["on"] == bool(MEASURED.landlock_abi)
+    for part in parts.values():
+        assert part["detail"], f"{part['name']} says nothing"
+    assert not any(name.endswith(("_KEY", "_TOKEN")) for name in data["environment"])
+    assert data["enabled_from"] == "default"
+
+    proc = run_cli("doctor", env={"KERNELTUI_SANDBOX_ENABLED": "false"})
+    assert proc.returncode == 0, proc.stderr
+    assert "off ([sandbox] enabled = false)" in proc.stdout and "env KERNELTUI_SANDBOX_ENABLED" in proc.stdout
+    assert "network       OFF" in proc.stdout and "filesystem    OFF" in proc.stdout
+    assert "processes     on" in proc.stdout  # the supervisor stays, box or not
+
+
+def test_a_bad_sandbox_setting_is_a_usage_error(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[sandbox]\nenabled = \"maybe\"\n")
+    proc = run_cli("doctor", env={"KERNELTUI_CONFIG": str(config)})
+    assert proc.returncode == 2
+    assert "[sandbox] enabled must be true or false" in proc.stderr
+
+
+def test_device_states_the_sandbox(tmp_path):
+    proc = run_cli("device", "--json", env={"KERNELTUI_SANDBOX_ENABLED": "false"})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["sandbox"]["enabled"] is False
+    proc = run_cli("device")
+    assert proc.returncode == 0, proc.stderr
+    assert "sandbox: " in proc.stdout
+
+
+def test_config_lists_the_sandbox_section():
+    proc = run_cli("config", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["settings"]["sandbox"]["enabled"] == {"value": True, "source": "default"}
+
+
+def test_worker_scratch_is_home_and_tmp(example_task, tmp_path):
+    """HOME and TMPDIR of candidate code point into its scratch folder, not at the person's."""
+    task = example_task("vector_add")
+    (task / "where.py").write_text(
+        "import os, json, tempfile\n"
+        "_where = {'home': os.environ['HOME'], 'tmp': tempfile.gettempdir(), 'cwd': os.getcwd()}\n"
+        "print('WHERE', json.dumps(_where))\n"
+        "raise RuntimeError('WHERE ' + json.dumps(_where))\n")
+    proc = run_cli("check", str(task), "--kernel", str(task / "where.py"), "--rungs", "compile", "--json",
+                   "--no-history", "--no-session", env={"HOME": str(tmp_path)})
+    error = next(r for r in json.loads(proc.stdout)["rungs"] if r["name"] == "compile")["error"]
+    where = json.loads(error[error.index("WHERE ") + 6:].splitlines()[0])
+    scratch = os.path.dirname(where["home"])
+    assert os.path.basename(scratch).startswith("kerneltui-worker-")
+    # The working folder is the task copy inside the scratch folder, which error messages show as ".".
+    assert where["tmp"] == os.path.join(scratch, "tmp") and where["cwd"] == "."
+    assert not os.path.exists(scratch), "the scratch folder outlived its worker"
+
+
+async def test_a_box_that_cannot_be_applied_stops_the_worker_with_a_reason(tmp_path):
+    # A stand-in interpreter that fails the way the supervisor does when a part cannot be applied.
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'kerneltui sandbox: the worker was not started: Landlock: "
+                    "Operation not permitted' >&2\nexit 70\n")
+    fake.chmod(0o755)
+    runner = LocalRunner(python=str(fake))
+    worker = await WorkerProcess.start(runner, "torch")
+    with pytest.raises(WorkerFailure) as failure:
+        await worker.wait_ready(60)
+    await worker.close()
+    assert failure.value.kind == "start"
+    assert "the sandbox could not be applied (the worker was not started: Landlock: Operation not permitted)" \
+        in failure.value.message
+    assert "kerneltui doctor" in failure.value.message and "KERNELTUI_SANDBOX_ENABLED=false" in failure.value.message
