@@ -66,3 +66,16 @@ def test_a_failed_compile_reads_at_its_line_with_later_rungs_folded():
         "Traceback (the task's frames):",
         '  File "kernel.py", line 3',
     ]
+
+
+def test_install_paths_are_stripped_from_long_slash_rich_text_without_backtracking():
+    """A kernel that prints its environment hands the model long runs of slashes; the scrub must
+    stay linear on them (a regular expression with repeated path segments never returned)."""
+    from kerneltui.core.agent.feedback import PathScrub
+
+    scrub = PathScrub("/work/task", "/work/context")
+    noise = "PATH=" + "/segment" * 80 + ":"
+    text = noise * 50 + " see /usr/lib/python3.11/site-packages/triton/runtime/jit.py:12 and /work/task/kernel.py"
+    out = scrub(text)
+    assert out.endswith("see triton/runtime/jit.py:12 and kernel.py")
+    assert out.startswith(noise)

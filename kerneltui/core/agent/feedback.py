@@ -22,7 +22,25 @@ EXCERPT_CONTEXT = 2  # lines shown on each side of the failing line
 MAX_FAILING_CASES = 6
 # "n=1000 seed=1017: out: …" and "n=1000 (hidden seed): out: …", as the correctness rung lists them.
 _CASE_LINE = re.compile(r"^(?P<case>.*?)(?P<seed> seed=-?\d+| \(hidden seed\)): (?P<reason>.*)$")
-_INSTALL_PATH = re.compile(r"(?:/[^\s\"':]+)*/(?:site-packages|dist-packages)/")
+_PACKAGES = re.compile(r"/(?:site|dist)-packages/")
+_PATH_STOP = frozenset(" \t\n\r\"':")
+
+
+def _strip_install_paths(text: str) -> str:
+    """``/usr/lib/python3/site-packages/torch/x.py`` becomes ``torch/x.py``. Linear in the text: it
+    finds the packages folder first and walks back to the path's start (a regular expression with
+    repeated path segments backtracks exponentially on long slash-rich text, such as an environment
+    a kernel printed)."""
+    out: list[str] = []
+    last = 0
+    for m in _PACKAGES.finditer(text):
+        start = m.start()
+        while start > last and text[start - 1] not in _PATH_STOP:
+            start -= 1
+        out.append(text[last:start])
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 SourceReader = Callable[[str], str | None]
 
@@ -41,7 +59,7 @@ class PathScrub:
             if root:
                 text = text.replace(root.rstrip("/") + "/", shown)
                 text = text.replace(root.rstrip("/"), shown.rstrip("/") or ".")
-        return _INSTALL_PATH.sub("", text)
+        return _strip_install_paths(text)
 
 
 def device_line(device: dict[str, object]) -> str:
