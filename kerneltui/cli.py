@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "profile",
     "asm",
     "ask",
+    "context",
     "trace",
 
     "replay",
