@@ -4,8 +4,8 @@
 each with the files that answer it, read and checked by hand) of an index over a folder holding
 clones of NVIDIA/cutlass and triton-lang/triton, plus kerneltui's shipped notes, and reports:
 
-- precision@5: of the first 5 hits, the share whose file answers the question (a file named twice
-  counts twice; fewer than 5 hits count as misses);
+- precision@5: of the first 5 hits, the share that name a file answering the question (a file named
+  twice counts once: the second hit adds no answer; fewer than 5 hits count as misses);
 - recall@10: of the files that answer, the share found in the first 10 hits;
 - best in top 5: the share of questions with one of their ``best`` files in the first 5 hits;
 - the cold index build time (wall clock, one process), the index size on disk (the SQLite file with
@@ -92,13 +92,22 @@ class Scores:
     questions: int
 
 
+def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
+    """Hits that name an answer not named by an earlier hit (a file twice is one answer, the other a miss)."""
+    seen: set[str] = set()
+    for f in hits:
+        if f in answers:
+            seen.add(f)
+    return len(seen)
+
+
 def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
     p5, p5w, r10, b5 = [], [], [], []
     for q in questions:
         files = ranked[q.query]
         top5 = files[:5]
-        p5.append(sum(1 for f in top5 if f in q.relevant) / 5)
-        p5w.append(sum(1 for f in top5 if f in q.written) / 5)
+        p5.append(_new_answers(top5, q.relevant) / 5)
+        p5w.append(_new_answers(top5, q.written) / 5)
         r10.append(len(q.relevant & set(files[:10])) / len(q.relevant))
         b5.append(1.0 if set(q.best) & set(top5) else 0.0)
     n = len(questions)
@@ -184,12 +193,15 @@ def run_version(code: Path, api: str, clones: Path, notes: Path, work: Path) -> 
 
 def relevance(args: argparse.Namespace) -> int:
     clones = Path(args.clones).resolve()
-    for name in ("cutlass", "triton"):
+    for name in ("cutlass", "triton") if not args.rescore else ():
         if not (clones / name).is_dir():
             raise SystemExit(f"{clones / name} is missing: clone NVIDIA/cutlass and triton-lang/triton into {clones}")
     questions = load_questions()
     notes = ROOT / "kerneltui" / "data" / "notes"
     versions: list[tuple[str, dict[str, Any]]] = []
+    if args.rescore:  # the hits of an earlier run (--save), scored against the answers as they are now
+        versions = [(label, result) for label, result in json.loads(Path(args.rescore).read_text())]
+        return _report(questions, versions, args)
     with tempfile.TemporaryDirectory(prefix="kerneltui-ctx-relevance-") as tmp:
         if args.baseline:
             base = Path(args.baseline).resolve()
@@ -203,6 +215,12 @@ def relevance(args: argparse.Namespace) -> int:
                              run_version(base, "single-folder", clones, base_notes, Path(tmp) / "before")))
         (Path(tmp) / "after").mkdir()
         versions.append(("after (this tree)", run_version(ROOT, "folders", clones, notes, Path(tmp) / "after")))
+    if args.save:
+        Path(args.save).write_text(json.dumps(versions))
+    return _report(questions, versions, args)
+
+
+def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
     halves = [("tune", [q for q in questions if q.half == "tune"]),
               ("held-out", [q for q in questions if q.half == "held-out"]), ("all", questions)]
     rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
@@ -431,6 +449,8 @@ def main() -> int:
     rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
     rel.add_argument("--half", choices=["tune", "held-out", "all"], default="tune", help="which questions --show prints")
     rel.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    rel.add_argument("--save", help="also write every version's hits and timings to this JSON file")
+    rel.add_argument("--rescore", help="score the hits saved by --save instead of running the searches again")
     syn = sub.add_parser("synthetic", help="speed on a generated cutlass-shaped folder")
     syn.add_argument("--files", type=int, default=30_000)
     syn.add_argument("--mean-kb", type=float, default=5.0)
