@@ -221,8 +221,8 @@ def relevance(args: argparse.Namespace) -> int:
 
 
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
-    halves = [("tune", [q for q in questions if q.half == "tune"]),
-              ("held-out", [q for q in questions if q.half == "held-out"]), ("all", questions)]
+    halves = [(half, [q for q in questions if q.half == half]) for half in ("tune", "held-out", "fresh")]
+    halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
     rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
             "|---|---|---|---|---|---|"]
     for label, result in versions:
@@ -447,7 +447,8 @@ def main() -> int:
     rel.add_argument("--baseline", help="a folder holding an older kerneltui/ package (and its context/) to compare")
     rel.add_argument("--baseline-label", default="baseline", help="how to name the older version")
     rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
-    rel.add_argument("--half", choices=["tune", "held-out", "all"], default="tune", help="which questions --show prints")
+    rel.add_argument("--half", choices=["tune", "held-out", "fresh", "all"], default="tune",
+                     help="which questions --show prints")
     rel.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     rel.add_argument("--save", help="also write every version's hits and timings to this JSON file")
     rel.add_argument("--rescore", help="score the hits saved by --save instead of running the searches again")
