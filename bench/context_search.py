@@ -8,8 +8,9 @@ clones of NVIDIA/cutlass and triton-lang/triton, plus kerneltui's shipped notes,
   twice counts once: the second hit adds no answer; fewer than 5 hits count as misses);
 - recall@10: of the files that answer, the share found in the first 10 hits;
 - best in top 5: the share of questions with one of their ``best`` files in the first 5 hits;
-- the cold index build time (wall clock, one process), the index size on disk (the SQLite file with
-  its WAL), and the query latency (every question 5 times, limit 10; median and 95th percentile).
+- the cold index build time (wall clock, and CPU seconds of the process and its worker processes,
+  which the machine's load does not inflate), the index size on disk (the SQLite file with its WAL),
+  and the query latency (every question 5 times, limit 10; median and 95th percentile).
 
 Each half of the questions is reported on its own: ranking choices were made on ``tune`` only,
 ``held-out`` was not looked at while tuning. Each code version is measured in its own process:
@@ -22,8 +23,12 @@ sources, Python, Markdown; identifiers from the CuTe/CUTLASS vocabulary, sizes l
 kB) and times the cold build, a refresh with nothing changed and one after touching 50 files, and
 queries (median and worst; very common words; the first query of a new process).
 
+``ablation`` turns each ranking and index choice off (or its alternative on) in turn and scores the
+questions again (the index variants are built in one process, so their build times compare).
+
 Usage:
   python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--show N]
+  python bench/context_search.py ablation --clones /work/context-clones
   python bench/context_search.py synthetic [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
 Both print a table and append it to bench/RESULTS.md (``--no-record`` not to).
 """
@@ -128,6 +133,14 @@ def _hardlink_tree(src: Path, dst: Path) -> None:
                 pass
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (worker processes): load-independent cost."""
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _file_size(db: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
 
@@ -158,9 +171,9 @@ def measure(code: str, api: str, clones: Path, notes: Path, work: Path) -> dict[
         def name_of(hit: Any) -> str:
             return ("notes/" if hit.folder.origin == "notes" else "") + str(hit.path)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_seconds()
     stats = index.refresh()
-    cold = time.perf_counter() - started
+    cold, cold_cpu = time.perf_counter() - started, _cpu_seconds() - cpu
     started = time.perf_counter()
     index.refresh()
     warm = time.perf_counter() - started
@@ -175,7 +188,7 @@ def measure(code: str, api: str, clones: Path, notes: Path, work: Path) -> dict[
         ranked[q.query] = [name_of(h) for h in hits]
         lines[q.query] = [f"{name_of(h)}:{h.start_line}-{h.end_line}" for h in hits]
     times.sort()
-    return {"cold_s": cold, "refresh_s": warm, "files": stats.files, "chunks": stats.chunks_written,
+    return {"cold_s": cold, "cold_cpu_s": cold_cpu, "refresh_s": warm, "files": stats.files, "chunks": stats.chunks_written,
             "index_bytes": _file_size(db), "median_ms": statistics.median(times) * 1000,
             "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))] * 1000, "ranked": ranked, "lines": lines}
 
@@ -231,11 +244,13 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
             rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
                         f"{s.recall_at_10:.2f} | "
                         f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) |")
-    speed = ["| version | files | chunks | cold build | refresh, nothing changed | index size | query median | "
-             "query p95 |", "|---|---|---|---|---|---|---|---|"]
+    speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
+             "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
     for label, r in versions:
-        speed.append(f"| {label} | {r['files']:,} | {r['chunks']:,} | {r['cold_s']:.1f} s | {r['refresh_s'] * 1000:.0f} ms "
-                     f"| {r['index_bytes'] / 1e6:.0f} MB | {r['median_ms']:.1f} ms | {r['p95_ms']:.1f} ms |")
+        cpu = f" / {r['cold_cpu_s']:.1f} s" if "cold_cpu_s" in r else ""
+        speed.append(f"| {label} | {r['files']:,} | {r['chunks']:,} | {r['cold_s']:.1f} s{cpu} | "
+                     f"{r['refresh_s'] * 1000:.0f} ms | {r['index_bytes'] / 1e6:.0f} MB | {r['median_ms']:.1f} ms | "
+                     f"{r['p95_ms']:.1f} ms |")
     print("\n".join(rows))
     print()
     print("\n".join(speed))
@@ -268,6 +283,88 @@ def _show(questions: list[Question], versions: list[tuple[str, dict[str, Any]]],
 def _machine() -> str:
     return (f"{platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · "
             f"SQLite {sqlite3.sqlite_version}")
+
+
+# -- what each choice is worth ---------------------------------------------------------------------------
+
+ABLATIONS = [  # (name, what it changes): query-side variants share the chosen index
+    ("chosen", {}),
+    ("prefix queries (`word*`)", {"terms": {"prefixes": True}}),
+    ("no joined neighbour words", {"terms": {"joins": False}}),
+    ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
+    ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
+    ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,
+                                             "history": 1.0}}),
+    ("all words required first", {"ranking": {"min_matches": 1}}),
+    ("no file support (best chunk only)", {"ranking": {"support": 0.0}}),
+    ("unicode61 tokenizer (no stemming)", {"index": "unicode61"}),
+    ("code identifiers split at camel case", {"index": "camel"}),
+]
+
+
+def ablation(args: argparse.Namespace) -> int:
+    """Each choice turned off (or the alternative on) in turn, over the same clones and questions."""
+    sys.path.insert(0, str(ROOT))
+    import dataclasses
+
+    from kerneltui.core.agent.search import ContextFolder, ContextIndex, tokens
+    from kerneltui.core.agent.search import index as index_module
+    from kerneltui.core.agent.search.ranking import DEFAULT
+
+    clones = Path(args.clones).resolve()
+    folders = [ContextFolder(clones, "configured"), ContextFolder(ROOT / "kerneltui" / "data" / "notes", "notes")]
+    questions = load_questions()
+    chosen_terms, chosen_rows = index_module.query_terms, index_module.chunk_rows
+    index_module.PARALLEL_FILES = 1 << 30  # one process, so that the index variants below apply
+    rows: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="kerneltui-ctx-ablation-") as tmp:
+        built: dict[str, tuple[Path, float, int]] = {}
+        for name, change in ABLATIONS:
+            kind = change.get("index", "chosen")
+            if kind not in built:
+                db = Path(tmp) / f"{kind}.sqlite3"
+                schema = index_module._SCHEMA
+                if kind == "unicode61":
+                    index_module._SCHEMA = schema.replace(index_module.TOKENIZER, "unicode61 remove_diacritics 2")
+                if kind == "camel":
+                    def expanded(root: Path, rel: str) -> tuple[list[Any], str]:
+                        found, note = chosen_rows(root, rel)
+                        return [(*r[:3], tokens.with_expansion(r[3]), *r[4:]) for r in found], note
+                    index_module.chunk_rows = expanded
+                started = time.perf_counter()
+                ContextIndex(folders, db_path=db).refresh()
+                built[kind] = (db, time.perf_counter() - started, _file_size(db))
+                index_module._SCHEMA, index_module.chunk_rows = schema, chosen_rows
+            db, seconds, size = built[kind]
+            terms_kw = change.get("terms", {})
+            index_module.query_terms = (lambda q, kw=terms_kw: chosen_terms(q, **kw)) if terms_kw else chosen_terms
+            index = ContextIndex(folders, db_path=db, ranking=dataclasses.replace(DEFAULT, **change.get("ranking", {})))
+            ranked: dict[str, list[str]] = {}
+            times: list[float] = []
+            for q in questions:
+                t = time.perf_counter()
+                hits = index.search(q.query, LIMIT)
+                times.append(time.perf_counter() - t)
+                ranked[q.query] = [("notes/" if h.folder.origin == "notes" else "") + h.path for h in hits]
+            cells = []
+            for half in ("tune", "held-out", "fresh"):
+                s = score([q for q in questions if q.half == half], ranked)
+                cells.append(f"{s.precision_at_5:.2f} / {s.best_in_top_5:.0%}")
+            rows.append(f"| {name} | {' | '.join(cells)} | {statistics.median(times) * 1000:.1f} ms | "
+                        f"{size / 1e6:.0f} MB, {seconds:.0f} s |")
+            print(rows[-1], flush=True)
+    index_module.query_terms = chosen_terms
+    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | query median | index, build |",
+              "|---|---|---|---|---|---|"]
+    print("\n".join(header + rows))
+    if not args.no_record:
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        with open(RESULTS, "a", encoding="utf-8") as f:
+            f.write(f"\n### Context search: what each choice is worth ({datetime.date.today()})\n\n")
+            f.write(f"`python bench/context_search.py ablation --clones DIR` on {_machine()} (load average {load} "
+                    f"at the end; builds in one process)\n\n")
+            f.write("\n".join(header + rows) + "\n")
+    return 0
 
 
 # -- the generated 30,000-file folder ------------------------------------------------------------------
@@ -458,6 +555,9 @@ def main() -> int:
     syn.add_argument("--dir", help="generate into (and keep) this folder")
     syn.add_argument("--keep", action="store_true")
     syn.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    abl = sub.add_parser("ablation", help="each ranking and index choice turned off in turn")
+    abl.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    abl.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     inner = sub.add_parser("_measure")  # one code version, in its own process: prints JSON
     inner.add_argument("--code", required=True)
     inner.add_argument("--api", choices=["single-folder", "folders"], required=True)
@@ -469,6 +569,8 @@ def main() -> int:
         return relevance(args)
     if args.command == "synthetic":
         return synthetic(args)
+    if args.command == "ablation":
+        return ablation(args)
     print(json.dumps(measure(args.code, args.api, Path(args.clones), Path(args.notes), Path(args.work))))
     return 0
 

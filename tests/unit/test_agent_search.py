@@ -289,3 +289,21 @@ def test_a_task_context_that_is_a_link_is_not_searched(tmp_path: Path):
     os.symlink(tmp_path / "elsewhere", task / "context")
     assert [f.origin for f in context_folders(task, tmp_path / "none")] == ["configured", "notes"]
     assert "symbolic link" in task_context_refusal(task) and "context_dir" in task_context_refusal(task)
+
+
+@pytest.mark.slow
+def test_a_large_refresh_cuts_files_in_worker_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from kerneltui.core.agent.search import index as index_module
+
+    root = tmp_path / "context"
+    root.mkdir()
+    for i in range(12):
+        (root / f"kernel_{i}.py").write_text(f'def kernel_{i}():\n    """Tile number {i} of the swizzle."""\n    return {i}\n')
+    sequential = ContextIndex(root, db_path=tmp_path / "one.sqlite3")
+    sequential.refresh()
+    monkeypatch.setattr(index_module, "PARALLEL_FILES", 4)
+    parallel = ContextIndex(root, db_path=tmp_path / "many.sqlite3")
+    assert parallel.refresh().chunks_written == 12
+    for query in ("swizzle tile", "kernel_7"):
+        assert [(h.path, h.start_line) for h in parallel.search(query)] == \
+            [(h.path, h.start_line) for h in sequential.search(query)]

@@ -45,7 +45,6 @@ SAMPLE_ROWS = 4000
 _ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
 PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
 MAX_WORKERS = 8
-EXPAND_CODE = False
 _SCHEMA = f"""
 DROP TABLE IF EXISTS folders;
 DROP TABLE IF EXISTS files;
@@ -77,8 +76,10 @@ def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
         chunks = chunks[:1 << _ROWID_SHIFT]
         note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
     where = path_text(rel)
-    return [(where, with_expansion(c.title), with_expansion(c.doc), (with_expansion(c.code) if EXPAND_CODE else c.code), c.start_line,
-             c.end_line) for c in chunks], note
+    # Code keeps its CamelCase words whole (their parts would cost time and space for no better hits:
+    # bench/RESULTS.md); a query's neighbouring words also match joined ("tensor descriptor").
+    return [(where, with_expansion(c.title), with_expansion(c.doc), c.code, c.start_line, c.end_line)
+            for c in chunks], note
 
 
 def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
