@@ -307,3 +307,10 @@ def test_a_large_refresh_cuts_files_in_worker_processes(tmp_path: Path, monkeypa
     for query in ("swizzle tile", "kernel_7"):
         assert [(h.path, h.start_line) for h in parallel.search(query)] == \
             [(h.path, h.start_line) for h in sequential.search(query)]
+
+
+def test_query_syntax_characters_are_words_not_operators(folder: Path, tmp_path: Path):
+    index = _index(folder, tmp_path)
+    for query in ('wgmma AND OR NOT "fence', "path:notes wgmma", "wgmma* ^fence -x", "NEAR(wgmma fence)", "()"):
+        hits = index.search(query)
+        assert all(h.path == "notes/hopper.md" for h in hits), query

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from kerneltui import paths
 
-ORIGINS = ("task", "configured", "notes")
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024  # outputs (images) make notebooks large; only their sources are indexed
 TEXT_SUFFIXES = frozenset({

@@ -301,8 +301,9 @@ class ContextIndex:
         """The best chunks for the query, one per file, best first (see ``ranking``).
 
         Ranking visits every chunk that has all the required words; for words found nearly everywhere
-        that could take seconds on a large folder, so after ``budget_s`` the ranking is redone over the
-        first ``SAMPLE_ROWS`` matches only and the hits say so (``Hit.sampled``).
+        that could take seconds on a large folder, so past ``budget_s`` (for the whole search) a query
+        is ranked over its first ``SAMPLE_ROWS`` matches only and the hits say so (``Hit.sampled``),
+        and looser queries are not tried.
         """
         terms = query_terms(query)
         if not terms or not self.db_path.exists():
@@ -350,8 +351,12 @@ class ContextIndex:
         levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
         if len(terms) > 1:
             levels.append(" OR ".join(t.fts() for t in terms))  # last: any of the words
+        deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
         for match in levels:
-            found, cut = self._ranked(con, match, where, budget_s)
+            left = deadline - time.perf_counter()
+            if left <= 0 and candidates:
+                break
+            found, cut = self._ranked(con, match, where, max(left, 0.0))
             seen = {c.rowid for c in candidates}
             candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
