@@ -29,6 +29,7 @@ questions again (the index variants are built in one process, so their build tim
 Usage:
   python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--show N]
   python bench/context_search.py ablation --clones /work/context-clones
+  python bench/context_search.py chunkers --clones /work/context-clones
   python bench/context_search.py synthetic [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
 Both print a table and append it to bench/RESULTS.md (``--no-record`` not to).
 """
@@ -369,6 +370,47 @@ def ablation(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- reading structure: tree-sitter or the lexical chunkers ----------------------------------------------
+
+def chunkers(args: argparse.Namespace) -> int:
+    """CPU seconds to parse the clones' C++/CUDA and Python with tree-sitter (parse only, no walk of the
+    tree) and to cut them into chunks with kerneltui's lexical chunkers (everything)."""
+    sys.path.insert(0, str(ROOT))
+    import tree_sitter_cuda
+    import tree_sitter_python
+    from tree_sitter import Language, Parser
+
+    from kerneltui.core.agent.search.chunker import chunk_text
+
+    clones = Path(args.clones).resolve()
+    kinds = {"C++/CUDA": ({".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".inl"}, Parser(Language(tree_sitter_cuda.language()))),
+             "Python": ({".py"}, Parser(Language(tree_sitter_python.language())))}
+    rows = ["| files | MB | tree-sitter parse | kerneltui chunks |", "|---|---|---|---|"]
+    for kind, (suffixes, parser) in kinds.items():
+        files = [p for p in sorted(clones.rglob("*")) if p.suffix in suffixes and p.is_file()
+                 and p.stat().st_size <= 2 * 1024 * 1024]
+        data = [p.read_bytes() for p in files]
+        texts = [d.decode("utf-8", errors="replace") for d in data]
+        mb = sum(map(len, data)) / 1e6
+        started = time.process_time()
+        for d in data:
+            parser.parse(d)
+        parse = time.process_time() - started
+        started = time.process_time()
+        for p, t in zip(files, texts, strict=True):
+            chunk_text(p.name, t)
+        cut = time.process_time() - started
+        rows.append(f"| {kind}: {len(files):,} | {mb:.0f} | {parse:.1f} s CPU ({mb / parse:.1f} MB/s) | "
+                    f"{cut:.1f} s CPU ({mb / cut:.1f} MB/s) |")
+        print(rows[-1], flush=True)
+    if not args.no_record:
+        with open(RESULTS, "a", encoding="utf-8") as f:
+            f.write(f"\n### Context search: reading structure, tree-sitter or lexical ({datetime.date.today()})\n\n")
+            f.write(f"`python bench/context_search.py chunkers --clones DIR` on {_machine()}\n\n")
+            f.write("\n".join(rows) + "\n")
+    return 0
+
+
 # -- the generated 30,000-file folder ------------------------------------------------------------------
 
 VOCAB = """cute layout make_layout make_shape make_stride Tensor make_tensor local_tile local_partition
@@ -560,6 +602,9 @@ def main() -> int:
     abl = sub.add_parser("ablation", help="each ranking and index choice turned off in turn")
     abl.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
     abl.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    chk = sub.add_parser("chunkers", help="tree-sitter parsing against kerneltui's chunkers, CPU seconds")
+    chk.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    chk.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     inner = sub.add_parser("_measure")  # one code version, in its own process: prints JSON
     inner.add_argument("--code", required=True)
     inner.add_argument("--api", choices=["single-folder", "folders"], required=True)
@@ -573,6 +618,8 @@ def main() -> int:
         return synthetic(args)
     if args.command == "ablation":
         return ablation(args)
+    if args.command == "chunkers":
+        return chunkers(args)
     print(json.dumps(measure(args.code, args.api, Path(args.clones), Path(args.notes), Path(args.work))))
     return 0
 
