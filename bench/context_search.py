@@ -258,12 +258,9 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
     if args.show:
         _show(questions, versions, args.show, args.half)
     if not args.no_record:
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        command = "python bench/context_search.py relevance --clones DIR" + (" --baseline DIR" if args.baseline else "")
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n## Context search relevance on cutlass and triton clones ({datetime.date.today()})\n\n")
-            f.write(f"`{command}` on {_machine()} (load average {load} at the end); {args.clones_note}\n\n")
-            f.write("\n".join(rows) + "\n\n" + "\n".join(speed) + "\n")
+        command = "relevance --clones DIR" + (" --baseline DIR" if args.baseline else "")
+        _record("## Context search relevance on cutlass and triton clones", command, args.clones_note,
+                [*rows, "", *speed])
     return 0
 
 
@@ -279,6 +276,16 @@ def _show(questions: list[Question], versions: list[tuple[str, dict[str, Any]]],
                 name = shown.rsplit(":", 1)[0]
                 mark = "**" if name in q.best else ("* " if name in q.relevant else "? ")
                 print(f"    {mark} {shown}")
+
+
+def _record(heading: str, command: str, note: str, lines: list[str]) -> None:
+    """Append a table to bench/RESULTS.md with the date, the command, the machine and its load."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    with open(RESULTS, "a", encoding="utf-8") as f:
+        f.write(f"\n{heading} ({datetime.date.today()})\n\n")
+        f.write(f"`python bench/context_search.py {command}` on {_machine()} (load average {load} at the end)"
+                + (f"; {note}" if note else "") + "\n\n")
+        f.write("\n".join(lines) + "\n")
 
 
 def _machine() -> str:
@@ -361,12 +368,8 @@ def ablation(args: argparse.Namespace) -> int:
               "|---|---|---|---|---|---|"]
     print("\n".join(header + rows))
     if not args.no_record:
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n### Context search: what each choice is worth ({datetime.date.today()})\n\n")
-            f.write(f"`python bench/context_search.py ablation --clones DIR` on {_machine()} (load average {load} "
-                    f"at the end; builds in one process)\n\n")
-            f.write("\n".join(header + rows) + "\n")
+        _record("### Context search: what each choice is worth", "ablation --clones DIR", "builds in one process",
+                header + rows)
     return 0
 
 
@@ -404,10 +407,8 @@ def chunkers(args: argparse.Namespace) -> int:
                     f"{cut:.1f} s CPU ({mb / cut:.1f} MB/s) |")
         print(rows[-1], flush=True)
     if not args.no_record:
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n### Context search: reading structure, tree-sitter or lexical ({datetime.date.today()})\n\n")
-            f.write(f"`python bench/context_search.py chunkers --clones DIR` on {_machine()}\n\n")
-            f.write("\n".join(rows) + "\n")
+        _record("### Context search: reading structure, tree-sitter or lexical", "chunkers --clones DIR", "CPU seconds",
+                rows)
     return 0
 
 
@@ -568,14 +569,9 @@ def synthetic(args: argparse.Namespace) -> int:
     print(header)
     print(table)
     if not args.no_record:
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        with open(RESULTS, "a", encoding="utf-8") as f:
-            f.write(f"\n## Context search on {args.files:,} generated files ({datetime.date.today()})\n\n")
-            f.write(f"`python bench/context_search.py synthetic --files {args.files} --mean-kb {args.mean_kb}` on "
-                    f"{_machine()} (load average {load} at the end)\n\n")
-            f.write("Target: a query answers in under 100 ms. The refresh walks every file (stat); sessions run it "
-                    "in the background.\n\n")
-            f.write(header + "\n" + table + "\n")
+        _record(f"## Context search on {args.files:,} generated files", f"synthetic --files {args.files} --mean-kb "
+                f"{args.mean_kb}", "target: a query answers in under 100 ms; the refresh walks every file (stat), "
+                "sessions run it in the background", [header, table])
     return 0
 
 
