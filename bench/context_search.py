@@ -1,23 +1,44 @@
-"""Context search on a cutlass-sized folder: index build, refresh and query latency.
+"""Context search: relevance on real cutlass and triton clones, and speed on a generated 30,000-file folder.
 
-Generates a folder of N text files shaped like a cutlass clone (C++ headers, CUDA sources, Python,
-Markdown; identifiers from the CuTe/CUTLASS vocabulary, sizes log-normal around a few kB), indexes it
-with kerneltui's context search and times:
+``relevance`` asks the questions of ``bench/context_questions.toml`` (a kernel engineer's questions,
+each with the files that answer it, read and checked by hand) of an index over a folder holding
+clones of NVIDIA/cutlass and triton-lang/triton, plus kerneltui's shipped notes, and reports:
 
-- the cold build (first use of a new folder),
-- a refresh with nothing changed and one after touching 50 files (a session runs this in the
-  background when it starts; searches do not wait for it),
-- queries as the search_context tool runs them (median and worst of several), a query of only very
-  common words, and the first query of a new process on the existing index.
+- precision@5: of the first 5 hits, the share that name a file answering the question (a file named
+  twice counts once: the second hit adds no answer; fewer than 5 hits count as misses);
+- recall@10: of the files that answer, the share found in the first 10 hits;
+- best in top 5: the share of questions with one of their ``best`` files in the first 5 hits;
+- the cold index build time (wall clock, and CPU seconds of the process and its worker processes,
+  which the machine's load does not inflate), the index size on disk (the SQLite file with its WAL),
+  and the query latency (every question 5 times, limit 10; median and 95th percentile).
 
-Usage: python bench/context_search.py [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
-Prints a table and appends it to bench/RESULTS.md.
+Each half of the questions is reported on its own: ranking choices were made on ``tune`` only,
+``held-out`` was not looked at while tuning. Each code version is measured in its own process:
+``--baseline DIR`` names a copy of an older kerneltui (the ``kerneltui`` package folder's parent) to
+compare with, indexed over the same files (its single context folder then holds the clones and the
+notes under ``notes/``, hard-linked so nothing is copied).
+
+``synthetic`` generates a folder of N text files shaped like a cutlass clone (C++ headers, CUDA
+sources, Python, Markdown; identifiers from the CuTe/CUTLASS vocabulary, sizes log-normal around a few
+kB) and times the cold build, a refresh with nothing changed and one after touching 50 files, and
+queries (median and worst; very common words; the first query of a new process).
+
+``ablation`` turns each ranking and index choice off (or its alternative on) in turn and scores the
+questions again (the index variants are built in one process, so their build times compare).
+
+Usage:
+  python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--show N]
+  python bench/context_search.py ablation --clones /work/context-clones
+  python bench/context_search.py chunkers --clones /work/context-clones
+  python bench/context_search.py synthetic [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
+Both print a table and append it to bench/RESULTS.md (``--no-record`` not to).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -29,12 +50,369 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+QUESTIONS = ROOT / "bench" / "context_questions.toml"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+REPEATS = 5  # each question is timed this many times
+LIMIT = 10
 
-from kerneltui.core.agent.search import ContextIndex  # noqa: E402
+
+# -- the questions and the scores --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Question:
+    query: str
+    half: str
+    best: tuple[str, ...]
+    also: tuple[str, ...]
+    judged: tuple[str, ...] = ()  # answers found while reading hits (see context_questions.toml)
+
+    @property
+    def written(self) -> frozenset[str]:
+        """The answers written down before any search was run."""
+        return frozenset(self.best) | frozenset(self.also)
+
+    @property
+    def relevant(self) -> frozenset[str]:
+        return self.written | frozenset(self.judged)
+
+
+def load_questions(path: Path = QUESTIONS) -> list[Question]:
+    with open(path, "rb") as f:
+        rows = tomllib.load(f)["question"]
+    return [Question(r["query"], r["half"], tuple(r["best"]), tuple(r.get("also", ())), tuple(r.get("judged", ())))
+            for r in rows]
+
+
+@dataclass
+class Scores:
+    precision_at_5: float
+    precision_at_5_written: float  # counting only the answers written before any search
+    recall_at_10: float
+    best_in_top_5: float
+    questions: int
+
+
+def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
+    """Hits that name an answer not named by an earlier hit (a file twice is one answer, the other a miss)."""
+    seen: set[str] = set()
+    for f in hits:
+        if f in answers:
+            seen.add(f)
+    return len(seen)
+
+
+def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
+    p5, p5w, r10, b5 = [], [], [], []
+    for q in questions:
+        files = ranked[q.query]
+        top5 = files[:5]
+        p5.append(_new_answers(top5, q.relevant) / 5)
+        p5w.append(_new_answers(top5, q.written) / 5)
+        r10.append(len(q.relevant & set(files[:10])) / len(q.relevant))
+        b5.append(1.0 if set(q.best) & set(top5) else 0.0)
+    n = len(questions)
+    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n)
+
+
+# -- measuring one code version (runs in its own process) ---------------------------------------------
+
+def _hardlink_tree(src: Path, dst: Path) -> None:
+    """A copy of ``src`` whose files are hard links (instant, no space), skipping what cannot be linked."""
+    for dirpath, _dirnames, filenames in os.walk(src):
+        rel = Path(dirpath).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for name in filenames:
+            try:
+                os.link(Path(dirpath) / name, dst / rel / name)
+            except OSError:
+                pass
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (worker processes): load-independent cost."""
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _file_size(db: Path) -> int:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+
+
+def measure(code: str, api: str, clones: Path, notes: Path, work: Path) -> dict[str, Any]:
+    """Build an index of the clones and the notes with the kerneltui in ``code``; answer every question."""
+    sys.path.insert(0, code)
+    db = work / "index.sqlite3"
+    for old in work.glob("index.sqlite3*"):
+        old.unlink()
+    if api == "single-folder":
+        from kerneltui.core.agent.search import ContextIndex  # type: ignore[attr-defined]
+
+        root = work / "context"
+        if not root.exists():
+            for name in ("cutlass", "triton"):
+                _hardlink_tree(clones / name, root / name)
+            shutil.copytree(notes, root / "notes")
+        index: Any = ContextIndex(root, db_path=db)
+
+        def name_of(hit: Any) -> str:
+            return str(hit.path)
+    else:
+        from kerneltui.core.agent.search import ContextFolder, ContextIndex
+
+        index = ContextIndex([ContextFolder(clones, "configured"), ContextFolder(notes, "notes")], db_path=db)
+
+        def name_of(hit: Any) -> str:
+            return ("notes/" if hit.folder.origin == "notes" else "") + str(hit.path)
+
+    started, cpu = time.perf_counter(), _cpu_seconds()
+    stats = index.refresh()
+    cold, cold_cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+    started = time.perf_counter()
+    index.refresh()
+    warm = time.perf_counter() - started
+    ranked: dict[str, list[str]] = {}
+    lines: dict[str, list[str]] = {}
+    times: list[float] = []
+    for q in load_questions():
+        for _ in range(REPEATS):
+            t = time.perf_counter()
+            hits = index.search(q.query, LIMIT)
+            times.append(time.perf_counter() - t)
+        ranked[q.query] = [name_of(h) for h in hits]
+        lines[q.query] = [f"{name_of(h)}:{h.start_line}-{h.end_line}" for h in hits]
+    times.sort()
+    return {"cold_s": cold, "cold_cpu_s": cold_cpu, "refresh_s": warm, "files": stats.files, "chunks": stats.chunks_written,
+            "index_bytes": _file_size(db), "median_ms": statistics.median(times) * 1000,
+            "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))] * 1000, "ranked": ranked, "lines": lines}
+
+
+def run_version(code: Path, api: str, clones: Path, notes: Path, work: Path) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "_measure", "--code", str(code), "--api", api, "--clones",
+                          str(clones), "--notes", str(notes), "--work", str(work)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"measuring {code} failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout)
+
+
+# -- the relevance report ---------------------------------------------------------------------------
+
+def relevance(args: argparse.Namespace) -> int:
+    clones = Path(args.clones).resolve()
+    for name in ("cutlass", "triton") if not args.rescore else ():
+        if not (clones / name).is_dir():
+            raise SystemExit(f"{clones / name} is missing: clone NVIDIA/cutlass and triton-lang/triton into {clones}")
+    questions = load_questions()
+    notes = ROOT / "kerneltui" / "data" / "notes"
+    versions: list[tuple[str, dict[str, Any]]] = []
+    if args.rescore:  # the hits of an earlier run (--save), scored against the answers as they are now
+        versions = [(label, result) for label, result in json.loads(Path(args.rescore).read_text())]
+        return _report(questions, versions, args)
+    with tempfile.TemporaryDirectory(prefix="kerneltui-ctx-relevance-") as tmp:
+        if args.baseline:
+            base = Path(args.baseline).resolve()
+            base_notes = Path(tmp) / "base-notes"
+            base_notes.mkdir()
+            for note in sorted((base / "context").glob("*.md")):
+                if note.name != "README.md":
+                    shutil.copy(note, base_notes / note.name)
+            (Path(tmp) / "before").mkdir()
+            versions.append((f"before ({args.baseline_label})",
+                             run_version(base, "single-folder", clones, base_notes, Path(tmp) / "before")))
+        (Path(tmp) / "after").mkdir()
+        versions.append(("after (this tree)", run_version(ROOT, "folders", clones, notes, Path(tmp) / "after")))
+    if args.save:
+        Path(args.save).write_text(json.dumps(versions))
+    return _report(questions, versions, args)
+
+
+def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
+    halves = [(half, [q for q in questions if q.half == half]) for half in ("tune", "held-out", "fresh")]
+    halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
+    rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
+            "|---|---|---|---|---|---|"]
+    for label, result in versions:
+        for half, qs in halves:
+            s = score(qs, result["ranked"])
+            rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
+                        f"{s.recall_at_10:.2f} | "
+                        f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) |")
+    speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
+             "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
+    for label, r in versions:
+        cpu = f" / {r['cold_cpu_s']:.1f} s" if "cold_cpu_s" in r else ""
+        speed.append(f"| {label} | {r['files']:,} | {r['chunks']:,} | {r['cold_s']:.1f} s{cpu} | "
+                     f"{r['refresh_s'] * 1000:.0f} ms | {r['index_bytes'] / 1e6:.0f} MB | {r['median_ms']:.1f} ms | "
+                     f"{r['p95_ms']:.1f} ms |")
+    print("\n".join(rows))
+    print()
+    print("\n".join(speed))
+    if args.show:
+        _show(questions, versions, args.show, args.half)
+    if not args.no_record:
+        command = "relevance --clones DIR" + (" --baseline DIR" if args.baseline else "")
+        _record("## Context search relevance on cutlass and triton clones", command, args.clones_note,
+                [*rows, "", *speed])
+    return 0
+
+
+def _show(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], n: int, half: str) -> None:
+    """Each question's first ``n`` hits, marked: ** a best file, * another answer, ? not listed as one."""
+    for q in questions:
+        if half != "all" and q.half != half:
+            continue
+        print(f"\n### {q.query}  [{q.half}]")
+        for label, result in versions:
+            print(f"  {label}:")
+            for shown in result["lines"][q.query][:n]:
+                name = shown.rsplit(":", 1)[0]
+                mark = "**" if name in q.best else ("* " if name in q.relevant else "? ")
+                print(f"    {mark} {shown}")
+
+
+def _record(heading: str, command: str, note: str, lines: list[str]) -> None:
+    """Append a table to bench/RESULTS.md with the date, the command, the machine and its load."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    with open(RESULTS, "a", encoding="utf-8") as f:
+        f.write(f"\n{heading} ({datetime.date.today()})\n\n")
+        f.write(f"`python bench/context_search.py {command}` on {_machine()} (load average {load} at the end)"
+                + (f"; {note}" if note else "") + "\n\n")
+        f.write("\n".join(lines) + "\n")
+
+
+def _machine() -> str:
+    return (f"{platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · "
+            f"SQLite {sqlite3.sqlite_version}")
+
+
+# -- what each choice is worth ---------------------------------------------------------------------------
+
+ABLATIONS = [  # (name, what it changes): query-side variants share the chosen index
+    ("chosen", {}),
+    ("prefix queries (`word*`)", {"terms": {"prefixes": True}}),
+    ("no joined neighbour words", {"terms": {"joins": False}}),
+    ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
+    ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
+    ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,
+                                             "history": 1.0}}),
+    ("all words required first", {"ranking": {"min_matches": 1}}),
+    ("no file support (best chunk only)", {"ranking": {"support": 0.0}}),
+    ("unicode61 tokenizer (no stemming)", {"index": "unicode61"}),
+    ("code identifiers split at camel case", {"index": "camel"}),
+]
+
+
+def ablation(args: argparse.Namespace) -> int:
+    """Each choice turned off (or the alternative on) in turn, over the same clones and questions."""
+    sys.path.insert(0, str(ROOT))
+    import dataclasses
+
+    from kerneltui.core.agent.search import ContextFolder, ContextIndex, tokens
+    from kerneltui.core.agent.search import index as index_module
+    from kerneltui.core.agent.search.ranking import DEFAULT
+
+    clones = Path(args.clones).resolve()
+    folders = [ContextFolder(clones, "configured"), ContextFolder(ROOT / "kerneltui" / "data" / "notes", "notes")]
+    questions = load_questions()
+    chosen_terms, chosen_rows = index_module.query_terms, index_module.chunk_rows
+    index_module.PARALLEL_FILES = 1 << 30  # one process, so that the index variants below apply
+    rows: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="kerneltui-ctx-ablation-") as tmp:
+        built: dict[str, tuple[Path, float, int]] = {}
+        for name, change in ABLATIONS:
+            kind = change.get("index", "chosen")
+            if kind not in built:
+                db = Path(tmp) / f"{kind}.sqlite3"
+                schema = index_module._SCHEMA
+                if kind == "unicode61":
+                    index_module._SCHEMA = schema.replace(index_module.TOKENIZER, "unicode61 remove_diacritics 2")
+                if kind == "camel":
+                    def expanded(root: Path, rel: str) -> tuple[list[Any], str]:
+                        found, note = chosen_rows(root, rel)
+                        return [(*r[:3], tokens.with_expansion(r[3]), *r[4:]) for r in found], note
+                    index_module.chunk_rows = expanded
+                started = time.perf_counter()
+                ContextIndex(folders, db_path=db).refresh()
+                built[kind] = (db, time.perf_counter() - started, _file_size(db))
+                index_module._SCHEMA, index_module.chunk_rows = schema, chosen_rows
+            db, seconds, size = built[kind]
+            terms_kw = change.get("terms", {})
+            index_module.query_terms = (lambda q, kw=terms_kw: chosen_terms(q, **kw)) if terms_kw else chosen_terms
+            index = ContextIndex(folders, db_path=db, ranking=dataclasses.replace(DEFAULT, **change.get("ranking", {})))
+            ranked: dict[str, list[str]] = {}
+            times: list[float] = []
+            for q in questions:  # once untimed: every variant is timed with warm caches
+                index.search(q.query, LIMIT)
+            for q in questions:
+                t = time.perf_counter()
+                hits = index.search(q.query, LIMIT)
+                times.append(time.perf_counter() - t)
+                ranked[q.query] = [("notes/" if h.folder.origin == "notes" else "") + h.path for h in hits]
+            cells = []
+            for half in ("tune", "held-out", "fresh"):
+                s = score([q for q in questions if q.half == half], ranked)
+                cells.append(f"{s.precision_at_5:.2f} / {s.best_in_top_5:.0%}")
+            rows.append(f"| {name} | {' | '.join(cells)} | {statistics.median(times) * 1000:.1f} ms | "
+                        f"{size / 1e6:.0f} MB, {seconds:.0f} s |")
+            print(rows[-1], flush=True)
+    index_module.query_terms = chosen_terms
+    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | query median | index, build |",
+              "|---|---|---|---|---|---|"]
+    print("\n".join(header + rows))
+    if not args.no_record:
+        _record("### Context search: what each choice is worth", "ablation --clones DIR", "builds in one process",
+                header + rows)
+    return 0
+
+
+# -- reading structure: tree-sitter or the lexical chunkers ----------------------------------------------
+
+def chunkers(args: argparse.Namespace) -> int:
+    """CPU seconds to parse the clones' C++/CUDA and Python with tree-sitter (parse only, no walk of the
+    tree) and to cut them into chunks with kerneltui's lexical chunkers (everything)."""
+    sys.path.insert(0, str(ROOT))
+    import tree_sitter_cuda
+    import tree_sitter_python
+    from tree_sitter import Language, Parser
+
+    from kerneltui.core.agent.search.chunker import chunk_text
+
+    clones = Path(args.clones).resolve()
+    kinds = {"C++/CUDA": ({".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".inl"}, Parser(Language(tree_sitter_cuda.language()))),
+             "Python": ({".py"}, Parser(Language(tree_sitter_python.language())))}
+    rows = ["| files | MB | tree-sitter parse | kerneltui chunks |", "|---|---|---|---|"]
+    for kind, (suffixes, parser) in kinds.items():
+        files = [p for p in sorted(clones.rglob("*")) if p.suffix in suffixes and p.is_file()
+                 and p.stat().st_size <= 2 * 1024 * 1024]
+        data = [p.read_bytes() for p in files]
+        texts = [d.decode("utf-8", errors="replace") for d in data]
+        mb = sum(map(len, data)) / 1e6
+        started = time.process_time()
+        for d in data:
+            parser.parse(d)
+        parse = time.process_time() - started
+        started = time.process_time()
+        for p, t in zip(files, texts, strict=True):
+            chunk_text(p.name, t)
+        cut = time.process_time() - started
+        rows.append(f"| {kind}: {len(files):,} | {mb:.0f} | {parse:.1f} s CPU ({mb / parse:.1f} MB/s) | "
+                    f"{cut:.1f} s CPU ({mb / cut:.1f} MB/s) |")
+        print(rows[-1], flush=True)
+    if not args.no_record:
+        _record("### Context search: reading structure, tree-sitter or lexical", "chunkers --clones DIR", "CPU seconds",
+                rows)
+    return 0
+
+
+# -- the generated 30,000-file folder ------------------------------------------------------------------
 
 VOCAB = """cute layout make_layout make_shape make_stride Tensor make_tensor local_tile local_partition
 TiledMMA TiledCopy make_tiled_copy make_tiled_mma SM90_64x128x16_F32BF16BF16_SS GMMA wgmma warpgroup
@@ -125,14 +503,10 @@ def timed(fn, *args, **kwargs):
     return value, time.perf_counter() - t
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=30_000)
-    ap.add_argument("--mean-kb", type=float, default=5.0)
-    ap.add_argument("--dir", help="generate into (and keep) this folder")
-    ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
-    args = ap.parse_args()
+def synthetic(args: argparse.Namespace) -> int:
+    sys.path.insert(0, str(ROOT))
+    from kerneltui.core.agent.search import ContextFolder, ContextIndex
+
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="kerneltui-ctx-bench-"))
     folder = base / "context"
     db = base / "index.sqlite3"
@@ -143,13 +517,13 @@ def main() -> int:
             nbytes, gen_s = timed(generate, folder, args.files, args.mean_kb)
             print(f"generated {args.files:,} files, {nbytes / 1e6:.0f} MB in {gen_s:.1f} s", flush=True)
         nbytes = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-        if db.exists():
-            db.unlink()
-        index = ContextIndex(folder, db_path=db)
+        for old in db.parent.glob(db.name + "*"):
+            old.unlink()
+        index = ContextIndex([ContextFolder(folder, "configured")], db_path=db)
         stats, cold = timed(index.refresh)
         rows.append(("cold build (first use of a folder)",
                      f"{cold:.1f} s ({stats.files:,} files, {nbytes / 1e6:.0f} MB, {stats.chunks_written:,} chunks, "
-                     f"index {db.stat().st_size / 1e6:.0f} MB)"))
+                     f"index {_file_size(db) / 1e6:.0f} MB)"))
         walks = [timed(index.refresh)[1] for _ in range(3)]
         rows.append(("background refresh, nothing changed", f"{statistics.median(walks) * 1000:.0f} ms (median of 3)"))
         touched = sorted(folder.rglob("*.hpp"))[:50]
@@ -159,11 +533,13 @@ def main() -> int:
         rows.append(("background refresh, 50 files changed", f"{touch * 1000:.0f} ms ({stats2.updated} updated)"))
         times = []
         for q in QUERIES:
-            for _ in range(3):
+            for _ in range(5):
                 hits, t = timed(index.search, q, 8)
                 times.append(t)
                 assert hits, f"no hits for {q!r}"
+        times.sort()
         rows.append(("search_context query, median", f"{statistics.median(times) * 1000:.1f} ms over {len(times)}"))
+        rows.append(("search_context query, p95", f"{times[int(0.95 * len(times))] * 1000:.1f} ms"))
         rows.append(("search_context query, worst", f"{max(times) * 1000:.1f} ms"))
         common = []
         sampled = 0
@@ -174,8 +550,8 @@ def main() -> int:
         rows.append(("very common words only, worst", f"{max(common) * 1000:.0f} ms "
                      f"({sampled} of {len(COMMON_QUERIES)} ranked on a sample of the matches)"))
         code = ("import sys,time; t=time.perf_counter(); sys.path.insert(0, sys.argv[1]);"
-                "from pathlib import Path; from kerneltui.core.agent.search import ContextIndex;"
-                "i=ContextIndex(Path(sys.argv[2]), db_path=Path(sys.argv[3]));"
+                "from pathlib import Path; from kerneltui.core.agent.search import ContextFolder, ContextIndex;"
+                "i=ContextIndex([ContextFolder(Path(sys.argv[2]), 'configured')], db_path=Path(sys.argv[3]));"
                 "h=i.search('wgmma warpgroup fence', 8); assert h; print(time.perf_counter()-t)")
         firsts = []
         for _ in range(3):
@@ -193,15 +569,54 @@ def main() -> int:
     print(header)
     print(table)
     if not args.no_record:
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        machine = (f"{platform.node()} · {os.cpu_count()} CPUs (load average {load}) · Python "
-                   f"{platform.python_version()} · SQLite {sqlite3.sqlite_version}")
-        with open(ROOT / "bench" / "RESULTS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## Context search on {args.files:,} files ({datetime.date.today()})\n\n")
-            f.write(f"`python bench/context_search.py --files {args.files} --mean-kb {args.mean_kb}` on {machine}\n\n")
-            f.write("Target: a search answers in under 1 s. The refresh walks every file (stat); sessions run it in "
-                    "the background.\n\n")
-            f.write(header + "\n" + table + "\n")
+        _record(f"## Context search on {args.files:,} generated files", f"synthetic --files {args.files} --mean-kb "
+                f"{args.mean_kb}", "target: a query answers in under 100 ms; the refresh walks every file (stat), "
+                "sessions run it in the background", [header, table])
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    rel = sub.add_parser("relevance", help="questions over real cutlass and triton clones")
+    rel.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    rel.add_argument("--clones-note", default="", help="where the clones come from (written to RESULTS.md)")
+    rel.add_argument("--baseline", help="a folder holding an older kerneltui/ package (and its context/) to compare")
+    rel.add_argument("--baseline-label", default="baseline", help="how to name the older version")
+    rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
+    rel.add_argument("--half", choices=["tune", "held-out", "fresh", "all"], default="tune",
+                     help="which questions --show prints")
+    rel.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    rel.add_argument("--save", help="also write every version's hits and timings to this JSON file")
+    rel.add_argument("--rescore", help="score the hits saved by --save instead of running the searches again")
+    syn = sub.add_parser("synthetic", help="speed on a generated cutlass-shaped folder")
+    syn.add_argument("--files", type=int, default=30_000)
+    syn.add_argument("--mean-kb", type=float, default=5.0)
+    syn.add_argument("--dir", help="generate into (and keep) this folder")
+    syn.add_argument("--keep", action="store_true")
+    syn.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    abl = sub.add_parser("ablation", help="each ranking and index choice turned off in turn")
+    abl.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    abl.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    chk = sub.add_parser("chunkers", help="tree-sitter parsing against kerneltui's chunkers, CPU seconds")
+    chk.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    chk.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    inner = sub.add_parser("_measure")  # one code version, in its own process: prints JSON
+    inner.add_argument("--code", required=True)
+    inner.add_argument("--api", choices=["single-folder", "folders"], required=True)
+    inner.add_argument("--clones", required=True)
+    inner.add_argument("--notes", required=True)
+    inner.add_argument("--work", required=True)
+    args = ap.parse_args()
+    if args.command == "relevance":
+        return relevance(args)
+    if args.command == "synthetic":
+        return synthetic(args)
+    if args.command == "ablation":
+        return ablation(args)
+    if args.command == "chunkers":
+        return chunkers(args)
+    print(json.dumps(measure(args.code, args.api, Path(args.clones), Path(args.notes), Path(args.work))))
     return 0
 
 

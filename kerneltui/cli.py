@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "profile",
     "asm",
     "ask",
+    "context",
     "trace",
     "suite",
     "replay",

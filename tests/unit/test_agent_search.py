@@ -1,13 +1,19 @@
-"""Context search: a real SQLite FTS5 index over a small folder."""
+"""Context search: a real SQLite FTS5 index over small folders (no clones needed)."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from kerneltui.core.agent.search import ContextIndex, format_hits, query_terms
+from kerneltui import paths
+from kerneltui.core.agent.search import ContextFolder, ContextIndex, context_folders, format_hits, notes_dir
+from kerneltui.core.agent.search.folders import read_inside, scan, task_context_refusal
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -27,9 +33,10 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def test_query_terms_split_identifiers_and_drop_stopwords():
-    assert query_terms("how to use make_layout with cute::Tensor") == [["make", "layout"], ["cute", "tensor"]]
-    assert query_terms("the of") == []
+def _index(root: Path, tmp_path: Path) -> ContextIndex:
+    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    index.refresh()
+    return index
 
 
 def test_index_and_rank(folder: Path, tmp_path: Path):
@@ -40,34 +47,29 @@ def test_index_and_rank(folder: Path, tmp_path: Path):
     assert [h.path for h in hits] == ["notes/hopper.md"]
     assert hits[0].line == 5 and "warpgroup fence" in dict(hits[0].snippet)[5]
     layout = index.search("make_layout")
-    assert layout[0].path == "cutlass/include/cute/layout.hpp"
-    assert layout[0].line == 51 and layout[0].start_line == 41
+    assert layout[0].path == "cutlass/include/cute/layout.hpp" and layout[0].line == 51
+    assert layout[0].start_line <= 51 <= layout[0].end_line <= 101
     assert "context/cutlass/include/cute/layout.hpp:51" in format_hits(layout, "make_layout")
 
 
 def test_path_words_count(folder: Path, tmp_path: Path):
-    index = ContextIndex(folder, db_path=tmp_path / "idx.sqlite3")
-    index.refresh()
-    assert index.search("copy")[0].path == "cutlass/include/cute/copy.hpp"
+    assert _index(folder, tmp_path).search("copy")[0].path == "cutlass/include/cute/copy.hpp"
 
 
-def test_any_word_when_not_all_match(folder: Path, tmp_path: Path):
-    index = ContextIndex(folder, db_path=tmp_path / "idx.sqlite3")
-    index.refresh()
-    paths = {h.path for h in index.search("wgmma nonexistentword")}
-    assert paths == {"notes/hopper.md"}
+def test_the_rarest_words_are_required_not_all(folder: Path, tmp_path: Path):
+    index = _index(folder, tmp_path)
+    assert {h.path for h in index.search("wgmma nonexistentword")} == {"notes/hopper.md"}
+    assert index.search("nonexistentword") == []
 
 
 def test_under_limits_the_folder(folder: Path, tmp_path: Path):
-    index = ContextIndex(folder, db_path=tmp_path / "idx.sqlite3")
-    index.refresh()
+    index = _index(folder, tmp_path)
     assert index.search("layouts", under="context/notes") == []
     assert index.search("layouts", under="context/cutlass")[0].path.endswith("layout.hpp")
 
 
 def test_refresh_sees_changes(folder: Path, tmp_path: Path):
-    index = ContextIndex(folder, db_path=tmp_path / "idx.sqlite3")
-    index.refresh()
+    index = _index(folder, tmp_path)
     note = folder / "notes" / "hopper.md"
     note.write_text("# Hopper\nTMA multicast across a cluster\n")
     os.utime(note, ns=(1, 1))  # a different mtime even on coarse clocks
@@ -92,8 +94,223 @@ def test_very_common_words_are_ranked_on_a_sample(tmp_path: Path):
     root.mkdir()
     for i in range(60):
         (root / f"f{i}.md").write_text("tile " * 30 + "\n" + ("tile\n" * 200))
-    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
-    index.refresh()
+    index = _index(root, tmp_path)
     hits = index.search("tile", budget_s=0.0)
     assert len(hits) == 8 and all(h.sampled for h in hits)
     assert "very common" in format_hits(hits, "tile")
+
+
+def test_no_hit_points_past_the_end_of_its_file(tmp_path: Path):
+    # A file of exactly 40 lines: the old 40-line cutting made an empty chunk at line 41 that won on the
+    # path words alone, and read_file then refused the hit.
+    root = tmp_path / "context"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "tensor_descriptor.py").write_text("".join(f"field_{i} = {i}\n" for i in range(40)))
+    index = _index(root, tmp_path)
+    hits = index.search("tensor descriptor")
+    assert hits and all(1 <= h.start_line <= h.line <= h.end_line <= 40 for h in hits)
+    assert all(h.snippet and all(text.strip() for _, text in h.snippet) for h in hits)
+
+
+def test_scraps_do_not_win(tmp_path: Path):
+    # "fp8 gemm scaling" returned `////`, `}` and `run<Gemm>` tails: every chunk of a file whose path
+    # matched scored the same, and BM25 favours the shortest.
+    root = tmp_path / "context"
+    (root / "fp8_gemm_scaling").mkdir(parents=True)
+    body = "".join(f"  float scale_{i} = 1.f;  // scale of operand {i}\n" for i in range(37))
+    (root / "fp8_gemm_scaling" / "example.cu").write_text(
+        f"// fp8 GEMM with scaling factors\nint run() {{\n{body}}}\n\n" + "/" * 80 + "\n}\n")
+    index = _index(root, tmp_path)
+    hits = index.search("fp8 gemm scaling")
+    assert hits
+    for hit in hits:
+        text = "\n".join(t for _, t in hit.snippet)
+        assert any(ch.isalnum() for ch in text), hit
+
+
+def test_one_hit_per_file_with_the_others_named(tmp_path: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    sections = "".join(f"## Swizzle {i}\n\n" + "Swizzle the shared memory rows.\n" * 40 + "\n" for i in range(4))
+    (root / "swizzle.md").write_text("# Swizzles\n\n" + sections)
+    (root / "other.md").write_text("# Other\n\nA swizzle mentioned once.\n")
+    hits = _index(root, tmp_path).search("swizzle shared memory")  # other.md: swizzle, but not shared memory
+    assert [h.path for h in hits] == ["swizzle.md", "other.md"]
+    assert hits[0].also and all(a <= b for a, b in hits[0].also)
+    assert "also: lines" in format_hits(hits, "swizzle")
+
+
+def test_examples_and_docs_outrank_tests(tmp_path: Path):
+    root = tmp_path / "context"
+    for sub in ("test/unit", "examples/tma", "docs"):
+        (root / sub).mkdir(parents=True)
+    text = "def tma_load():\n    # a TMA load of one tile into shared memory\n    return load_tile()\n"
+    (root / "test" / "unit" / "test_tma_load.py").write_text(text)
+    (root / "examples" / "tma" / "tma_load.py").write_text(text)
+    (root / "docs" / "tma_load.md").write_text("# TMA load\n\nA TMA load of one tile into shared memory.\n")
+    paths_found = [h.path for h in _index(root, tmp_path).search("tma load shared memory")]
+    assert paths_found[-1] == "test/unit/test_tma_load.py"
+
+
+# -- the folders searched ------------------------------------------------------------------------
+
+
+def test_kerneltuis_notes_ship_as_package_data():
+    names = {p.name for p in notes_dir().glob("*.md")}
+    assert {"triton.md", "cute_dsl.md", "ptx_sass.md", "hopper_h200.md"} <= names
+    assert notes_dir().is_relative_to(paths.package_dir())
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        data = tomllib.load(f)["tool"]["setuptools"]["package-data"]["kerneltui"]
+    assert "data/**/*" in data  # kerneltui/data/notes/*.md goes into the wheel
+
+
+def test_the_folders_a_session_searches(tmp_path: Path):
+    task = tmp_path / "task"
+    (task / "context").mkdir(parents=True)
+    configured = tmp_path / "clones"
+    configured.mkdir()
+    folders = context_folders(task, configured)
+    assert [(f.origin, f.path) for f in folders] == [("task", (task / "context").resolve()),
+                                                       ("configured", configured.resolve()),
+                                                       ("notes", notes_dir().resolve())]
+    assert [f.origin for f in context_folders(None, configured)] == ["configured", "notes"]
+    assert [f.origin for f in context_folders(task, notes_dir())] == ["task", "configured"]  # each folder once
+
+
+def test_task_configured_and_notes_are_all_searched(tmp_path: Path):
+    task = tmp_path / "task"
+    (task / "context").mkdir(parents=True)
+    (task / "context" / "mine.md").write_text("# Mine\n\nOur own trick: warp shuffle reduction.\n")
+    configured = tmp_path / "clones"
+    configured.mkdir()
+    (configured / "lib.md").write_text("# Library\n\nThe library does a warp shuffle reduction too.\n")
+    (configured / "triton.md").write_text("# Not the shipped one\n\nshuffle\n")
+    index = ContextIndex(context_folders(task, configured), db_path=tmp_path / "idx.sqlite3")
+    index.refresh()
+    hits = index.search("warp shuffle reduction")
+    assert {(h.folder.origin, h.path) for h in hits} >= {("task", "mine.md"), ("configured", "lib.md")}
+    notes = index.search("HGMMA wgmma")  # only kerneltui's notes say this
+    assert notes and notes[0].folder.origin == "notes" and notes[0].shown.startswith("context/")
+    shadowed = [h for h in index.search("tl.dot input precision") if h.folder.origin == "notes"]
+    # The configured folder's triton.md hides the shipped one's name: the hit is named by its real path.
+    assert shadowed and all(h.shown == str(notes_dir().resolve() / h.path) for h in shadowed if h.path == "triton.md")
+
+
+def test_what_is_indexed_and_what_is_skipped(tmp_path: Path):
+    root = tmp_path / "context"
+    (root / "media" / "docs" / "build").mkdir(parents=True)
+    (root / "media" / "docs" / "build" / "building_with_clang.md").write_text("# Building with clang\n\nUse clang.\n")
+    (root / "build").mkdir()
+    (root / "build" / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE=Release\n")
+    (root / "build" / "generated.h").write_text("int generated_clang_thing;\n")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "tour.ipynb").write_text(
+        '{"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Tour of the pipeline\\n"]}], '
+        '"metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    (root / "image.png").write_bytes(b"\x89PNG")
+    (root / "big.txt").write_text("x" * (3 * 1024 * 1024))
+    (root / "blob.md").write_bytes(b"\x00\x01binary")
+    (root / "__pycache__").mkdir()
+    index = _index(root, tmp_path)
+    found = scan(root)
+    assert set(found.files) == {"media/docs/build/building_with_clang.md", "notebooks/tour.ipynb", "blob.md"}
+    assert index.search("building clang")[0].path == "media/docs/build/building_with_clang.md"  # a docs folder named build
+    assert index.search("tour pipeline")[0].path == "notebooks/tour.ipynb"
+    assert index.search("generated_clang_thing") == []
+    report = index.report()[0]
+    assert report.exists and report.files == 3
+    assert report.counts["a CMake build folder"] == 1 and report.counts["too large"] == 1
+    assert any("not a text kind" in why for why in report.counts)
+    assert ("build", "skipped: a CMake build folder") in report.skipped
+    assert any(p == "big.txt" and "larger than 2 MB" in why for p, why in report.skipped)
+    assert ("blob.md", "not indexed: a binary file") in report.notes
+
+
+def test_a_missing_folder_is_reported_not_an_error(tmp_path: Path):
+    index = ContextIndex([ContextFolder(tmp_path / "nowhere", "configured")], db_path=tmp_path / "idx.sqlite3")
+    assert not index.searchable()
+    assert index.refresh().files == 0 and index.search("anything") == []
+    assert index.report()[0].exists is False
+
+
+# -- symbolic links never lead out of a folder ------------------------------------------------------
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    path = tmp_path / "outside" / "passwd.txt"
+    path.parent.mkdir()
+    path.write_text("root:x:0:0:planted:/root:/bin/bash\n")
+    return path
+
+
+def test_a_link_out_of_the_folder_is_not_indexed_nor_returned(tmp_path: Path, secret: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "real.md").write_text("# Shells\n\nbash is a shell; root owns /bin.\n")
+    os.symlink(secret, root / "passwd.txt")
+    os.symlink(secret.parent, root / "linked")  # a folder elsewhere
+    inside = root / "inner.md"
+    inside.write_text("# Inner\n\nroot bin bash inner\n")
+    os.symlink(inside, root / "alias.md")  # a link to a file inside the folder is fine
+    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    index.refresh()
+    hits = index.search("root bin bash")
+    output = format_hits(hits, "root bin bash")
+    assert "planted" not in output and "root:x:0:0" not in output
+    assert {h.path for h in hits} <= {"real.md", "inner.md", "alias.md"} and hits
+    con = sqlite3.connect(tmp_path / "idx.sqlite3")
+    dump = "\n".join(con.iterdump())
+    con.close()
+    assert "planted" not in dump and "root:x:0:0" not in dump
+    assert read_inside(root, "passwd.txt") is None and read_inside(root, "linked/passwd.txt") is None
+    assert read_inside(root, "alias.md") is not None
+    report = index.report()[0]
+    assert any(p == "passwd.txt" and "outside the folder" in why for p, why in report.skipped)
+    assert any(p == "linked" and "not followed" in why for p, why in report.skipped)
+
+
+def test_a_file_swapped_for_a_link_after_indexing_is_not_read(tmp_path: Path, secret: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "notes.md").write_text("# Notes\n\nroot bin bash\n")
+    index = _index(root, tmp_path)
+    (root / "notes.md").unlink()
+    os.symlink(secret, root / "notes.md")
+    assert "planted" not in format_hits(index.search("root bin bash"), "root bin bash")
+    index.refresh()
+    assert index.search("planted") == []
+
+
+def test_a_task_context_that_is_a_link_is_not_searched(tmp_path: Path):
+    task = tmp_path / "task"
+    task.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", task / "context")
+    assert [f.origin for f in context_folders(task, tmp_path / "none")] == ["configured", "notes"]
+    assert "symbolic link" in task_context_refusal(task) and "context_dir" in task_context_refusal(task)
+
+
+@pytest.mark.slow
+def test_a_large_refresh_cuts_files_in_worker_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from kerneltui.core.agent.search import index as index_module
+
+    root = tmp_path / "context"
+    root.mkdir()
+    for i in range(12):
+        (root / f"kernel_{i}.py").write_text(f'def kernel_{i}():\n    """Tile number {i} of the swizzle."""\n    return {i}\n')
+    sequential = ContextIndex(root, db_path=tmp_path / "one.sqlite3")
+    sequential.refresh()
+    monkeypatch.setattr(index_module, "PARALLEL_FILES", 4)
+    parallel = ContextIndex(root, db_path=tmp_path / "many.sqlite3")
+    assert parallel.refresh().chunks_written == 12
+    for query in ("swizzle tile", "kernel_7"):
+        assert [(h.path, h.start_line) for h in parallel.search(query)] == \
+            [(h.path, h.start_line) for h in sequential.search(query)]
+
+
+def test_query_syntax_characters_are_words_not_operators(folder: Path, tmp_path: Path):
+    index = _index(folder, tmp_path)
+    for query in ('wgmma AND OR NOT "fence', "path:notes wgmma", "wgmma* ^fence -x", "NEAR(wgmma fence)", "()"):
+        hits = index.search(query)
+        assert all(h.path == "notes/hopper.md" for h in hits), query

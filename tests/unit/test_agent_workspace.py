@@ -1,4 +1,4 @@
-"""The agent reads only the task folder and context/."""
+"""The agent reads only the task folder and the context folders (seen as one context/)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def ws(tmp_path: Path) -> Workspace:
     (ctx / "notes" / "triton.md").write_text("# Triton\nuse tl.dot\n")
     (tmp_path / "secret.txt").write_text("top secret\n")
     (task / "blob.bin").write_bytes(b"\x00\x01\x02")
-    return Workspace(task, ctx)
+    return Workspace(task, (ctx,))
 
 
 def test_reads_task_files_with_line_numbers(ws: Workspace):
@@ -65,3 +65,44 @@ def test_listing(ws: Workspace):
     assert "notes/" in text
     text, _ = ws.list(".")
     assert "kernel.py" in text and "sub/" in text
+
+
+def test_context_is_the_folders_in_order_first_name_wins(tmp_path: Path):
+    task = tmp_path / "task"
+    (task / "context").mkdir(parents=True)
+    configured, notes = tmp_path / "clones", tmp_path / "notes"
+    (configured / "cutlass").mkdir(parents=True)
+    notes.mkdir()
+    (task / "context" / "mine.md").write_text("our notes\n")
+    (configured / "cutlass" / "README.md").write_text("cutlass readme\n")
+    (configured / "triton.md").write_text("the configured triton notes\n")
+    (notes / "triton.md").write_text("the shipped triton notes\n")
+    (notes / "cute_dsl.md").write_text("the shipped cute notes\n")
+    ws = Workspace(task, (task / "context", configured, notes))
+    assert "our notes" in ws.read("context/mine.md")[0]
+    assert "cutlass readme" in ws.read("context/cutlass/README.md")[0]
+    assert "the configured triton notes" in ws.read("context/triton.md")[0]
+    assert "the shipped cute notes" in ws.read("context/cute_dsl.md")[0]
+    shipped = notes.resolve() / "triton.md"
+    text, _ = ws.read(str(shipped))  # the hidden one is still readable by its real path
+    assert "the shipped triton notes" in text and text.startswith(str(shipped))
+    listing, _ = ws.list("context")
+    assert {"mine.md", "cutlass/", "triton.md", "cute_dsl.md"} <= {line.split()[0] for line in listing.splitlines()[1:]}
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        ws.read("context/nothing.md")
+
+
+def test_links_out_of_a_context_folder_are_refused(tmp_path: Path):
+    task, ctx = tmp_path / "task", tmp_path / "ctx"
+    task.mkdir()
+    ctx.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "passwd.txt").write_text("root:x:0:0:planted\n")
+    os.symlink(tmp_path / "outside" / "passwd.txt", ctx / "passwd.txt")
+    os.symlink(tmp_path / "outside", ctx / "linked")
+    ws = Workspace(task, (ctx,))
+    for path in ("context/passwd.txt", "context/linked/passwd.txt", str(ctx / "passwd.txt")):
+        with pytest.raises(WorkspaceError, match="refused"):
+            ws.read(path)
+    with pytest.raises(WorkspaceError, match="refused"):
+        ws.list("context/linked")

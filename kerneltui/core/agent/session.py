@@ -49,7 +49,7 @@ from kerneltui.core.agent.proposals import (
     ProposalError,
 )
 from kerneltui.core.agent.providers.base import Provider
-from kerneltui.core.agent.search import ContextIndex, Hit
+from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
 from kerneltui.core.agent.trials import summarise, summary_text
@@ -110,11 +110,12 @@ class AgentSession:
         self.target: KernelTarget = target or KernelFile(task.kernel_path)
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))
-        root = context_root or context_dir(self.settings)
-        self.workspace = Workspace(task.root.resolve(), root)
-        self.scrub = PathScrub(str(task.root.resolve()), str(Path(root).resolve()))
+        configured = Path(context_root or context_dir(self.settings))
+        folders = context_folders(task.root, configured)
+        self.workspace = Workspace(task.root.resolve(), tuple(f.path for f in folders))
+        self.scrub = PathScrub(str(task.root.resolve()), str(configured.expanduser().resolve()))
         self._no_gpu_said = False
-        self.index = index or ContextIndex(root)
+        self.index = index or ContextIndex(folders)
         self.book = ProposalBook()
         self.messages: list[Message] = []
         self.pending_notes: list[str] = []
@@ -166,7 +167,7 @@ class AgentSession:
         if self.provider.name == "scripted":
             self.emit(Notice(level="warning", source="agent",
                              message="the agent is a scripted replay: no model is called, replies are recorded"))
-        if self.index.root.is_dir() and self._index_task is None:
+        if self.index.searchable() and self._index_task is None:
             self._index_task = asyncio.create_task(
                 asyncio.to_thread(self.index.ensure_fresh, self.settings.index_refresh_s))
 
@@ -456,8 +457,9 @@ class AgentSession:
             self._seen_hash = source_hash(self.target.read())
 
     async def search_context(self, query: str, limit: int, under: str | None) -> tuple[list[Hit], str]:
-        if not self.index.root.is_dir():
-            raise ToolFailure(f"there is no context folder ({self.index.root}); kerneltui's context/README.md "
+        if not self.index.searchable():
+            raise ToolFailure(f"there is no context folder ({', '.join(str(f.path) for f in self.index.folders)}); "
+                              f"kerneltui's context/README.md "
                               f"says how to add notes or clone docs there")
         note = ""
         task = self._index_task

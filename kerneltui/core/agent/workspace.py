@@ -1,8 +1,11 @@
-"""What the agent may read: the task folder and the context folder, nothing else.
+"""What the agent may read: the task folder and the context folders, nothing else.
 
 Paths are given relative to the task folder (``kernel.py``) or under ``context/``
 (``context/cutlass/include/cute/layout.hpp``); absolute paths are accepted when they fall inside one
-of the two. Symbolic links are resolved before the check, so a link cannot lead outside.
+of those folders. ``context/`` is the context folders seen as one, in the order they are searched
+(``search.folders``): the task's own ``context/``, the configured folder, kerneltui's notes; a name
+found in an earlier one hides the same name in a later one. Symbolic links are resolved before the
+check, so a link cannot lead outside.
 """
 
 from __future__ import annotations
@@ -21,10 +24,17 @@ class WorkspaceError(Exception):
     """A request the workspace refuses, with the reason in words the model and the person can act on."""
 
 
+def _inside(real: Path, root: Path) -> bool:
+    return real == root or real.is_relative_to(root)
+
+
 @dataclass(frozen=True)
 class Workspace:
     task_root: Path
-    context_root: Path
+    context_roots: tuple[Path, ...]  # what context/… means, first match wins
+
+    def _roots(self) -> list[Path]:
+        return [Path(os.path.realpath(root)) for root in self.context_roots]
 
     def resolve(self, path: str) -> tuple[Path, str]:
         """The real file for ``path`` and how to name it to the model, or a WorkspaceError."""
@@ -32,21 +42,36 @@ class Workspace:
         if not text:
             raise WorkspaceError("give a path: a file of the task (e.g. kernel.py) or under context/")
         raw = Path(text).expanduser()
-        roots = [(self.task_root.resolve(), ""), (self.context_root.resolve(), "context/")]
+        task = Path(os.path.realpath(self.task_root))
+        roots = self._roots()
         if raw.is_absolute():
             candidate = raw
         elif raw.parts and raw.parts[0] == "context":
-            candidate = self.context_root / Path(*raw.parts[1:]) if len(raw.parts) > 1 else self.context_root
+            rel = Path(*raw.parts[1:]) if len(raw.parts) > 1 else Path(".")
+            found = [root / rel for root in roots if os.path.lexists(root / rel)]
+            candidate = found[0] if found else (roots[0] / rel if roots else task / raw)
         else:
-            candidate = self.task_root / raw
+            candidate = task / raw
         real = Path(os.path.realpath(candidate))
-        for root, label in roots:
-            if real == root or real.is_relative_to(root):
+        if not any(_inside(real, root) for root in [task, *roots]):
+            shown_roots = ", ".join(str(r) for r in roots)
+            raise WorkspaceError(f"refused: {text} is outside the task folder ({task}) and context/ ({shown_roots}); "
+                                 f"only files there can be read")
+        return real, self._shown(real, task, roots)
+
+    def _shown(self, real: Path, task: Path, roots: list[Path]) -> str:
+        """context/<path> when that name leads to this file, else the path in the task, else the real path."""
+        for n, root in enumerate(roots):
+            if _inside(real, root):
                 rel = real.relative_to(root).as_posix()
-                shown = (label + rel) if rel != "." else (label.rstrip("/") or ".")
-                return real, shown
-        raise WorkspaceError(f"refused: {text} is outside the task folder ({self.task_root}) and context/ "
-                             f"({self.context_root}); only files there can be read")
+                if rel == ".":
+                    return "context"
+                if not any(os.path.lexists(earlier / rel) for earlier in roots[:n]):
+                    return f"context/{rel}"
+        if _inside(real, task):
+            rel = real.relative_to(task).as_posix()
+            return rel if rel != "." else "."
+        return str(real)
 
     def read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> tuple[str, str]:
         """Numbered lines of a file (at most MAX_LINES), and a one-line summary."""
@@ -92,10 +117,19 @@ class Workspace:
         if not real.is_dir():
             raise WorkspaceError(f"{shown} is not a folder")
         entries: list[str] = []
+        # context/… lists every context folder's entries at that place, an earlier folder's first.
+        rel = shown.removeprefix("context").strip("/") if shown == "context" or shown.startswith("context/") else None
+        folders = [Path(os.path.realpath(root / rel)) for root in self._roots()] if rel is not None else [real]
+        folders = [f for f, root in zip(folders, self._roots(), strict=False) if f.is_dir() and _inside(f, root)] \
+            if rel is not None else folders
+        by_name: dict[str, Path] = {}
         try:
-            children = sorted(real.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+            for folder in folders:
+                for child in folder.iterdir():
+                    by_name.setdefault(child.name, child)
         except OSError as exc:
             raise WorkspaceError(f"cannot list {shown}: {exc.strerror}") from exc
+        children = sorted(by_name.values(), key=lambda p: (not p.is_dir(), p.name))
         children = [c for c in children if c.name not in _HIDDEN]
         for child in children[:LIST_LIMIT]:
             if child.is_dir():

@@ -1,0 +1,459 @@
+"""The context index: an SQLite FTS5 table of chunks from every folder searched, kept up to date.
+
+One SQLite file per configured context folder, in the cache dir (``context-index/``); the task's
+own ``context/`` and kerneltui's notes are folders in the same file, so a cutlass clone is indexed
+once for every task. A refresh compares each file's size and mtime and re-reads only what changed.
+
+FTS5 does the matching and the first ranking: the ``porter`` tokenizer (lower case, Unicode-aware,
+stemmed, so plural and singular match), ``bm25()`` with a weight per field (path, title, prose,
+code). The order of the hits is then refined in Python (``ranking``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kerneltui import paths
+from kerneltui.core.agent.search.chunker import chunk_text
+from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan
+from kerneltui.core.agent.search.hits import Hit, read_snippet
+from kerneltui.core.agent.search.ranking import (
+    DEFAULT,
+    Candidate,
+    Coverage,
+    Ranking,
+    file_prior,
+    match_expression,
+    required_terms,
+    spread,
+)
+from kerneltui.core.agent.search.tokens import Term, camel_parts, path_text, query_terms, with_expansion
+
+SCHEMA_VERSION = "2"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+RANK_BUDGET_S = 0.35  # per ranked query; past it, rank a sample (see ContextIndex.search)
+SAMPLE_ROWS = 4000
+_ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
+PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
+MAX_WORKERS = 8
+_SCHEMA = f"""
+DROP TABLE IF EXISTS folders;
+DROP TABLE IF EXISTS files;
+DROP TABLE IF EXISTS skipped;
+DROP TABLE IF EXISTS chunks;
+CREATE TABLE folders(id INTEGER PRIMARY KEY, path TEXT UNIQUE, origin TEXT, refreshed_at REAL);
+CREATE TABLE files(id INTEGER PRIMARY KEY, folder INTEGER, path TEXT, mtime_ns INTEGER, size INTEGER,
+                   chunks INTEGER, note TEXT, UNIQUE(folder, path));
+-- What the last walk of each folder left out: the files worth naming, and a count per reason.
+CREATE TABLE skipped(folder INTEGER, path TEXT, reason TEXT, count INTEGER);
+CREATE VIRTUAL TABLE chunks USING fts5(path, title, doc, code, folder UNINDEXED, rel UNINDEXED,
+                                       start_line UNINDEXED, end_line UNINDEXED, tokenize='{TOKENIZER}');
+"""
+
+
+Row = tuple[str, str, str, str, int, int]  # path, title, doc, code (the indexed text), start and end line
+
+
+def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
+    """The index rows of one file, and a note when it is not indexed as usual (in a worker process on a
+    cold build)."""
+    data = read_inside(root, rel)
+    if data is None:
+        return [], "not read: it is gone, unreadable, or a link out of the folder"
+    if b"\x00" in data[:4096]:
+        return [], "not indexed: a binary file"
+    chunks, note = chunk_text(rel.rsplit("/", 1)[-1], data.decode("utf-8", errors="replace"))
+    if len(chunks) > 1 << _ROWID_SHIFT:
+        chunks = chunks[:1 << _ROWID_SHIFT]
+        note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
+    where = path_text(rel)
+    # Code keeps its CamelCase words whole (their parts would cost time and space for no better hits:
+    # bench/RESULTS.md); a query's neighbouring words also match joined ("tensor descriptor").
+    return [(where, with_expansion(c.title), with_expansion(c.doc), c.code, c.start_line, c.end_line)
+            for c in chunks], note
+
+
+def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
+    return chunk_rows(*job)
+
+
+def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
+    """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
+    this one writes to SQLite: cutting is pure Python and would otherwise take most of the time."""
+    workers = min(MAX_WORKERS, (os.cpu_count() or 1) - 1)
+    if len(jobs) < PARALLEL_FILES or workers < 1:
+        yield from map(_chunk_rows_of, jobs)
+        return
+    # spawn, not fork: the app has threads running, and a forked child could inherit a held lock.
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(_chunk_rows_of, jobs, chunksize=16)
+
+
+@dataclass
+class IndexStats:
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    chunks_written: int = 0
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        changed = self.added + self.updated + self.removed
+        what = (f"{self.added} added, {self.updated} updated, {self.removed} removed" if changed else "no changes")
+        return f"{self.files:,} files indexed ({what}) in {self.seconds:.2f} s"
+
+
+@dataclass
+class FolderReport:
+    """What the index holds of one folder, and what it left out and why."""
+
+    folder: ContextFolder
+    exists: bool
+    files: int = 0
+    chunks: int = 0
+    refreshed_at: float | None = None
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why), the ones worth naming
+    counts: dict[str, int] = field(default_factory=dict)  # why → how many files or folders
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (path, note): e.g. read as plain text
+
+
+def default_db_path(folders: Sequence[ContextFolder]) -> Path:
+    """One index per configured folder (the task's context/ and the notes live in the same file)."""
+    key = next((f for f in folders if f.origin == "configured"), folders[0] if folders else None)
+    digest = hashlib.sha256(str(key.path if key else "").encode()).hexdigest()[:16]
+    return paths.cache_dir() / "context-index" / f"{digest}.sqlite3"
+
+
+class ContextIndex:
+    def __init__(self, folders: Sequence[ContextFolder] | Path, db_path: Path | None = None,
+                 ranking: Ranking = DEFAULT) -> None:
+        # A single folder is a shorthand for searching that folder alone (no task folder, no notes).
+        self.folders = [ContextFolder(folders.resolve(), "configured")] if isinstance(folders, Path) else list(folders)
+        self.db_path = db_path or default_db_path(self.folders)
+        self.ranking = ranking
+        self._lock = threading.Lock()
+        self._readers = threading.local()
+
+    def searchable(self) -> bool:
+        """Whether any of the folders exists (kerneltui's notes always do in an installed copy)."""
+        return any(f.path.is_dir() for f in self.folders)
+
+    # -- storage ----------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.db_path, timeout=60)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
+        row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            con.executescript(_SCHEMA)
+            con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+            con.commit()
+        return con
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's connection for searching, opened once (searches run in worker threads)."""
+        con: sqlite3.Connection | None = getattr(self._readers, "con", None)
+        if con is None:
+            con = self._readers.con = self._connect()
+        return con
+
+    def _folder_ids(self, con: sqlite3.Connection) -> dict[Path, int]:
+        rows = con.execute("SELECT id, path FROM folders").fetchall()
+        known = {Path(path): fid for fid, path in rows}
+        return {f.path: known[f.path] for f in self.folders if f.path in known}
+
+    def refreshed_at(self) -> float | None:
+        """When the least recently refreshed folder was refreshed; None if one never was."""
+        if not self.db_path.exists():
+            return None
+        con = self._connect()
+        try:
+            stamps = {Path(p): t for p, t in con.execute("SELECT path, refreshed_at FROM folders")}
+        finally:
+            con.close()
+        times = [stamps.get(f.path) for f in self.folders]
+        return None if any(t is None for t in times) else min(t for t in times if t is not None)
+
+    # -- keeping it up to date ----------------------------------------------------------------------
+
+    def refresh(self) -> IndexStats:
+        """Bring the index up to date with every folder (only changed files are read)."""
+        with self._lock:
+            started = time.perf_counter()
+            stats = IndexStats()
+            con = self._connect()
+            try:
+                with con:
+                    for folder in self.folders:
+                        self._refresh_folder(con, folder, scan(folder.path), stats)
+                    self._forget_missing_folders(con)
+                    total = con.execute("SELECT coalesce(sum(chunks), 0) FROM files").fetchone()[0]
+                    con.execute("INSERT OR REPLACE INTO meta VALUES('chunks', ?)", (str(total),))
+            finally:
+                con.close()
+            stats.seconds = time.perf_counter() - started
+            return stats
+
+    def _refresh_folder(self, con: sqlite3.Connection, folder: ContextFolder, found: Scan, stats: IndexStats) -> None:
+        con.execute("INSERT OR IGNORE INTO folders(path, origin) VALUES(?, ?)", (str(folder.path), folder.origin))
+        folder_id = con.execute("SELECT id FROM folders WHERE path = ?", (str(folder.path),)).fetchone()[0]
+        known = {path: (fid, mtime, size) for fid, path, mtime, size in
+                 con.execute("SELECT id, path, mtime_ns, size FROM files WHERE folder = ?", (folder_id,))}
+        on_disk = found.files
+        gone = [p for p in known if p not in on_disk]
+        changed = [p for p, sig in on_disk.items() if p in known and known[p][1:] != sig]
+        added = [p for p in on_disk if p not in known]
+        stats.files += len(on_disk)
+        stats.removed += len(gone)
+        stats.updated += len(changed)
+        stats.added += len(added)
+        for path in gone + changed:
+            fid = known[path][0]
+            con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
+                        (fid << _ROWID_SHIFT, (fid + 1) << _ROWID_SHIFT))
+            if path in gone:
+                con.execute("DELETE FROM files WHERE id = ?", (fid,))
+        todo = changed + added
+        for path, (rows, note) in zip(todo, rows_of([(folder.path, p) for p in todo]), strict=True):
+            mtime, size = on_disk[path]
+            if path in known:
+                fid = known[path][0]
+                con.execute("UPDATE files SET mtime_ns=?, size=?, chunks=?, note=? WHERE id=?",
+                            (mtime, size, len(rows), note, fid))
+            else:
+                cur = con.execute("INSERT INTO files(folder, path, mtime_ns, size, chunks, note) VALUES(?,?,?,?,?,?)",
+                                  (folder_id, path, mtime, size, len(rows), note))
+                fid = int(cur.lastrowid or 0)
+            base = fid << _ROWID_SHIFT
+            con.executemany("INSERT INTO chunks(rowid, path, title, doc, code, folder, rel, start_line, end_line) "
+                            "VALUES(?,?,?,?,?,?,?,?,?)", [(base + n, *row[:4], folder_id, path, *row[4:])
+                                                          for n, row in enumerate(rows)])
+            stats.chunks_written += len(rows)
+        con.execute("DELETE FROM skipped WHERE folder = ?", (folder_id,))
+        con.executemany("INSERT INTO skipped VALUES(?, ?, ?, 1)", [(folder_id, p, why) for p, why in found.skipped])
+        con.executemany("INSERT INTO skipped VALUES(?, NULL, ?, ?)",
+                        [(folder_id, why, n) for why, n in found.counts.items()])
+        con.execute("UPDATE folders SET refreshed_at = ?, origin = ? WHERE id = ?", (time.time(), folder.origin, folder_id))
+
+    def _forget_missing_folders(self, con: sqlite3.Connection) -> None:
+        """Drop folders that no longer exist (a task deleted, a clone moved) so the file does not grow forever."""
+        for fid, path in con.execute("SELECT id, path FROM folders").fetchall():
+            if Path(path).is_dir():
+                continue
+            for (file_id,) in con.execute("SELECT id FROM files WHERE folder = ?", (fid,)).fetchall():
+                con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
+                            (file_id << _ROWID_SHIFT, (file_id + 1) << _ROWID_SHIFT))
+            for table, column in (("files", "folder"), ("skipped", "folder"), ("folders", "id")):
+                con.execute(f"DELETE FROM {table} WHERE {column} = ?", (fid,))
+
+    def ensure_fresh(self, max_age_s: float) -> IndexStats | None:
+        """Refresh when the index is missing or older than ``max_age_s``; None when it was fresh enough."""
+        at = self.refreshed_at()
+        if at is not None and time.time() - at < max_age_s:
+            return None
+        return self.refresh()
+
+    # -- what is in it ------------------------------------------------------------------------------
+
+    def report(self) -> list[FolderReport]:
+        """Per folder: files and chunks indexed, when, and what was skipped and why (as of the last refresh)."""
+        reports = [FolderReport(f, f.path.is_dir()) for f in self.folders]
+        if not self.db_path.exists():
+            return reports
+        con = self._connect()
+        try:
+            ids = self._folder_ids(con)
+            for report in reports:
+                fid = ids.get(report.folder.path)
+                if fid is None:
+                    continue
+                report.files, report.chunks = con.execute(
+                    "SELECT count(*), coalesce(sum(chunks), 0) FROM files WHERE folder = ?", (fid,)).fetchone()
+                report.refreshed_at = con.execute("SELECT refreshed_at FROM folders WHERE id = ?", (fid,)).fetchone()[0]
+                for path, why, n in con.execute("SELECT path, reason, count FROM skipped WHERE folder = ?", (fid,)):
+                    if path is None:
+                        report.counts[why] = n
+                    else:
+                        report.skipped.append((path, why))
+                report.notes = list(con.execute(
+                    "SELECT path, note FROM files WHERE folder = ? AND note != '' ORDER BY path", (fid,)))
+        finally:
+            con.close()
+        return reports
+
+    # -- searching --------------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 8, under: str | None = None,
+               budget_s: float = RANK_BUDGET_S) -> list[Hit]:
+        """The best chunks for the query, one per file, best first (see ``ranking``).
+
+        Ranking visits every chunk that has all the required words; for words found nearly everywhere
+        that could take seconds on a large folder, so past ``budget_s`` (for the whole search) a query
+        is ranked over its first ``SAMPLE_ROWS`` matches only and the hits say so (``Hit.sampled``),
+        and looser queries are not tried.
+        """
+        terms = query_terms(query)
+        if not terms or not self.db_path.exists():
+            return []
+        con = self._reader()
+        ids = self._folder_ids(con)
+        if not ids:
+            return []
+        candidates, sampled = self._candidates(con, terms, _Filter(list(ids.values()), _under_prefix(under)),
+                                               limit, budget_s)
+        words = [p.lower() for t in terms for p in _words(t.word)]
+        by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
+        hits: list[Hit] = []
+        for best, others in spread(candidates, limit * 2, self.ranking):
+            folder = by_id[best.folder]
+            hit = Hit(folder, best.rel, best.start_line, best.end_line, best.start_line, best.score, best.title,
+                      also=[(o.start_line, o.end_line) for o in sorted(others, key=lambda o: o.start_line)],
+                      shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0)
+            if read_snippet(hit, words):
+                hits.append(hit)
+            if len(hits) == limit:
+                break
+        return hits
+
+    def _candidates(self, con: sqlite3.Connection, terms: list[Term], where: _Filter, limit: int,
+                    budget_s: float) -> tuple[list[Candidate], bool]:
+        counts = [con.execute("SELECT count(*) FROM chunks WHERE chunks MATCH ?", (t.fts(),)).fetchone()[0]
+                  for t in terms]
+        least = self.ranking.min_matches
+
+        def enough(expression: str) -> bool:  # stops counting at ``least``: cheap even for common words
+            return con.execute("SELECT count(*) FROM (SELECT 1 FROM chunks WHERE chunks MATCH ? LIMIT ?)",
+                               (expression, least)).fetchone()[0] >= least
+
+        required = required_terms(terms, counts, enough)
+        if not required:
+            return [], False
+        row = con.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()
+        total = int(row[0]) if row else max(counts)
+        where.cover = Coverage.of(terms, counts, total)
+        candidates: list[Candidate] = []
+        sampled = False
+        # All the required words first; then, while there are fewer files than asked for, the rarest
+        # words only, one fewer at a time, then any word, each after every hit of the stricter queries.
+        levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
+        if len(terms) > 1:
+            levels.append(" OR ".join(t.fts() for t in terms))  # last: any of the words
+        deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
+        for match in levels:
+            left = deadline - time.perf_counter()
+            if left <= 0 and candidates:
+                break
+            found, cut = self._ranked(con, match, where, max(left, 0.0))
+            seen = {c.rowid for c in candidates}
+            candidates += _after(candidates, [c for c in found if c.rowid not in seen])
+            sampled = sampled or cut
+            if len({(c.folder, c.rel) for c in candidates}) >= limit:
+                break
+        return candidates, sampled
+
+    def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
+            list[Candidate], bool]:
+        r = self.ranking
+        sql = (f"SELECT rowid, folder, rel, start_line, end_line, title, "
+               f"bm25(chunks, {r.path}, {r.title}, {r.doc}, {r.code}) AS score FROM chunks "
+               f"WHERE chunks MATCH ? {where.sql} ORDER BY score LIMIT ?")
+        args = [match, *where.args, r.candidates]
+        deadline = time.perf_counter() + budget_s
+        con.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 2000)
+        sampled = False
+        try:
+            rows = con.execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "interrupt" not in str(exc):
+                raise
+            rows, sampled = [], True
+        finally:
+            con.set_progress_handler(None, 0)
+        if sampled:  # too many matches to rank in time: rank the first SAMPLE_ROWS of them (index order)
+            last = con.execute(f"SELECT max(rowid) FROM (SELECT rowid FROM chunks WHERE chunks MATCH ? {where.sql} "
+                               f"LIMIT ?)", [match, *where.args, SAMPLE_ROWS]).fetchone()[0]
+            if last is not None:
+                rows = con.execute(sql.replace("ORDER BY", "AND rowid <= ? ORDER BY"),
+                                   [match, *where.args, last, r.candidates]).fetchall()
+        found: list[Candidate] = []
+        for rowid, folder, rel, start, end, title, score in rows:
+            heading = title.split("\n", 1)[0]
+            if rel not in where.path_shares:
+                where.path_shares[rel] = where.cover.share(rel)
+            boost = 1 + r.path_cover * where.path_shares[rel] + r.title_cover * where.cover.share(heading)
+            found.append(Candidate(rowid, folder, rel, int(start), int(end), heading,
+                                   -float(score) * file_prior(rel, r) * boost))
+        return found, sampled
+
+    def _shown(self, folder: ContextFolder, rel: str) -> str:
+        """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""
+        for earlier in self.folders:
+            if earlier is folder:
+                return f"context/{rel}"
+            if (earlier.path / rel).exists():
+                break
+        return str(folder.path / rel)
+
+
+@dataclass
+class _Filter:
+    """Which rows a search looks at (folders, a subfolder), and how it scores paths and titles."""
+
+    folder_ids: list[int]
+    prefix: str
+    cover: Coverage = field(default_factory=lambda: Coverage((), ()))
+    path_shares: dict[str, float] = field(default_factory=dict)  # per file, computed once per search
+
+    @property
+    def sql(self) -> str:
+        marks = ",".join("?" * len(self.folder_ids))
+        text = f"AND folder IN ({marks})"
+        if self.prefix:
+            text += " AND rel LIKE ? ESCAPE '\\'"
+        return text
+
+    @property
+    def args(self) -> list[object]:
+        args: list[object] = list(self.folder_ids)
+        if self.prefix:
+            args.append(self.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
+        return args
+
+
+def _under_prefix(under: str | None) -> str:
+    prefix = (under or "").strip().strip("/")
+    return "" if prefix == "context" else prefix.removeprefix("context/").strip("/")
+
+
+def _after(first: list[Candidate], then: list[Candidate]) -> list[Candidate]:
+    """``then`` scaled to rank after every one of ``first`` (hits without all the required words come
+    after every hit with them), in their own order."""
+    if not first or not then:
+        return then
+    floor = min(c.score for c in first)
+    top = max(c.score for c in then)
+    for c in then:
+        c.score = floor * 0.9 * c.score / top if top > 0 else 0.0
+    return then
+
+
+def _words(word: str) -> list[str]:
+    pieces = [p for p in word.replace("_", " ").replace(".", " ").replace("-", " ").split() if p]
+    out: list[str] = []
+    for piece in pieces:
+        out.append(piece)
+        out.extend(camel_parts(piece))
+    return out

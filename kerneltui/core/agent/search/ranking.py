@@ -1,0 +1,156 @@
+"""How hits are ranked: which words are required, how fields weigh, what kind of file a hit is in.
+
+1. **The best words are required, not all.** A query's words are ordered from the rarest (fewest
+   chunks contain it) to the commonest; the rarest is required, and each next one is required too as
+   long as at least ``min_matches`` chunks still contain all the required words. The others only add
+   to the score, so "grouped ordering of program ids for L2 cache reuse" is not lost for want of one
+   word, and "fp8 gemm scaling" does not drown in chunks that say "gemm" alone.
+2. **BM25 over fields** (SQLite FTS5's ``bm25()``): a word in the chunk's title (the function, class
+   or heading it is) or in the file's path counts more than one in its prose (comments, docstrings,
+   Markdown), which counts more than one in code.
+3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
+   more, tests less.
+4. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+   with it (``also: lines …``) instead of taking the next slots.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from kerneltui.core.agent.search.tokens import Term
+
+
+@dataclass(frozen=True)
+class Ranking:
+    path: float = 2.0  # bm25 weights of the four indexed fields
+    title: float = 4.0
+    doc: float = 2.5
+    code: float = 1.0
+    docs: float = 1.3  # Markdown, reST, notebooks, text; and files under a docs folder
+    examples: float = 1.3  # files under examples/, tutorials/ …
+    tests: float = 0.5  # files under test/ or named test_*
+    build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, *.yml …
+    history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
+    min_matches: int = 3  # a word is required only while this many chunks still match all required words
+    candidates: int = 200  # chunks ranked by bm25 before the kind of file and the spread over files apply
+    also: int = 3  # other chunks of a hit's file named with it
+    support: float = 0.3  # a file's score adds this share of its second-best chunk's (and its square of the third's)
+    path_cover: float = 1.0  # a hit gains up to this share of its score for the query words in its file's path
+    title_cover: float = 0.5  # … and in its title
+
+
+DEFAULT = Ranking()
+
+_DOC_SUFFIX = re.compile(r"\.(md|markdown|rst|txt|ipynb)$", re.I)
+_DOC_DIR = re.compile(r"(^|/)(docs?|documentation|media/docs)/", re.I)
+_EXAMPLE = re.compile(r"(^|/)(examples?|tutorials?|notebooks?|samples?)(/|$)|(^|/)[^/]*(example|tutorial)[^/]*$",
+                      re.I)
+_TEST = re.compile(r"(^|/)(tests?|unittests?|testing|testbed)(/|$)|(^|/)(test_[^/]*|[^/]*_tests?\.[a-z]+)$", re.I)
+
+
+_BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
+_HISTORY = re.compile(r"(^|/)(CHANGELOG|CHANGES|RELEASE|HISTORY|NEWS)[^/]*$|(^|/)meetups?/", re.I)
+
+
+@lru_cache(maxsize=1 << 15)
+def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
+    """How much a hit in this file weighs by what the file is (1.0 for ordinary source)."""
+    if _BUILD.search(rel):
+        return ranking.build
+    if _HISTORY.search(rel):
+        return ranking.history
+    if _TEST.search(rel):
+        return ranking.tests
+    weight = 1.0
+    if _DOC_SUFFIX.search(rel) or _DOC_DIR.search(rel):
+        weight *= ranking.docs
+    if _EXAMPLE.search(rel):
+        weight *= ranking.examples
+    return weight
+
+
+def required_terms(terms: list[Term], counts: list[int], enough: Callable[[str], bool]) -> list[Term]:
+    """The query's words that every hit must contain: the rarest, then each next rarest while ``enough``
+    chunks still contain all of them (``counts``: how many chunks contain each word)."""
+    ranked = sorted((c, i, t) for i, (t, c) in enumerate(zip(terms, counts, strict=True)) if c > 0)
+    if not ranked:
+        return []
+    required = [ranked[0][2]]
+    for _, _, term in ranked[1:]:
+        if enough(" AND ".join(t.fts() for t in [*required, term])):
+            required.append(term)
+    return required
+
+
+def match_expression(required: list[Term], terms: list[Term]) -> str:
+    """An FTS5 query: all the required words, and any of the words (so every word adds to the score)."""
+    must = " AND ".join(t.fts() for t in required)
+    extra = [t for t in terms if t not in required]
+    if not extra:
+        return must
+    return f"{must} AND ({' OR '.join(t.fts() for t in terms)})"
+
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "es", "ed", "s")
+
+
+def _stem(word: str) -> str:
+    """A crude stem, only to tell whether a path or title contains a query word (the index uses porter)."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)]
+    return word
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a query a short text (a path, a title) contains: each word weighted by its rarity."""
+
+    needles: tuple[tuple[str, ...], ...]  # per query word, the stems that must all be in the text
+    weights: tuple[float, ...]
+
+    @classmethod
+    def of(cls, terms: list[Term], counts: list[int], total: int) -> Coverage:
+        needles = tuple(tuple(_stem(p.lower()) for p in _PIECES.findall(t.word) if len(p) > 1) for t in terms)
+        weights = tuple(math.log(1 + total / max(1, c)) for c in counts)
+        return cls(needles, weights)
+
+    def share(self, text: str) -> float:
+        low = text.lower()
+        total = sum(self.weights) or 1.0
+        got = sum(w for parts, w in zip(self.needles, self.weights, strict=True) if parts and all(p in low for p in parts))
+        return got / total
+
+
+_PIECES = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class Candidate:
+    rowid: int
+    folder: int
+    rel: str
+    start_line: int
+    end_line: int
+    title: str
+    score: float  # bm25 (higher is better) times the file's prior
+
+
+def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) -> list[
+        tuple[Candidate, list[Candidate]]]:
+    """The best chunk of each file, best first, with the file's other matching chunks."""
+    by_file: dict[tuple[int, str], list[Candidate]] = {}
+    for c in sorted(candidates, key=lambda c: -c.score):
+        by_file.setdefault((c.folder, c.rel), []).append(c)
+
+    def file_score(group: list[Candidate]) -> float:
+        # A file that answers in several places is a better answer than one with a single good chunk.
+        return sum(c.score * ranking.support ** i for i, c in enumerate(group[:3]))
+
+    ranked = sorted(by_file.values(), key=lambda group: -file_score(group))
+    return [(group[0], group[1:1 + ranking.also]) for group in ranked[:limit]]

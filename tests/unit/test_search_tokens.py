@@ -1,0 +1,77 @@
+"""Code-aware words: camel case, snake case, dotted names, plural and singular (through a real index)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kerneltui.core.agent.search import ContextIndex
+from kerneltui.core.agent.search.tokens import camel_parts, expansion, path_text, query_terms
+
+
+def test_camel_parts():
+    assert camel_parts("TensorDescriptor") == ("Tensor", "Descriptor")
+    assert camel_parts("CuTeDSL") == ("Cu", "Te", "DSL")
+    assert camel_parts("TiledMMA") == ("Tiled", "MMA")
+    assert camel_parts("PersistentTileSchedulerSm90StreamK")[:3] == ("Persistent", "Tile", "Scheduler")
+    assert camel_parts("make_layout") == () and camel_parts("SM90") == () and camel_parts("tensor") == ()
+
+
+def test_expansion_adds_parts_and_joins_of_tiny_parts_once():
+    words = expansion("see CuTeDSL and TensorDescriptor, TensorDescriptor again; make_layout").split()
+    assert {"cu", "te", "dsl", "cute", "tensor", "descriptor"} <= set(words)
+    assert len(words) == len(set(words))
+    assert "make" not in words  # snake_case is split by the tokenizer itself
+
+
+def test_path_words_name_the_language():
+    text = path_text("examples/python/CuTeDSL/tutorial/04_tma_load.py")
+    assert "04_tma_load" in text and "cute" in text.split() and "python" in text.split()
+
+
+def test_query_terms_split_identifiers_and_drop_stopwords():
+    fts = [t.fts() for t in query_terms("how to use make_layout with cute::Tensor", joins=False)]
+    assert fts == ['("make layout" OR makelayout)', '("cute tensor" OR cutetensor)']
+    assert query_terms("the of how") == []
+    dotted = query_terms("tl.dot", joins=False)[0]
+    assert dotted.alternatives[0] == '"tl dot"'
+    camel = query_terms("TensorDescriptor")[0]
+    assert camel.alternatives == ("tensordescriptor", '"tensor descriptor"')
+    stream = query_terms("stream-K")[0]
+    assert "streamk" in stream.alternatives
+    joined = query_terms("tensor descriptor")
+    assert all("tensordescriptor" in t.alternatives for t in joined)  # two words also match as one
+    assert any(a.endswith("*") for a in query_terms("swizzle", prefixes=True)[0].alternatives)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> ContextIndex:
+    root = tmp_path / "context"
+    (root / "python" / "CuTeDSL").mkdir(parents=True)
+    (root / "python" / "CuTeDSL" / "tma_copy.py").write_text(
+        "def run():\n    desc = TensorDescriptor(x, [64, 64])\n    return desc\n")
+    (root / "autotune.md").write_text("# Autotuning\n\nGive several configs and a key.\n")
+    (root / "layouts.md").write_text("# Layouts\n\nCall make_layout with a shape and a stride.\n")
+    (root / "dot.py").write_text('def dot(a, b):\n    """Multiply with tl.dot: the input precision is tf32."""\n')
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    return ix
+
+
+def _paths(index: ContextIndex, query: str) -> list[str]:
+    return [h.path for h in index.search(query)]
+
+
+def test_plural_and_singular_match(index: ContextIndex):
+    assert _paths(index, "config")[0] == "autotune.md"  # the text says "configs"
+    assert _paths(index, "autotune keys")[0] == "autotune.md"
+
+
+def test_camel_case_snake_case_and_dotted_names_match(index: ContextIndex):
+    assert _paths(index, "tensor descriptor")[0] == "python/CuTeDSL/tma_copy.py"
+    assert _paths(index, "TensorDescriptor")[0] == "python/CuTeDSL/tma_copy.py"
+    assert _paths(index, "CuTe DSL tma")[0] == "python/CuTeDSL/tma_copy.py"
+    assert _paths(index, "make_layout")[0] == "layouts.md"
+    assert _paths(index, "make layout")[0] == "layouts.md"
+    assert _paths(index, "tl.dot precision")[0] == "dot.py"
