@@ -40,7 +40,8 @@ CHILD = r"""
 import sys, time, asyncio
 from pathlib import Path
 from kerneltui.config import load_config
-from kerneltui.ui.app import AppOptions, create_replay_app
+from kerneltui.ui.launch import create_replay_app
+from kerneltui.ui.options import AppOptions
 app = create_replay_app(Path(sys.argv[1]), settings=load_config(env={}), options=AppOptions(watch_themes=False))
 async def first_frame(pilot):
     while app.replay is None or app.replay.bar is None:
@@ -129,7 +130,8 @@ def warm_replay(folder: Path, samples: int) -> list[float]:
     import asyncio
 
     from kerneltui.config import load_config
-    from kerneltui.ui.app import AppOptions, create_replay_app
+    from kerneltui.ui.launch import create_replay_app
+    from kerneltui.ui.options import AppOptions
 
     async def once() -> float:
         start = time.perf_counter()
