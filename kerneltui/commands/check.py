@@ -47,6 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, Notice, RungFinished
+    from kerneltui.core.history import observer_for
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
@@ -85,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
     try:
         report = asyncio.run(check_once(task, options, emit=tee(emit, log),
-                                        observers=history_observers(task, options)))
+                                        observers=[observer_for(task)]))
     except TaskError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -99,11 +100,3 @@ def main(args: argparse.Namespace) -> int:
         print(f"{verdict}  ({report.duration_s:.1f} s)")
     return EXIT_OK if report.ok else EXIT_FAIL
 
-
-def history_observers(task, options):  # type: ignore[no-untyped-def]
-    """Observers that record the run (the history store), when that part is installed."""
-    try:
-        from kerneltui.core.history import observer_for
-    except ImportError:
-        return []
-    return [observer_for(task)] if options.record else []
