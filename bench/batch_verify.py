@@ -44,7 +44,7 @@ from kerneltui.core.batch import (  # noqa: E402
     verify_local,
 )
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
-from kerneltui.core.task import load_task  # noqa: E402
+from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 
 EXAMPLES = ROOT / "kerneltui" / "examples"
 RESULTS = ROOT / "bench" / "RESULTS.md"

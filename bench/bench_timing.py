@@ -100,7 +100,7 @@ async def kerneltui_runs(task_dir: Path, runs: int) -> list[dict[str, Any]]:
     from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.pool import WorkerPool
 
     task = load_task(task_dir)

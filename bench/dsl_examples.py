@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from kerneltui.core.loop import check_once  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
-from kerneltui.core.task import load_task  # noqa: E402
+from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 
 EXAMPLES = ROOT / "kerneltui" / "examples"
 TRACE_TASKS = ROOT / "tests" / "gpu" / "trace_tasks"

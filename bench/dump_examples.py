@@ -38,7 +38,8 @@ def main() -> int:
 
     from kerneltui.core.asm.store import Dump
     from kerneltui.core.asm.tools import Toolset
-    from kerneltui.core.task import load_task, source_hash
+    from kerneltui.core.task import source_hash
+    from kerneltui.core.task_loaders.load import load_task
 
     names = args.examples.split(",") if args.examples else sorted(p.name for p in EXAMPLES.iterdir() if (p / "task.toml").exists())
     work = Path(tempfile.mkdtemp(prefix="kerneltui-dump-bench-"))

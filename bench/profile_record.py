@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from kerneltui.core.profile.command import ProfileCommand, import_argv  # noqa: E402
 from kerneltui.core.profile.locate import find_ncu  # noqa: E402
 from kerneltui.core.profile.spec import choose_case, make_spec, target_argv, target_env  # noqa: E402
-from kerneltui.core.task import load_task  # noqa: E402
+from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 
 EXAMPLES = ROOT / "kerneltui" / "examples"
 TASKS = ROOT / "tests" / "gpu" / "profile_tasks"

@@ -35,7 +35,7 @@ from kerneltui.core.loop import Loop  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
 from kerneltui.core.sandbox.settings import SandboxSettings  # noqa: E402
 from kerneltui.core.sandbox.support import support  # noqa: E402
-from kerneltui.core.task import load_task  # noqa: E402
+from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 from kerneltui.core.worker.pool import WorkerPool  # noqa: E402
 from kerneltui.core.worker.runner import LocalRunner  # noqa: E402
 

@@ -40,7 +40,8 @@ CHILD = r"""
 import sys, time, asyncio
 from pathlib import Path
 from kerneltui.config import load_config
-from kerneltui.ui.app import AppOptions, create_replay_app
+from kerneltui.ui.launch import create_replay_app
+from kerneltui.ui.options import AppOptions
 app = create_replay_app(Path(sys.argv[1]), settings=load_config(env={}), options=AppOptions(watch_themes=False))
 async def first_frame(pilot):
     while app.replay is None or app.replay.bar is None:
@@ -64,7 +65,8 @@ def write_session(folder: Path, versions: int) -> tuple[Path, int]:
     from kerneltui.core import events as ev
     from kerneltui.core.rungs.result import ok
     from kerneltui.core.session import SessionLog
-    from kerneltui.core.task import load_task, source_hash
+    from kerneltui.core.task import source_hash
+    from kerneltui.core.task_loaders.load import load_task
 
     task_dir = folder / "vector_add"
     shutil.copytree(ROOT / "kerneltui" / "examples" / "vector_add", task_dir)
@@ -129,7 +131,8 @@ def warm_replay(folder: Path, samples: int) -> list[float]:
     import asyncio
 
     from kerneltui.config import load_config
-    from kerneltui.ui.app import AppOptions, create_replay_app
+    from kerneltui.ui.launch import create_replay_app
+    from kerneltui.ui.options import AppOptions
 
     async def once() -> float:
         start = time.perf_counter()

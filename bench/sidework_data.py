@@ -41,7 +41,7 @@ def prepare(work: Path, name: str, example: str, kernel: str | None, prefix: str
 async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.pool import WorkerPool
 
     task = load_task(task_dir)

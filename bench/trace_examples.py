@@ -33,7 +33,7 @@ from kerneltui.core import override  # noqa: E402
 from kerneltui.core.asm.store import Dump  # noqa: E402
 from kerneltui.core.loop import check_once  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
-from kerneltui.core.task import load_task  # noqa: E402
+from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 
 EXAMPLES = ROOT / "kerneltui" / "examples"
 QUICK_BENCH = {"torch_compile": False, "max_seconds": 2.0}

@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
 import sys, time
-from kerneltui.ui.app import AppOptions, create_app
+from kerneltui.ui.launch import create_app
+from kerneltui.ui.options import AppOptions
 app = create_app(sys.argv[1], options=AppOptions(watch_themes=False))
 async def first_frame(pilot):
     print(f"FRAME {time.time():.6f}", flush=True)
@@ -68,7 +69,8 @@ def cold_start(samples: int) -> list[float]:
 
 async def keystroke_echo(keys: int, during_run: bool = True) -> tuple[list[float], str]:
     from kerneltui.config import load_config
-    from kerneltui.ui.app import AppOptions, create_app
+    from kerneltui.ui.launch import create_app
+    from kerneltui.ui.options import AppOptions
 
     task = scratch_task()
     app = create_app(task, settings=load_config(env={}),
@@ -101,7 +103,7 @@ async def keystroke_echo(keys: int, during_run: bool = True) -> tuple[list[float
             latencies.append(time.perf_counter() - start)
             await asyncio.sleep(0.05)  # a fast typist: 20 keys a second
         during = app.rungs.rows["correctness"].state
-        await app.scheduler.cancel()
+        await app.bench.scheduler.cancel()
     return latencies, during
 
 

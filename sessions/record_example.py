@@ -28,7 +28,8 @@ async def record(scratch: Path) -> Path:
     from kerneltui.commands.new import scaffold
     from kerneltui.config import load_config
     from kerneltui.core import events as ev
-    from kerneltui.ui.app import AppOptions, create_app
+    from kerneltui.ui.launch import create_app
+    from kerneltui.ui.options import AppOptions
 
     task = scratch / "vector_add"
     scaffold("vector_add", task, force=True)
@@ -57,7 +58,7 @@ async def record(scratch: Path) -> Path:
         count = len(finished())
         await until(lambda: len(finished()) > count, "the run of the accepted version")
         await pilot.pause(0.5)
-        folder = app.session_log.folder
+        folder = app.recorder.log.folder
     return folder
 
 

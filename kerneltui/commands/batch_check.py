@@ -67,13 +67,13 @@ def run_batch(args: argparse.Namespace, task: Task) -> int:
             return _usage(str(exc))
         runner_name = "ray"
     else:
-        from kerneltui.commands.check import history_observers
         from kerneltui.core.batch import verify_local
+        from kerneltui.core.history import observer_for
 
         slots = _slots(remote, args.jobs)
         info = {"slots": [s.label for s in slots]}
         results = asyncio.run(verify_local(task, candidates, slots, options,
-                                           observers=history_observers(task, options), on_result=progress))
+                                           observers=[observer_for(task)], on_result=progress))
         runner_name = getattr(remote, "name", "local")
     wall = time.perf_counter() - started
     if args.json:

@@ -20,7 +20,8 @@ from kerneltui.commands.common import (
     rung_line,
     tee,
 )
-from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, load_task
+from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError
+from kerneltui.core.task_loaders.load import load_task
 
 SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
 
@@ -114,6 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, Notice, RungFinished
+    from kerneltui.core.history import observer_for
     from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
@@ -149,7 +151,7 @@ def main(args: argparse.Namespace) -> int:
               + (f" · {_constants_line(task)}" if task.constants else ""), flush=True)
     try:
         report = asyncio.run(check_once(task, options, emit=tee(emit, log),
-                                        observers=history_observers(task, options)))
+                                        observers=[observer_for(task)] if options.record else []))
     except TaskError as exc:
         print(f"kerneltui: task error: {exc}", file=sys.stderr)
         if args.json:
@@ -177,12 +179,3 @@ def main(args: argparse.Namespace) -> int:
 
 def _constants_line(task: Task) -> str:
     return "constants " + ", ".join(f"{k}={v!r}" for k, v in task.constants.items())
-
-
-def history_observers(task, options):  # type: ignore[no-untyped-def]
-    """Observers that record the run (the history store), when that part is installed."""
-    try:
-        from kerneltui.core.history import observer_for
-    except ImportError:
-        return []
-    return [observer_for(task)] if options.record else []

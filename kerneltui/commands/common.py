@@ -7,7 +7,8 @@ import sys
 from typing import Any
 
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.task import Task, TaskError, load_task
+from kerneltui.core.task import Task, TaskError
+from kerneltui.core.task_loaders.load import load_task
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 

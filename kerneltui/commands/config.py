@@ -9,7 +9,8 @@ import sys
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
 
 # Modules that declare settings with config.register_defaults (imported so that every section shows).
-SETTING_MODULES = ("kerneltui.ui.defaults", "kerneltui.core.session.store", "kerneltui.core.sandbox.settings")
+SETTING_MODULES = ("kerneltui.ui.defaults", "kerneltui.core.session.store", "kerneltui.core.sandbox.settings",
+                   "kerneltui.core.agent.settings")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,11 +26,8 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui import paths
     from kerneltui.config import ConfigError, load_config
 
-    for name in SETTING_MODULES + _optional_setting_modules():
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+    for name in SETTING_MODULES:
+        importlib.import_module(name)
     try:
         cfg = load_config()
     except ConfigError as exc:
@@ -59,7 +57,3 @@ def main(args: argparse.Namespace) -> int:
             print(f"  {key:<24} = {shown:<28} # {setting.source}")
     return EXIT_OK
 
-
-def _optional_setting_modules() -> tuple[str, ...]:
-    """Parts that register their own settings, when they are installed."""
-    return ("kerneltui.core.agent.settings", "kerneltui.core.agent")

@@ -42,4 +42,5 @@ def main(args: argparse.Namespace) -> int:
         return check.main(ns)
     from kerneltui.commands import tui
 
-    return tui.main(argparse.Namespace(task=str(target), kernel=None, theme=None, timeout=None, no_watch=False))
+    return tui.main(argparse.Namespace(task=str(target), kernel=None, theme=None, timeout=None, no_watch=False,
+                                       resume=None))

@@ -73,7 +73,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"  v{v.number} {v.source_hash[:10]} step {v.step:>5} {v.origin:<9} {'PASS' if v.ok else 'FAIL'} "
                   f"{'accepted' if v.accepted else '':<8} {median}")
         return EXIT_OK
-    from kerneltui.ui.app import create_replay_app
+    from kerneltui.ui.launch import create_replay_app
 
     create_replay_app(folder, settings=config).run()
     return EXIT_OK

@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from kerneltui.config import Config
+    from kerneltui.ui.app import KernelApp
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,10 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
-    from kerneltui.core.task import TaskError, load_task
+    from kerneltui.core.task import TaskError
+    from kerneltui.core.task_loaders.load import load_task
 
     resume = None
-    if getattr(args, "resume", None):
+    if args.resume:
         from kerneltui.core.session import SessionError, load_session, resolve_session
 
         try:
@@ -70,11 +76,12 @@ def main(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def open_app(task: Path, *, kernel: str | None = None, settings=None, timeout: float | None = None,  # type: ignore[no-untyped-def]
-             watch: bool = True, agent=None, resume: Path | None = None):  # type: ignore[no-untyped-def]
-    from kerneltui.ui.app import AppOptions, create_app
+def open_app(task: Path, *, settings: Config, kernel: str | None = None, timeout: float | None = None,
+             watch: bool = True, resume: Path | None = None) -> KernelApp:
+    from kerneltui.ui.launch import create_app
+    from kerneltui.ui.options import AppOptions
 
-    ui = settings.section("ui") if settings is not None else {}
+    ui = settings.section("ui")
     options = AppOptions(watch=watch and bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)),
                          run_timeout_s=timeout, resume=resume)
-    return create_app(task, kernel=kernel, settings=settings, options=options, agent=agent)
+    return create_app(task, kernel=kernel, settings=settings, options=options)

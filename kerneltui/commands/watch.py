@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import time
 
-from kerneltui.commands.check import history_observers
 from kerneltui.commands.common import (
     close_session_log,
     device_line,
@@ -41,6 +40,7 @@ def main(args: argparse.Namespace) -> int:
 
 async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     from kerneltui.core.events import Event, FileChanged, RunFinished, RungFinished, RunStarted
+    from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.scheduler import RunScheduler
@@ -68,7 +68,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     log = open_session_log(task, "watch", getattr(args, "no_session", False))
     pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
     pool.prestart()
-    loop = Loop(task, pool=pool, emit=tee(emit, log), observers=history_observers(task, options))
+    loop = Loop(task, pool=pool, emit=tee(emit, log), observers=[observer_for(task)])
     scheduler = RunScheduler(loop)
     print(f"watching {task.root} ({task.backend}); save {task.kernel_file} to rerun · Ctrl+C to stop", flush=True)
     scheduler.request(options)

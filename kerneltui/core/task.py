@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from kerneltui.core.task_error import TaskError
+from kerneltui.core.task_loaders.constants import rewrite
+
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
 BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
@@ -28,19 +31,6 @@ RANKINGS: tuple[str, ...] = ("last", "mean", "geom")
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
-
-
-class TaskError(Exception):
-    """A task that cannot be used as it is, with the place to fix it."""
-
-    def __init__(self, message: str, file: Path | str | None = None, line: int | None = None) -> None:
-        self.file = str(file) if file is not None else None
-        self.line = line
-        where = ""
-        if self.file:
-            where = f"{self.file}:{line}: " if line else f"{self.file}: "
-        super().__init__(f"{where}{message}")
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -194,8 +184,6 @@ class Task:
             except OSError as exc:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
         if self.constants and self.reference_file in files:
-            from kerneltui.core.task_loaders.constants import rewrite
-
             files[self.reference_file] = rewrite(files[self.reference_file], self.constants, self.reference_path)
         if overrides:
             files.update(overrides)
@@ -229,31 +217,3 @@ class Task:
 
 def source_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
-    """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory."""
-    from kerneltui.core.task_loaders import gpumode, kernelbench, native
-
-    options = options or LoadOptions()
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise TaskError("no such task: give a task directory, a KernelBench .py file or a GPU MODE directory", p)
-    p = p.resolve()
-    if p.is_file():
-        if p.name == "task.toml":
-            return native.load(p.parent, kernel, options)
-        if p.suffix == ".py":
-            return kernelbench.load(p, kernel, options)
-        raise TaskError("a task file must be a KernelBench problem (.py) or a task.toml", p)
-    if (p / "task.toml").exists():
-        return native.load(p, kernel, options)
-    if (p / "task.yml").exists() or (p / "task.yaml").exists():
-        return gpumode.load(p, kernel, options)
-    hint = "scaffold one with `kerneltui new DIR --from vector_add`"
-    from kerneltui.core.suite.discover import describe_folder
-
-    kind = describe_folder(p)
-    if kind:
-        hint = f"this is {kind}: check its problems one at a time (a file or folder inside it), or all with `kerneltui suite {p}`"
-    raise TaskError(f"not a task directory: expected task.toml (native) or task.yml (GPU MODE); {hint}", p)

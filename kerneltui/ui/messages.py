@@ -7,11 +7,11 @@ the widgets ("attributes down, messages up"). Nothing that produces events touch
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.message import Message
+from textual.message_pump import MessagePump
 
 from kerneltui.core import events as ev
+from kerneltui.ui.ports import AsmListing, HistorySeries
 
 
 class CoreEvent(Message):
@@ -58,17 +58,17 @@ def message_for(event: ev.Event) -> CoreEvent:
 class EventBridge:
     """Turns core events into messages posted to ``target`` (the app); keeps a log for replay and tests."""
 
-    def __init__(self, target: Any, keep: int = 10_000) -> None:
+    def __init__(self, target: MessagePump, keep: int = 10_000) -> None:
         self.target = target
         self.keep = keep
         self.log: list[ev.Event] = []
         # Called with every event before it is posted (the session log); never from replay.
-        self.subscribers: list[Any] = []
+        self.subscribers: list[ev.Emit] = []
 
-    def subscribe(self, callback: Any) -> None:
+    def subscribe(self, callback: ev.Emit) -> None:
         self.subscribers.append(callback)
 
-    def unsubscribe(self, callback: Any) -> None:
+    def unsubscribe(self, callback: ev.Emit) -> None:
         if callback in self.subscribers:
             self.subscribers.remove(callback)
 
@@ -142,3 +142,21 @@ class EditStage(Message):
         super().__init__()
         self.stage = stage
         self.text = text
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers of the app's thread workers
+# ---------------------------------------------------------------------------------------------
+
+
+class AsmLoaded(Message):
+    def __init__(self, listing: AsmListing, previous: AsmListing | None) -> None:
+        super().__init__()
+        self.listing = listing
+        self.previous = previous
+
+
+class HistoryLoaded(Message):
+    def __init__(self, series: HistorySeries) -> None:
+        super().__init__()
+        self.series = series

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from kerneltui.core.events import Emit
+from kerneltui.core.events import Emit, Event
 from kerneltui.core.rungs.result import RungResult
 
 # ---------------------------------------------------------------------------------------------
@@ -27,11 +27,24 @@ class AgentController(Protocol):
     def attach(self, emit: Emit) -> None:
         """Called once by the app with the callback that carries agent events to the UI."""
 
+    def observe(self, event: Event) -> None:
+        """Every event the front end records (its own runs, the watcher's saves): the agent's view of
+        the latest results and of proposals gone stale."""
+
     async def send(self, text: str) -> None:
         """The person's message (the controller emits a UserMessage and the reply)."""
 
     async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
         """``decision`` is "accept", "reject" or "redirect" (feedback says where to go instead)."""
+
+    def conversation(self) -> str | None:
+        """The conversation as the model saw it, for the session log (None: nothing to keep)."""
+
+    def restore(self, conversation: str) -> None:
+        """Resume: put back a conversation :meth:`conversation` returned."""
+
+    async def close(self) -> None:
+        """Stop whatever the agent is doing; called when its task is closed."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,6 +72,9 @@ class HistorySeries:
 
 
 class HistorySource(Protocol):
+    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
+        """After each run: the version now shown, and whether timing was possible."""
+
     def load(self) -> HistorySeries: ...
 
 

@@ -11,26 +11,34 @@ then (``SessionHistory``). Nothing runs: the loop, the watcher and the agent are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from textual.binding import Binding
 from textual.timer import Timer
 
 from kerneltui.core import events as ev
+from kerneltui.core.events import Emit
+from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.session.timeline import Timeline
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 
+if TYPE_CHECKING:
+    from kerneltui.ui.app import KernelApp
+
 CHAT_LIMIT = 200  # chat events rebuilt on a jump: the tail the pane can show, not 10,000 widgets
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0)  # events per second while playing
 
+# The app's bindings in replay mode only (``KernelApp.check_action`` hides them otherwise).
 REPLAY_KEYS = [
-    ("f7", "replay_step(-1)", "Back"),
-    ("f8", "replay_step(1)", "Forward"),
-    ("f9", "replay_play", "Play/pause"),
-    ("f10", "replay_jump", "Jump to version"),
-    ("f11", "replay_speed(-1)", "Slower"),
-    ("f12", "replay_speed(1)", "Faster"),
+    Binding("f7", "replay_step(-1)", "Back", priority=True),
+    Binding("f8", "replay_step(1)", "Forward", priority=True),
+    Binding("f9", "replay_play", "Play/pause", priority=True),
+    Binding("f10", "replay_jump", "Jump to version", priority=True),
+    Binding("f11", "replay_speed(-1)", "Slower", priority=True),
+    Binding("f12", "replay_speed(1)", "Faster", priority=True),
 ]
+REPLAY_ACTIONS = frozenset(b.action.split("(")[0] for b in REPLAY_KEYS)
 
 
 @dataclass
@@ -40,7 +48,7 @@ class SessionHistory:
     timeline: Timeline
     step: int = 0
 
-    def record(self, source_hash: str, results: list, device: dict) -> None:
+    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
         pass  # the session is the record; nothing is written during a replay
 
     def load(self) -> HistorySeries:
@@ -83,10 +91,13 @@ class ReplayAgent:
 
     def __init__(self, session_name: str) -> None:
         self.label = f"replay of {session_name} · read-only"
-        self._emit: Any = lambda event: None
+        self._emit: Emit = _drop
 
-    def attach(self, emit: Any) -> None:
+    def attach(self, emit: Emit) -> None:
         self._emit = emit
+
+    def observe(self, event: ev.Event) -> None:
+        return None  # a replay records nothing and runs nothing
 
     async def send(self, text: str) -> None:
         self._emit(ev.Notice(level="warning", source="replay",
@@ -95,9 +106,22 @@ class ReplayAgent:
     async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
         await self.send("")
 
+    def conversation(self) -> str | None:
+        return None
+
+    def restore(self, conversation: str) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+def _drop(event: ev.Event) -> None:
+    return None
+
 
 class ReplayDriver:
-    def __init__(self, app: Any, timeline: Timeline) -> None:
+    def __init__(self, app: KernelApp, timeline: Timeline) -> None:
         self.app = app
         self.timeline = timeline
         self.step = 0
@@ -114,8 +138,6 @@ class ReplayDriver:
     def mount(self) -> None:
         """Build the bar under the panes and show the session's first step (called once the panes exist)."""
         app = self.app
-        for key, action, description in REPLAY_KEYS:
-            app._bindings.bind(key, action, description, priority=True)
         app.editor.read_only = True
         app.main.panes["editor"].border_title = f"{app.kernel_task.kernel_path.name} [dim](replay, read-only)[/]"
         self.bar = ReplayBar(id="replay-bar")
@@ -143,7 +165,7 @@ class ReplayDriver:
         elif rebuild or step != self.step:
             app.chat.clear()
             app.rungs.clear()
-            app.current_run = None
+            app.runs.current_run = None
             s = app.status.state
             s.running_since, s.running_rung, s.last_ok, s.failed_rung = None, "", None, ""
             omitted = self.timeline.chat_count(step) - CHAT_LIMIT
@@ -154,7 +176,7 @@ class ReplayDriver:
                 app.bridge.emit(event, record=False)
         self.step = step
         self._show_kernel()
-        history = app.history
+        history = app.bench.history
         if isinstance(history, SessionHistory):
             history.step = step
         app.load_history()
@@ -171,6 +193,21 @@ class ReplayDriver:
 
     def move(self, delta: int) -> None:
         self.go(self.step + delta)
+
+    def ask_version(self) -> None:
+        """Prompt for a version number and jump there."""
+        from kerneltui.ui.screens.prompt import PromptScreen
+
+        count = len(self.timeline.versions)
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            number = value.strip().lstrip("v")
+            if not number.isdigit() or not self.jump_to_version(int(number)):
+                self.app.notify(f"no version {value!r}: this session has versions 1 to {count}", severity="warning")
+
+        self.app.push_screen(PromptScreen("Jump to version", f"a version number, 1 to {count}"), chosen)
 
     def jump_to_version(self, number: int) -> bool:
         version = self.timeline.version(number)

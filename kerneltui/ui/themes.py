@@ -98,8 +98,11 @@ def parse_theme(path: Path) -> ThemeFile:
     variables = {str(k): str(v) for k, v in (data.get("variables") or {}).items()}
     syntax = {str(k): str(v) for k, v in (data.get("syntax") or {}).items()}
     try:
-        theme = Theme(name=name, dark=bool(data.get("dark", True)), ansi=bool(data.get("ansi", False)),
-                      variables=variables, **colours)  # type: ignore[arg-type]
+        c = colours.get
+        theme = Theme(name=name, primary=colours["primary"], secondary=c("secondary"), warning=c("warning"),
+                      error=c("error"), success=c("success"), accent=c("accent"), foreground=c("foreground"),
+                      background=c("background"), surface=c("surface"), panel=c("panel"), boost=c("boost"),
+                      dark=bool(data.get("dark", True)), ansi=bool(data.get("ansi", False)), variables=variables)
         theme.to_color_system().generate()  # parse every colour now, to report the file
         for style in syntax.values():
             Style.parse(style)

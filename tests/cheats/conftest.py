@@ -13,7 +13,7 @@ import pytest
 
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from tests.conftest import EXAMPLES
 

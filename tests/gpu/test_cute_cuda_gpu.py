@@ -47,7 +47,7 @@ def test_cuda_example_is_correct_on_the_gpu(example_task, tmp_path):
 async def test_cuda_illegal_address_fails_the_run_and_the_next_run_is_fine(example_task, tmp_path, monkeypatch):
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.pool import WorkerPool
 
     monkeypatch.setenv("KERNELTUI_CACHE_DIR", str(tmp_path / "cache"))

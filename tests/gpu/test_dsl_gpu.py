@@ -19,7 +19,8 @@ import pytest
 
 from kerneltui.core.asm.store import Dump
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui.adapters.trace import TraceData, trace_data
 from tests.conftest import run_cli
 

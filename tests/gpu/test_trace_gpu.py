@@ -12,7 +12,7 @@ import pytest
 
 from kerneltui.core import override
 from kerneltui.core.asm.store import Dump
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.trace import buffer as trace_buffer
 from tests.conftest import run_cli
 

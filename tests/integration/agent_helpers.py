@@ -12,7 +12,7 @@ from kerneltui.core.agent.search import ContextIndex
 from kerneltui.core.agent.session import AgentSession
 from kerneltui.core.agent.settings import AgentSettings
 from kerneltui.core.events import Event, ProposalEvent, event_from_dict, event_to_dict
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 BLOCK_4096 = """\
 --- a/kernel.py

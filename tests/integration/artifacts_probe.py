@@ -16,7 +16,7 @@ import sys
 def main() -> int:
     import tempfile
 
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.ops_candidate import op_load
     from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load
     from kerneltui.core.worker.runtime import seed_for

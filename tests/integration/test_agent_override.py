@@ -19,7 +19,8 @@ from kerneltui.core.asm.store import Dump
 from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import check_once
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 from tests.integration.agent_helpers import last_sent, make_session
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None and shutil.which("ptxas") is None,

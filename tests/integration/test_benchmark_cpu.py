@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
 from tests.conftest import HAS_GPU, ROOT, run_cli
@@ -27,7 +27,7 @@ IN_WORKER = r'''
 import itertools, json, sys
 from kerneltui.core.worker.state import WorkerState
 from kerneltui.core.worker.runtime import reference_runtime_for
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 state = WorkerState("triton", role="judge")
 state.warm_up()

@@ -11,7 +11,7 @@ from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
 from kerneltui.core.agent.search import format_hits
 from kerneltui.core.agent.session import AgentSession
 from kerneltui.core.agent.settings import AgentSettings
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.asm.store import Dump
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import EXAMPLES, run_cli
 
 STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"},

@@ -17,7 +17,7 @@ import pytest
 from kerneltui.core.profile.locate import NCU_ENV, NcuNotFound, find_ncu
 from kerneltui.core.profile.runner import load_hotspots, load_profile, profile_task
 from kerneltui.core.profile.spec import choose_case, make_spec, target_env
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import run_cli
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ncu"

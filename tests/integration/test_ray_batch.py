@@ -14,7 +14,7 @@ import pytest
 
 from kerneltui.core.batch import find_candidates, format_table
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 ray = pytest.importorskip("ray", reason="needs Ray (pip install 'kerneltui[remote]', installed by ./dev setup)")
 

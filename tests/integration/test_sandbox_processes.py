@@ -71,7 +71,7 @@ PARENT = """
 import asyncio, sys
 from kerneltui.core.loop import check_once
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 task = load_task(sys.argv[1])
 asyncio.run(check_once(task, RunOptions(rungs=["correctness"], seeds=1, record=False,

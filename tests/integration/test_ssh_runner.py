@@ -17,7 +17,7 @@ from kerneltui.core.events import Notice, RungProgress
 from kerneltui.core.loop import check_once
 from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from tests.integration.sshd_server import ALIAS, SSHServer, missing_reason, start_sshd
 

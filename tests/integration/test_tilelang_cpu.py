@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.asm.store import Dump
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import HAS_GPU, run_cli
 
 pytestmark = [

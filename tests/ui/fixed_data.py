@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.task import Task
+from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.ui.adapters.agent_session import offline_script, scripted_agent
 from kerneltui.ui.adapters.asm import stage_from_text
-from kerneltui.ui.ports import AsmListing, HistoryPoint, HistorySeries
+from kerneltui.ui.ports import AgentController, AsmListing, HistoryPoint, HistorySeries
+from kerneltui.ui.workbench import Parts
 
 AT = 1_700_000_000.0
 
@@ -129,8 +133,26 @@ class FixedAsm:
 class FixedHistory:
     series: HistorySeries
 
+    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
+        pass  # the series is fixed: runs do not change it
+
     def load(self) -> HistorySeries:
         return self.series
+
+
+def offline_agent(task: Task, pool: WorkerPool) -> AgentController:
+    """The agent the app has without an API key (a scripted AgentSession), with a fixed reason."""
+    return scripted_agent(task, pool, offline_script(task), "no API key configured")
+
+
+def parts(history: HistorySeries | None = None, asm: AsmListing | None = None) -> Parts:
+    """The offline agent, and fixed history and asm listings where given (else the real sources)."""
+    made = Parts(agent=offline_agent)
+    if history is not None:
+        made = replace(made, history=lambda task: FixedHistory(history))
+    if asm is not None:
+        made = replace(made, asm=lambda task: FixedAsm(asm))
+    return made
 
 
 def history() -> HistorySeries:

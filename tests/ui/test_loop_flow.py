@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core import events as ev
-from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.app import AppOptions, create_app
+from kerneltui.ui.launch import create_app
+from kerneltui.ui.options import AppOptions
 from kerneltui.ui.screens.file_changed import FileChangedScreen
+from tests.ui import fixed_data
 from tests.ui.conftest import wait_for
 
 pytestmark = pytest.mark.slow
@@ -22,8 +23,7 @@ GOOD = "tl.store(out_ptr + offs, x + y, mask=mask)"
 def _app(task: Path, settings, **options):
     opts = AppOptions(watch=options.pop("watch", True), run_on_start=options.pop("run_on_start", False),
                       watch_themes=False, seeds=options.pop("seeds", 2), **options)
-    agent = ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0)
-    return create_app(task, settings=settings, options=opts, agent=agent)
+    return create_app(task, settings=settings, options=opts, parts=fixed_data.parts())
 
 
 def _runs(app, cls=ev.RunFinished):
@@ -204,9 +204,16 @@ async def test_scripted_agent_proposal_accepted_reruns_the_loop(example_task, se
         # a/r/f are chat-history keys: typing "a" in the input must not accept anything.
         await pilot.press("a")
         assert chat.open_proposal() is not None
+        # The proposal's trial runs the loop on a scratch copy; the person reads it, then accepts.
+        await wait_for(pilot, lambda: any(isinstance(e, ev.ProposalEvent) and e.state == "trial_done"
+                                          for e in app.bridge.log), 180, "the proposal's trial")
+        trial = await _finished_runs(pilot, app, 1, "the trial's run")
+        assert trial.ok and "BLOCK = 1024" in (task / "kernel.py").read_text()  # a trial never writes the file
         await pilot.press("escape")  # to the chat history
         await pilot.press("a")
         await wait_for(pilot, lambda: "BLOCK = 2048" in app.editor.text, 30, "the accepted proposal to load")
         assert "BLOCK = 2048" in (task / "kernel.py").read_text()
-        run = await _finished_runs(pilot, app, 1, "the run of the accepted proposal")
-        assert run.ok
+        run = await _finished_runs(pilot, app, 2, "the run of the accepted proposal")
+        assert run.ok, [r.line() for r in run.results]
+        started = next(e for e in app.bridge.log if isinstance(e, ev.RunStarted) and e.run_id == run.run_id)
+        assert started.origin == "save"  # the watcher saw the accepted text land and reran the loop

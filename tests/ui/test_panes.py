@@ -7,8 +7,9 @@ from pathlib import Path
 from kerneltui.config import load_config
 from kerneltui.ui import themes
 from kerneltui.ui.adapters.asm import DumpFolderAsm, llir_line_map, mlir_line_map, ptx_line_map, sass_line_map
-from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.app import AppOptions, create_app
+from kerneltui.ui.commands import palette_items
+from kerneltui.ui.launch import create_app
+from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AsmListing, HistorySeries
 from kerneltui.ui.screens.help import HelpScreen
 from kerneltui.ui.widgets.asm_view import build_diff, build_view
@@ -25,9 +26,7 @@ def make_app(task: Path, settings=None, asm: AsmListing | None = None, **options
     opts = AppOptions(watch=False, run_on_start=False, prestart_worker=False,
                       watch_themes=options.pop("watch_themes", False), clock=lambda: 100.0, **options)
     return create_app(task, settings=settings or load_config(env={}), options=opts,
-                      agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0),
-                      history=fixed_data.FixedHistory(fixed_data.history()),
-                      asm=fixed_data.FixedAsm(asm or fixed_data.listing()))
+                      parts=fixed_data.parts(history=fixed_data.history(), asm=asm or fixed_data.listing()))
 
 
 async def _fed(pilot) -> None:
@@ -205,7 +204,7 @@ async def test_palette_has_every_action_and_runs_them(example_task) -> None:
     app = make_app(example_task("vector_add"))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        titles = [t for t, _, _ in app.palette_actions()]
+        titles = [item.title for item in palette_items(app)]
         for wanted in ("Run: all default rungs", "Run: correctness", "Profile the current version", "Switch task…",
                        "Open session…", "Theme: kerneltui-light", "Theme: kerneltui-ansi", "Toggle pane: asm",
                        "Maximise pane: rungs", "Chart: µs / % of roofline"):
@@ -292,7 +291,7 @@ async def test_open_session_replays_events_into_the_panes(example_task, tmp_path
         assert app.chat.open_proposal() is not None
         bad = tmp_path / "bad.jsonl"
         bad.write_text('{"type": "NoSuchEvent"}\n')
-        app.replay_session(bad)
+        app.sessions.show(bad)
         await pilot.pause()
         assert any("bad.jsonl:1" in str(n.message) for n in app._notifications)
 
@@ -362,7 +361,7 @@ async def test_profile_view_and_token_cost(example_task) -> None:
 
 
 def test_store_history_says_why_there_is_nothing_to_draw(example_task) -> None:
-    from kerneltui.core.task import load_task
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.ui.adapters.history import StoreHistory
 
     history = StoreHistory(load_task(str(example_task("vector_add")), None))
@@ -401,3 +400,28 @@ async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task
                                           for e in app.bridge.log), 60, "the scripted reply")
         assert not any(isinstance(e, ev.AgentError) for e in app.bridge.log), [
             e for e in app.bridge.log if isinstance(e, ev.AgentError)]
+
+
+async def test_without_a_key_another_task_gets_the_offline_script(example_task) -> None:
+    """Not the demo task: the same engine (an AgentSession on the scripted provider) with a short script
+    that reads the kernel, says its one move does not apply here, and says why it is scripted."""
+    import kerneltui.ui.defaults  # noqa: F401
+    from kerneltui.core import events as ev
+
+    task = example_task("softmax")
+    opts = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False)
+    app = create_app(task, settings=load_config(env={}), options=opts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.agent.label.startswith("scripted agent · no API key")
+        assert any(isinstance(e, ev.Notice) and "The agent is scripted: no API key" in e.message
+                   for e in app.bridge.log)
+        await pilot.press("f2", *"make it faster", "enter")
+        await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "does not apply" in e.text
+                                          for e in app.bridge.log), 60, "the scripted reply")
+        read = [e for e in app.bridge.log if isinstance(e, ev.ToolCallFinished) and e.name == "read_file"]
+        assert read and read[0].ok and "def " in read[0].output
+        assert not any(isinstance(e, ev.AgentError) for e in app.bridge.log)
+        await pilot.press(*"and now?", "enter")
+        await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "API key configured" in e.text
+                                          for e in app.bridge.log), 60, "the scripted agent's last words")

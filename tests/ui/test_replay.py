@@ -16,9 +16,9 @@ from kerneltui.config import load_config
 from kerneltui.core import events as ev
 from kerneltui.core.session import SessionLog, Timeline, list_sessions, load_session
 from kerneltui.core.session.verify import render_table, verify_session
-from kerneltui.core.task import load_task
-from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.app import AppOptions, create_app, create_replay_app
+from kerneltui.core.task_loaders.load import load_task
+from kerneltui.ui.launch import create_app, create_replay_app
+from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
 from tests.ui.conftest import wait_for
 
@@ -67,17 +67,20 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
     options = AppOptions(watch=False, run_on_start=True, watch_themes=False, seeds=2,
                          rungs=["prechecks", "compile", "run", "correctness"])
     app = create_app(task, settings=settings, options=options,
-                     agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0))
+                     parts=fixed_data.parts())
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 120, "the first run")
         app.chat.query_one("#chat-input").value = "make it faster"
         await pilot.press("f2", "enter")
         await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 30, "the scripted proposal")
+        # The turn ends after the proposal's trial, with the agent's last words.
+        await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "trial has run" in e.text
+                                          for e in app.bridge.log), 180, "the end of the agent's turn")
         await pilot.pause(0.2)
         live_states, live_chat, live_text = _states(app), _chat_text(app), app.editor.text
         live_cells, live_lines = _rung_cells(app), _chat_lines(app)
         live_notices = [line for line in live_lines if "agent" in line.lower()]
-        folder = app.session_log.folder
+        folder = app.recorder.log.folder
     sessions = list_sessions(settings)
     assert [s.folder for s in sessions] == [folder]
     loaded = load_session(folder)
@@ -107,7 +110,7 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
         assert _states(replay)["correctness"] == "ok"
         # Read-only: a save or a chat message runs nothing.
         before = len(replay.bridge.log)
-        replay.request_run("manual")
+        replay.runs.request("manual")
         app_input = replay.chat.query_one("#chat-input")
         app_input.value = "more"
         await pilot.press("f2", "enter")
@@ -243,7 +246,7 @@ async def test_resume_restores_kernel_chat_rungs_and_agent_context(example_task,
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False, resume=folder)
     app = create_app(task, settings=settings, options=options)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.session_log is not None, 30, "the resumed session")
+        await wait_for(pilot, lambda: app.recorder.log is not None, 30, "the resumed session")
         await pilot.pause(0.2)
         assert (task / "kernel.py").read_text() == final and app.editor.text == final
         assert any((task / ".kerneltui" / "unsaved").iterdir())  # the file it replaced is kept
@@ -251,8 +254,8 @@ async def test_resume_restores_kernel_chat_rungs_and_agent_context(example_task,
         assert _states(app)["correctness"] == "ok"
         session = app.agent.session
         assert len(session.messages) == len(conversation_from_json(saved.contexts[-1])) > 0
-        assert app.session_log.folder == folder
-        app.session_log.write(ev.Notice(level="info", message="after resuming"))
+        assert app.recorder.log.folder == folder
+        app.recorder.log.write(ev.Notice(level="info", message="after resuming"))
     again = load_session(folder)
     assert len(again.resumed) == 1 and again.events[-1].message == "after resuming"
     assert len(again.events) > len(saved.events)
@@ -268,7 +271,7 @@ async def test_resume_picker_lists_sessions(example_task, settings, tmp_path: Pa
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)
     app = create_app(task, settings=load_config(env={"KERNELTUI_SESSIONS_DIR": str(tmp_path / "sessions")}),
-                     options=options, agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0))
+                     options=options, parts=fixed_data.parts())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+p", *"Resume session")
@@ -278,7 +281,7 @@ async def test_resume_picker_lists_sessions(example_task, settings, tmp_path: Pa
         assert isinstance(app.screen, SessionPicker)
         assert [s.name for s in app.screen.sessions][0] == "resumable"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.session_log is not None, 30, "the picked session to resume")
+        await wait_for(pilot, lambda: app.recorder.log is not None, 30, "the picked session to resume")
         assert "BLOCK = 4096" in app.editor.text
 
 
@@ -292,14 +295,14 @@ async def test_resume_of_another_task_switches_to_it_without_a_stray_session(exa
     shutil.copytree(other, first)
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False)
     app = create_app(first, settings=settings, options=options,
-                     agent=ScriptedAgent(kernel_path=first / "kernel.py", delay_s=0))
+                     parts=fixed_data.parts())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.session_log is not None, 30, "the first task's session")
-        own = app.session_log.folder
-        await app.resume_session(folder)
+        await wait_for(pilot, lambda: app.recorder.log is not None, 30, "the first task's session")
+        own = app.recorder.log.folder
+        await app.sessions.resume(folder)
         await pilot.pause()
         assert app.kernel_task.root.resolve() == other.resolve()
-        assert app.session_log.folder == folder and "BLOCK = 4096" in app.editor.text
+        assert app.recorder.log.folder == folder and "BLOCK = 4096" in app.editor.text
     from kerneltui.core.session.store import sessions_dir
 
     # The first task's own session, the resumed one, and nothing else.

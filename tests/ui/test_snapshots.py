@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kerneltui.config import load_config
-from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.app import AppOptions, create_app
+from kerneltui.ui.launch import create_app
+from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
 
 SIZES = [(120, 40), (200, 50)]
@@ -24,9 +24,7 @@ def snapshot_app(task: Path):
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
     return create_app(task, settings=settings, options=options,
-                      agent=ScriptedAgent(kernel_path=task / "kernel.py", delay_s=0),
-                      history=fixed_data.FixedHistory(fixed_data.history()),
-                      asm=fixed_data.FixedAsm(fixed_data.listing()))
+                      parts=fixed_data.parts(history=fixed_data.history(), asm=fixed_data.listing()))
 
 
 async def _feed(pilot) -> None:

@@ -74,7 +74,7 @@ async def test_edit_stage_writes_the_override(example_task) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await _fed(pilot)  # a finished run (source hash abc1234) with PTX and SASS in the asm view
-        assert app.last_report_dir == task / ".kerneltui" / "versions" / "abc1234"
+        assert app.runs.last_report_dir == task / ".kerneltui" / "versions" / "abc1234"
         await pilot.press("f6", "e")  # the view opens on SASS, which cannot be overridden: say what can
         await pilot.pause()
         assert any("can override PTX or TTGIR, not SASS" in str(n.message) for n in app._notifications)
@@ -82,7 +82,7 @@ async def test_edit_stage_writes_the_override(example_task) -> None:
         await pilot.pause()
         edited = task / ".kerneltui" / "override" / "abc1234" / "add_kernel.ptx"
         assert edited.read_text() == PTX
-        assert app.override_folder == ".kerneltui/override/abc1234"
+        assert app.stage_edits.folder == ".kerneltui/override/abc1234"
         assert any("Run the hand-edited override" in str(n.message) for n in app._notifications)
         manifest = (edited.parent / "override.json").read_text()
         assert '"stage": "PTX"' in manifest and '"kernel": "add_kernel"' in manifest

@@ -6,11 +6,10 @@ import json
 
 import pytest
 
-from kerneltui.core.agent.adapters import Unavailable, profile_brief, read_asm, record_in_history, version_dir
+from kerneltui.core.agent.adapters import Unavailable, profile_brief, read_asm, version_dir
 from kerneltui.core.loop import RunReport
-from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import skip
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from tests.unit.test_profile_parsers import rung_result
 
 PTX = "\n".join([".version 8.4", ".target sm_90a", ".visible .entry add_kernel(", "ld.global.v4.b32 {%r1}, [%rd1];",
@@ -65,13 +64,3 @@ def test_no_profile_is_stated(task):
     with pytest.raises(Unavailable, match="the profile rung was skipped: no ncu"):
         profile_brief(task, skipped)
 
-
-async def test_history_note_when_there_is_no_store(task):
-    try:
-        import kerneltui.core.history  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("this build has a history store; versions are recorded there")
-    note = await record_in_history(task, "x = 1\n", report("abc"), RunOptions(record=True))
-    assert note is not None and "history store is not part of this build" in note

@@ -18,7 +18,7 @@ from kerneltui.core.batch import (
     result_from_report,
 )
 from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import EXAMPLES
 
 

@@ -17,7 +17,8 @@ from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs import roofline as roofline_rung
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from tests.conftest import run_cli
 

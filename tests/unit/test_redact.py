@@ -14,7 +14,7 @@ from kerneltui.core.loop import RunReport
 from kerneltui.core.redact import REDACTED, redact, redact_tree, redacted, register_secret
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.session import SessionLog
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 
 KEY = "sk-test-0123456789abcdefSECRET"
 PEM = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0123456789abcdef\n"

@@ -15,7 +15,8 @@ import pytest
 from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import ok
 from kerneltui.core.session import SCHEMA_VERSION, SessionError, SessionLog, Timeline, load_session
-from kerneltui.core.task import load_task, source_hash
+from kerneltui.core.task import source_hash
+from kerneltui.core.task_loaders.load import load_task
 
 
 def _run(log: SessionLog, run_id: str, digest: str, passed: bool = True, origin: str = "save") -> None:
@@ -114,7 +115,7 @@ _WRITER = """
 import sys, time
 from kerneltui.core import events as ev
 from kerneltui.core.session import SessionLog
-from kerneltui.core.task import load_task
+from kerneltui.core.task_loaders.load import load_task
 log = SessionLog.create(sys.argv[1], load_task(sys.argv[2]), "test", name="killed")
 i = 0
 while True:

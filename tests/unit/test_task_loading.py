@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core.task import LoadOptions, TaskError, load_task
+from kerneltui.core.task import LoadOptions, TaskError
+from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.task_loaders.toml_lines import key_lines
 from tests.conftest import DATA, EXAMPLES
 

@@ -1,18 +1,15 @@
-"""How the agent reaches parts of kerneltui that are built separately: the history store, the asm
-dumps and the Nsight Compute brief.
+"""How the agent reaches the history store, the asm dumps and the Nsight Compute brief.
 
 Each function works with what the loop itself produces (``RunReport``, the version folder
-``<task>/.kerneltui/versions/<source hash>/``) and picks up the richer module when it is present.
-When something is not available the message says so plainly and says how to get it.
+``<task>/.kerneltui/versions/<source hash>/``). When something is not available for a version the
+message says so plainly and says how to get it.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
 
-from kerneltui.core.loop import RunObserver, RunReport
+from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task
 
@@ -28,29 +25,12 @@ class Unavailable(Exception):
     """What the agent asked for does not exist (yet); the message says why and what would produce it."""
 
 
-def _optional(module: str) -> Any | None:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
-def history_observers(task: Task) -> list[RunObserver]:
-    """The history store's observer for this task, when the history module is installed."""
-    history = _optional("kerneltui.core.history")
-    observer_for = getattr(history, "observer_for", None) if history else None
-    return [observer_for(task)] if callable(observer_for) else []
-
-
 async def record_in_history(task: Task, source: str, report: RunReport, options: RunOptions) -> str | None:
-    """Store a verified version in the task's history. Returns a note when there is no history store."""
-    observers = history_observers(task)
-    if not observers:
-        return "the history store is not part of this build: the version is kept only in its version folder"
-    for observer in observers:
-        value = observer(task, source, report, options)
-        if hasattr(value, "__await__"):
-            await value
+    """Store a verified version in the task's history; a note for the person, or None (there is none now:
+    every build has the store, and a failure to write it raises)."""
+    from kerneltui.core.history import observer_for
+
+    observer_for(task)(task, source, report, options)
     return None
 
 
@@ -91,21 +71,17 @@ def read_asm(task: Task, source_hash: str, stage: str, kernel: str | None = None
 def _read_stage_from_dump(folder: Path, stage: str, kernel: str | None) -> tuple[str, str] | None:
     """The stage from the dump rung's index (``core.asm.store.Dump``), with its resource summary.
 
-    None when this build has no dump reader or the version has no dump; then the stage files are
-    looked up in the version folder by suffix.
+    None when the version has no dump; then the stage files are looked up in the version folder by suffix.
     """
-    store = _optional("kerneltui.core.asm.store")
-    dump_cls = getattr(store, "Dump", None) if store is not None else None
-    missing = getattr(store, "DumpMissing", None) if store is not None else None
-    if dump_cls is None or not (isinstance(missing, type) and issubclass(missing, BaseException)):
-        return None
+    from kerneltui.core.asm.store import Dump, DumpMissing
+
     try:
-        dump = dump_cls.load(folder)
-    except missing:
+        dump = Dump.load(folder)
+    except DumpMissing:
         return None
     try:
         variant = dump.variant(kernel)
-        return str(dump.stage_text(variant, stage)), str(getattr(dump, "summary", "") or "")
+        return str(dump.stage_text(variant, stage)), dump.summary
     except LookupError as exc:  # a kernel or stage the dump does not have; the message lists what it has
         raise Unavailable(str(exc)) from exc
 
@@ -152,14 +128,11 @@ def profile_brief(task: Task, report: RunReport | None) -> str:
 
 def _saved_profile_brief(folder: Path) -> str | None:
     """``profile.json`` in the version folder, rendered by the profile module's brief for the agent."""
-    runner = _optional("kerneltui.core.profile.runner")
-    render = _optional("kerneltui.core.profile.render")
-    summary = _optional("kerneltui.core.profile.summary")
-    if runner is None or render is None or summary is None:
-        return None
-    data = runner.load_profile(folder)
-    result = (data or {}).get("result")
+    from kerneltui.core.profile.render import render_brief
+    from kerneltui.core.profile.runner import load_profile
+    from kerneltui.core.profile.summary import ProfileSummary
+
+    result = (load_profile(folder) or {}).get("result")
     if not isinstance(result, dict) or not isinstance(result.get("summary"), dict):
         return None
-    brief: str = render.render_brief(summary.ProfileSummary.from_dict(result["summary"]))
-    return brief
+    return render_brief(ProfileSummary.from_dict(result["summary"]))

@@ -89,7 +89,8 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
     allowed names reaches them.
     """
     from kerneltui.core.loop import check_once
-    from kerneltui.core.task import LoadOptions, load_task
+    from kerneltui.core.task import LoadOptions
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.runner import LocalRunner, set_default_runner
 
     started_at = time.time()

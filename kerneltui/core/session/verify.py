@@ -93,7 +93,8 @@ async def verify_session(session: LoadedSession, *, accepted_only: bool = True, 
                          progress: Callable[[str], None] | None = None) -> VerifyReport:
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.task import TaskError, load_task
+    from kerneltui.core.task import TaskError
+    from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.pool import WorkerPool
 
     timeline = Timeline(session)

@@ -20,7 +20,8 @@ from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.suite import record
 from kerneltui.core.suite.discover import Suite, SuiteItem
 from kerneltui.core.suite.record import ItemResult, ResultsFile
-from kerneltui.core.task import LoadOptions, Task, TaskError, load_task
+from kerneltui.core.task import LoadOptions, Task, TaskError
+from kerneltui.core.task_loaders.load import load_task
 
 # What a suite runs unless told: the verdict and the times; no dump, profile or trace.
 SUITE_RUNGS = ["prechecks", "compile", "run", "correctness", "benchmark", "roofline"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import TaskError
+from kerneltui.core.task_error import TaskError
 
 # --scale leaves small integers alone: dimensions to reduce over, kernel sizes, strides, groups.
 SCALE_MIN = 16

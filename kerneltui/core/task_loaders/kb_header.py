@@ -19,7 +19,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import TaskError
+from kerneltui.core.task_error import TaskError
 from kerneltui.core.task_loaders.fields import KeyPath, SettingsFile
 from kerneltui.core.task_loaders.toml_lines import key_lines
 

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerneltui.core.task import TaskError
+from kerneltui.core.task_error import TaskError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import TaskError
+from kerneltui.core.task_error import TaskError
 from kerneltui.core.task_loaders.fields import KeyPath, SettingsFile
 
 

@@ -1,75 +1,134 @@
-"""The chat's controller over the agent engine (``core.agent.AgentSession``).
+"""The chat's controller over the agent engine (``core.agent.AgentSession``), the only agent the app has.
 
-``open_agent`` picks what the chat talks to: the configured provider when it can be built; with no
-API key, the engine's scripted provider replaying the recorded demo session when the task is the
-vector_add example; otherwise the UI's own scripted agent. Each label says which, and why.
+``open_agent`` picks what the session talks to: the configured provider when it can be built; with
+no API key, the engine's scripted provider, replaying the recorded demo session when the task is
+the vector_add example and otherwise a short offline script (``offline_script``). Each label says
+which, and why. Every session takes its trials' workers from the app's one pool.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from kerneltui import config as config_mod
-from kerneltui.core.events import AgentError, Emit, Event
-from kerneltui.core.task import Task
-from kerneltui.ui.adapters.scripted_agent import ScriptedAgent
-from kerneltui.ui.ports import AgentController
+from kerneltui.core.agent import AgentSession, ProviderError, demo_script_path, open_session
+from kerneltui.core.agent.diffs import unified_diff
+from kerneltui.core.agent.prices import PriceTable
+from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
+from kerneltui.core.agent.settings import AgentSettings
+from kerneltui.core.events import AgentError, Emit, Event, Notice
+from kerneltui.core.task import Task, TaskError
+from kerneltui.core.worker.pool import WorkerPool
+
+DEMO_TASK = "vector_add"  # the example the recorded demo session was made on
+OFFLINE_EDIT = ("BLOCK = 1024", "BLOCK = 2048")  # the one move the offline script knows
+NO_KEY_HELP = ("I am a scripted agent, so I only know a couple of moves. With an API key configured "
+               "(`[agent]` in the config file, or `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`), a model answers "
+               "here instead.")
+
+
+class Relay:
+    """The session's ``emit`` until the app attaches: events go wherever ``target`` points."""
+
+    def __init__(self) -> None:
+        self.target: Emit = _drop
+
+    def __call__(self, event: Event) -> None:
+        self.target(event)
+
+
+def _drop(event: Event) -> None:
+    return None
 
 
 class SessionAgent:
     """Forwards the chat to an AgentSession; the session emits the agent events itself."""
 
-    def __init__(self, session: Any, label: str) -> None:
+    def __init__(self, session: AgentSession, label: str, relay: Relay, greeting: str = "") -> None:
         self.session = session
         self.label = label
-        self._emit: Emit = lambda event: None
-
-    def forward(self, event: Event) -> None:
-        self._emit(event)
+        self._relay = relay
+        self._greeting = greeting  # said in the chat once attached (why the agent is scripted)
 
     def attach(self, emit: Emit) -> None:
-        self._emit = emit
+        self._relay.target = emit
+        if self._greeting:
+            emit(Notice(level="info", source="agent", message=self._greeting))
 
-    async def close(self) -> None:
-        await self.session.close()
+    def observe(self, event: Event) -> None:
+        self.session.observe(event)
 
     async def send(self, text: str) -> None:
         try:
             await self.session.send(text)
         except Exception as exc:  # a provider failure must reach the chat, not end the app
-            self._emit(AgentError(turn_id="", kind="provider", message=f"{type(exc).__name__}: {exc}"))
+            self._relay(AgentError(turn_id="", kind="provider", message=f"{type(exc).__name__}: {exc}"))
 
     async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
         try:
             await self.session.decide(proposal_id, decision, reason=feedback)
         except Exception as exc:
-            self._emit(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
+            self._relay(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
+
+    def conversation(self) -> str | None:
+        return self.session.conversation_json()
+
+    def restore(self, conversation: str) -> None:
+        self.session.restore_conversation(conversation)
+
+    async def close(self) -> None:
+        await self.session.close()
 
 
-def open_agent(task: Task, settings: config_mod.Config) -> AgentController:
+def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> SessionAgent:
+    relay = Relay()
     try:
-        from kerneltui.core.agent import ProviderError, demo_script_path, open_session
-    except ImportError:
-        return ScriptedAgent(kernel_path=task.kernel_path, reason="the agent engine is not installed")
-    holder: dict[str, SessionAgent] = {}
-
-    def emit(event: Event) -> None:
-        agent = holder.get("agent")
-        if agent is not None:
-            agent.forward(event)
-
-    try:
-        session = open_session(task, emit, settings)
-        label = f"{session.provider.name} · {session.settings.model}"
+        session = open_session(task, relay, settings, pool=pool)
+        return SessionAgent(session, f"{session.provider.name} · {session.settings.model}", relay)
     except ProviderError as exc:
         reason = str(exc).splitlines()[0]
-        script = demo_script_path()
-        if task.name != "vector_add" or not script.is_file():
-            return ScriptedAgent(kernel_path=task.kernel_path, reason=reason)
+    script = demo_script_path()
+    if task.name == DEMO_TASK and script.is_file():
         try:
-            session = open_session(task, emit, settings, provider="scripted", script=str(script))
+            session = open_session(task, relay, settings, pool=pool, provider="scripted", script=str(script))
+            return SessionAgent(session, f"scripted demo agent · {reason}", relay)
         except ProviderError:
-            return ScriptedAgent(kernel_path=task.kernel_path, reason=reason)
-        label = f"scripted demo agent · {reason}"
-    holder["agent"] = SessionAgent(session, label)
-    return holder["agent"]
+            pass  # the recorded demo cannot be read: the offline script still can
+    return scripted_agent(task, pool, offline_script(task), reason, settings)
+
+
+def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,
+                   settings: config_mod.Config | None = None) -> SessionAgent:
+    """An AgentSession replaying ``script``, labelled as scripted and why."""
+    relay = Relay()
+    agent_settings = AgentSettings.from_config(settings, provider="scripted", script=script.source)
+    session = AgentSession(task, ScriptedProvider(script), relay, settings=agent_settings, pool=pool,
+                           prices=PriceTable.from_config(settings))
+    return SessionAgent(session, f"scripted agent · {reason}", relay,
+                        greeting=f"The agent is scripted: {reason}. Replies come from a fixed script.")
+
+
+def offline_script(task: Task) -> Script:
+    """What the agent says without a model: it reads the kernel, proposes the one edit it knows when
+    the kernel has that line (checked by a trial like any proposal), then says how to get a model."""
+    try:
+        kernel = task.kernel_source()
+    except TaskError:
+        kernel = ""
+    old, new = OFFLINE_EDIT
+    turns: list[dict[str, object]] = [
+        {"text": "Let me read the kernel first.",
+         "tool_calls": [{"name": "read_file", "arguments": {"path": task.kernel_file}}]},
+    ]
+    if old in kernel:
+        diff = unified_diff(kernel, kernel.replace(old, new, 1), task.kernel_file)
+        turns.append({
+            "text": ("This kernel is **memory-bound**: each element moves 12 bytes for one add, so the roofline "
+                     f"floor is the copy bandwidth. A larger block means fewer programs and fewer tail masks: I "
+                     f"propose `{new}`; the harness checks it on every shape before you keep it."),
+            "tool_calls": [{"name": "propose_edit", "arguments": {
+                "rationale": "Use 2048-element blocks: half the programs, same memory traffic.", "diff": diff}}],
+        })
+        turns.append({"text": "The trial has run on a scratch copy: accept, reject or tell me where to go instead."})
+    else:
+        turns.append({"text": f"The one move I know (`{old}` → `{new}`) does not apply to this kernel."})
+    turns.append({"text": NO_KEY_HELP})
+    return Script.from_dict({"name": "offline agent", "turns": turns}, source="offline script")

@@ -78,5 +78,5 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(bindings_table(self.keymap, self.config_file))
 
-    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

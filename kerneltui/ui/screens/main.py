@@ -15,6 +15,7 @@ Each pane is a ``Pane`` container that can be focused (F2–F6), maximised (ctrl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from textual.app import ComposeResult
@@ -65,20 +66,39 @@ class Layout:
             self.top = max(0.2, min(5.0, self.top + delta))
 
 
+@dataclass(frozen=True)
+class PaneWidgets:
+    """The panes' widgets, found once they are mounted (while a pane is maximised, queries from the
+    screen no longer see the others)."""
+
+    editor: KernelEditor
+    rungs: RungsPanel
+    chat: ChatPane
+    chart: HistoryChart
+    asm: AsmPane
+    status: StatusLine
+    chat_input: ChatInput
+    rung_table: RungTable
+    asm_lines: AsmLines
+
+
 class MainScreen(Screen[None]):
     DEFAULT_CSS = """
     MainScreen #columns { height: 1fr; }
     MainScreen #col-left, MainScreen #col-middle, MainScreen #col-right { height: 1fr; }
     """
 
-    def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, chart_unit: str,
-                 asm_filters: dict[str, bool]) -> None:
+    def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, ui_settings: dict[str, object],
+                 on_ready: Callable[[], None]) -> None:
         super().__init__()
+        self._on_ready = on_ready  # called each time the panes are built (also after a task switch)
         self._editor = editor
         self._rung_rows = rungs
         self._chat_label = chat_label
-        self._chart_unit = chart_unit
-        self._asm_filters = asm_filters
+        self._chart_unit = str(ui_settings.get("chart_unit", "us"))
+        self._asm_filters = {"directives": bool(ui_settings.get("asm_hide_directives", True)),
+                             "comments": bool(ui_settings.get("asm_hide_comments", False)),
+                             "hex": bool(ui_settings.get("asm_hide_hex", True))}
         self.layout_state = Layout()
 
     def compose(self) -> ComposeResult:
@@ -119,29 +139,26 @@ class MainScreen(Screen[None]):
         self._collect()
 
     def _collect(self) -> None:
-        # Kept now: while a pane is maximised, queries from the screen no longer see the others.
-        self.refs: dict[str, Widget] = {
-            "editor": self.query_one(KernelEditor), "rungs": self.query_one(RungsPanel),
-            "chat": self.query_one(ChatPane), "chart": self.query_one(HistoryChart),
-            "asm": self.query_one(AsmPane), "status": self.query_one(StatusLine),
-            "chat-input": self.query_one(ChatInput), "rung-table": self.query_one(RungTable),
-            "asm-lines": self.query_one(AsmLines),
-        }
+        self.widgets = PaneWidgets(
+            editor=self.query_one(KernelEditor), rungs=self.query_one(RungsPanel), chat=self.query_one(ChatPane),
+            chart=self.query_one(HistoryChart), asm=self.query_one(AsmPane), status=self.query_one(StatusLine),
+            chat_input=self.query_one(ChatInput), rung_table=self.query_one(RungTable),
+            asm_lines=self.query_one(AsmLines),
+        )
         self.panes: dict[str, Pane] = {name: self.query_one(f"#pane-{name}", Pane) for name in PANES}
         self.columns = {name: self.query_one(f"#{name}") for name in ("col-left", "col-middle", "col-right")}
         self.apply_layout()
         self._editor.focus()
-        ready = getattr(self.app, "main_ready", None)
-        if callable(ready):
-            ready()
+        self._on_ready()
 
     # -- panes --------------------------------------------------------------------------------
 
     def pane_target(self, name: str) -> Widget:
         """The widget that takes focus for a pane."""
-        targets = {"chat": "chat-input", "editor": "editor", "rungs": "rung-table", "chart": "chart",
-                   "asm": "asm-lines"}
-        return self.refs[targets[name]]
+        w = self.widgets
+        targets: dict[str, Widget] = {"chat": w.chat_input, "editor": w.editor, "rungs": w.rung_table,
+                                      "chart": w.chart, "asm": w.asm_lines}
+        return targets[name]
 
     def focused_pane(self) -> str | None:
         widget = self.focused

@@ -41,5 +41,5 @@ class ProfileScreen(ModalScreen[None]):
             grid.add_row(*row)
         grid.focus()
 
-    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

@@ -117,8 +117,8 @@ class AsmLines(ScrollView, can_focus=True):
             super().__init__()
             self.source = source
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.view: list[ViewLine] = []
         self.linked: set[int] = set()  # view indices whose source is the editor's line
         self.source_line: int | None = None
@@ -170,7 +170,7 @@ class AsmLines(ScrollView, can_focus=True):
 
     def _style_table(self) -> dict[str, Style]:
         if not self._styles:
-            v = getattr(self.app, "theme_variables", {})
+            v = self.app.theme_variables
             self._styles = {
                 "number": Style(color=rich_colour(v, "accent")),
                 "register": Style(color=rich_colour(v, "primary")),
@@ -274,10 +274,8 @@ class AsmLines(ScrollView, can_focus=True):
             return
         self.post_message(JumpToSource(line.source))
 
-    def on_click(self, event: object) -> None:
-        offset = getattr(event, "y", None)
-        if isinstance(offset, int):
-            self._move_to(int(self.scroll_offset.y) + offset)
+    def on_click(self, event: Click) -> None:
+        self._move_to(int(self.scroll_offset.y) + event.y)
 
     # The pane owns stages, filters and the diff: forward those actions to it.
     def action_stage(self, delta: int) -> None:
@@ -315,8 +313,8 @@ class StageBar(Static):
             super().__init__()
             self.name = name
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.names: list[str] = []
         self.active: str | None = None
 
@@ -354,8 +352,8 @@ class AsmPane(Vertical):
     """
 
     def __init__(self, hide_directives: bool = True, hide_comments: bool = False, hide_hex: bool = True,
-                 **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+                 *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.listing = AsmListing(note="no compiler output yet: it appears after a run that dumps it")
         self.previous: AsmListing | None = None
         self.filters = {"directives": hide_directives, "comments": hide_comments, "hex": hide_hex}

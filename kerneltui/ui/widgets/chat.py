@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Collapsible, Input, Markdown, Static
 
 from kerneltui.core import events as ev
@@ -130,8 +131,8 @@ class ChatPane(Vertical):
     ChatPane Markdown { margin: 0; padding: 0; background: transparent; }
     """
 
-    def __init__(self, label: str = "", **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, label: str = "", *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.label = label
         self.replies: dict[str, Markdown] = {}
         self.reply_text: dict[str, str] = {}
@@ -163,10 +164,10 @@ class ChatPane(Vertical):
 
     # -- rendering events ---------------------------------------------------------------------
 
-    def _append(self, widget: object) -> None:
+    def _append(self, widget: Widget) -> None:
         log = self.log_widget
         at_end = log.max_scroll_y - log.scroll_y <= 2
-        log.mount(widget)  # type: ignore[arg-type]
+        log.mount(widget)
         if at_end:
             log.call_after_refresh(log.scroll_end, animate=False)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import BindingType
 from textual.message import Message
@@ -20,12 +20,15 @@ from textual.widgets.text_area import Selection
 from kerneltui.ui import keys
 from kerneltui.ui.messages import EditorCursorMoved, SaveRequested
 
+if TYPE_CHECKING:
+    from tree_sitter import Language
+
 LANGUAGE_BY_SUFFIX = {".py": "python", ".cu": "cuda", ".cuh": "cuda", ".cpp": "cuda", ".cc": "cuda", ".h": "cuda",
                       ".hpp": "cuda", ".toml": "toml"}
 
 
 @cache
-def cuda_language() -> tuple[object, str] | None:
+def cuda_language() -> tuple[Language, str] | None:
     """The tree-sitter CUDA grammar and our highlight query, or None when tree-sitter-cuda is absent."""
     try:
         import tree_sitter_cuda
@@ -45,9 +48,8 @@ class KernelEditor(TextArea):
 
     dirty: reactive[bool] = reactive(False)
 
-    def __init__(self, path: Path, text: str, **kwargs: object) -> None:
-        super().__init__(text, soft_wrap=False, tab_behavior="indent", show_line_numbers=True,
-                         **kwargs)  # type: ignore[arg-type]
+    def __init__(self, path: Path, text: str, *, id: str | None = None) -> None:
+        super().__init__(text, soft_wrap=False, tab_behavior="indent", show_line_numbers=True, id=id)
         self.path = path
         self.disk_text = text
         self.highlighting_note = ""
@@ -63,7 +65,7 @@ class KernelEditor(TextArea):
             if grammar is None:
                 self.highlighting_note = "no CUDA highlighting: pip install tree-sitter-cuda"
                 return
-            self.register_language("cuda", grammar[0], grammar[1])  # type: ignore[arg-type]
+            self.register_language("cuda", grammar[0], grammar[1])
         if language is None:
             return
         try:

@@ -125,8 +125,8 @@ class HistoryChart(Widget, can_focus=True):
 
     unit: reactive[str] = reactive("us")
 
-    def __init__(self, unit: str = "us", **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, unit: str = "us", *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.series = HistorySeries(note="no benchmark yet")
         self.set_reactive(HistoryChart.unit, unit if unit in ("us", "percent") else "us")
 
@@ -142,7 +142,7 @@ class HistoryChart(Widget, can_focus=True):
         self.unit = "percent" if self.unit == "us" else "us"
 
     def render(self) -> Text:
-        variables = getattr(self.app, "theme_variables", {})
+        variables = self.app.theme_variables
         colours = {name: rich_colour(variables, name) for name in
                    ("chart-point", "chart-current", "chart-baseline", "chart-floor")}
         return render_chart(self.series, self.unit, self.content_size.width, self.content_size.height, colours)

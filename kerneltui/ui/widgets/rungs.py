@@ -12,6 +12,7 @@ from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from kerneltui.core import rungs as rung_registry
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.ui import keys
@@ -41,6 +42,12 @@ class RungRow:
 
     def elapsed(self, now: float) -> float:
         return now - self.started_at if self.started_at is not None else 0.0
+
+
+def registry_rows() -> list[RungRow]:
+    """One idle row per rung, in the registry's order."""
+    return [RungRow(name=s.name, title=s.title, needs_gpu=s.needs_gpu, on_demand=s.on_demand)
+            for s in rung_registry.rung_specs()]
 
 
 class RungTable(DataTable):
@@ -83,8 +90,8 @@ class RungsPanel(Vertical):
     RungsPanel #rung-detail { padding: 0 1; }
     """
 
-    def __init__(self, rows: list[RungRow], **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, rows: list[RungRow], *, id: str | None = None) -> None:
+        super().__init__(id=id)
         self.rows: dict[str, RungRow] = {r.name: r for r in rows}
         self.now = 0.0
         self.device: dict = {}
@@ -175,7 +182,7 @@ class RungsPanel(Vertical):
     # -- drawing ------------------------------------------------------------------------------
 
     def _colour(self, state: str) -> str:
-        return rich_colour(getattr(self.app, "theme_variables", {}), VARIABLE_FOR.get(state, "skip"))
+        return rich_colour(self.app.theme_variables, VARIABLE_FOR.get(state, "skip"))
 
     def _cells(self, row: RungRow) -> tuple[Text, Text, Text, Text]:
         colour = self._colour(row.state)

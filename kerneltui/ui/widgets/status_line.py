@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from kerneltui.core import events as ev
 from kerneltui.ui.themes import rich_colour
 
 
@@ -30,10 +31,19 @@ class StatusLine(Static):
     StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
         self.state = StatusState()
         self.now = 0.0
+
+    def show_usage(self, event: ev.TokenUsage) -> None:
+        cost = f" · ${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else ""
+        self.state.cost = f"{event.session_input_tokens / 1000:.1f}k in · {event.session_output_tokens / 1000:.1f}k out{cost}"
+        self.show()
+
+    def show_notice(self, event: ev.Notice) -> None:
+        self.state.message = event.message
+        self.show()
 
     def show(self, now: float | None = None) -> None:
         if now is not None:
@@ -42,7 +52,7 @@ class StatusLine(Static):
 
     def render_state(self) -> Text:
         s = self.state
-        variables = getattr(self.app, "theme_variables", {})
+        variables = self.app.theme_variables
         text = Text()
         if s.task:
             text.append(s.task, style="bold")

@@ -1,0 +1,33 @@
+"""One entry for every task format: which loader a path is for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kerneltui.core.suite.discover import describe_folder
+from kerneltui.core.task import LoadOptions, Task, TaskError
+from kerneltui.core.task_loaders import gpumode, kernelbench, native
+
+
+def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
+    """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory."""
+    options = options or LoadOptions()
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise TaskError("no such task: give a task directory, a KernelBench .py file or a GPU MODE directory", p)
+    p = p.resolve()
+    if p.is_file():
+        if p.name == "task.toml":
+            return native.load(p.parent, kernel, options)
+        if p.suffix == ".py":
+            return kernelbench.load(p, kernel, options)
+        raise TaskError("a task file must be a KernelBench problem (.py) or a task.toml", p)
+    if (p / "task.toml").exists():
+        return native.load(p, kernel, options)
+    if (p / "task.yml").exists() or (p / "task.yaml").exists():
+        return gpumode.load(p, kernel, options)
+    hint = "scaffold one with `kerneltui new DIR --from vector_add`"
+    kind = describe_folder(p)
+    if kind:
+        hint = f"this is {kind}: check its problems one at a time (a file or folder inside it), or all with `kerneltui suite {p}`"
+    raise TaskError(f"not a task directory: expected task.toml (native) or task.yml (GPU MODE); {hint}", p)

@@ -1,0 +1,103 @@
+"""The task's files on disk, seen by the watcher, and the editor's copy of the kernel: every save
+reruns the loop; an outside change of the kernel reloads it or asks; task.toml or the reference
+reloads the task. Unsaved edits are kept in ``<task>/.kerneltui/unsaved/`` before anything replaces them."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kerneltui.core import events as ev
+from kerneltui.core.task import TaskError, source_hash
+from kerneltui.core.task_loaders.load import load_task
+from kerneltui.core.watcher import watch_task
+from kerneltui.ui.screens.file_changed import FileChangedScreen
+
+if TYPE_CHECKING:
+    from kerneltui.ui.app import KernelApp
+
+
+class TaskFiles:
+    def __init__(self, app: KernelApp) -> None:
+        self.app = app
+
+    def backup_dir(self) -> Path:
+        return self.app.kernel_task.state_dir / "unsaved"
+
+    def backup(self, name: str, text: str) -> Path:
+        """Keep ``text`` (edits about to be replaced) in the task's unsaved folder; its path."""
+        folder = self.backup_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{name}.{time.strftime('%Y%m%d-%H%M%S')}"
+        target.write_text(text, encoding="utf-8")
+        return target
+
+    def keep_unsaved_edits(self) -> None:
+        """Before the editor is closed (a task switch): its unsaved edits go to a backup, said where."""
+        editor = self.app.editor
+        if editor.dirty:
+            name = self.app.kernel_task.kernel_path.name
+            saved = self.backup(name, editor.text)
+            self.app.notify(f"unsaved edits of {name} kept in {saved}", timeout=10)
+
+    def watch(self) -> None:
+        """Every save of a task file becomes a FileChanged event (recorded, then routed back here)."""
+        self.app.run_worker(self._watch(), group="watch", exclusive=True)
+
+    async def _watch(self) -> None:
+        async for batch in watch_task(self.app.kernel_task):
+            for path, digest in batch:
+                self.app.bridge.emit(ev.FileChanged(path=str(path), source_hash=digest))
+
+    def changed(self, event: ev.FileChanged) -> None:
+        app = self.app
+        task = app.kernel_task
+        path = Path(event.path).resolve()
+        if path == task.kernel_path.resolve():
+            self.kernel_changed(path)
+            return
+        if path.name == "task.toml" or path == task.reference_path.resolve():
+            try:
+                app.bench.reload_task(load_task(str(task.root), None))
+            except TaskError as exc:
+                app.notify(f"{path.name}: {exc}", severity="error", timeout=10)
+                return
+            app.notify(f"{path.name} changed: task reloaded", timeout=3)
+        app.runs.request("save")
+
+    def kernel_changed(self, path: Path) -> None:
+        """The watcher saw the kernel file change: our own save, a reload, or a question when the editor
+        holds edits of its own. Every case reruns the loop on what is on disk."""
+        app = self.app
+        editor = app.editor
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            app.notify(f"cannot read {path.name}: {exc.strerror}", severity="error")
+            return
+        if source_hash(text) == source_hash(editor.disk_text):
+            # Our own save: the run already started when it was saved.
+            if not app.runs.started_for(path, text):
+                app.runs.request("save")
+            return
+        if not editor.dirty:
+            editor.replace_from_disk(text)
+            app.notify(f"{path.name} changed on disk: reloaded", timeout=3)
+        else:
+            editor.disk_text = text  # a later ctrl+s knowingly overwrites this version
+            if any(isinstance(screen, FileChangedScreen) for screen in app.screen_stack):
+                # Already asking: the answer applies to the newest disk version.
+                app.runs.request("save")
+                return
+
+            def answer(choice: str | None) -> None:
+                if choice == "reload":
+                    saved = self.backup(path.name, editor.text)
+                    editor.replace_from_disk(path.read_text(encoding="utf-8"))
+                    app.notify(f"your edits are saved in {saved}", timeout=10)
+                else:
+                    editor.dirty = editor.text != editor.disk_text
+
+            app.push_screen(FileChangedScreen(path.name, str(self.backup_dir()) + "/"), answer)
+        app.runs.request("save")

@@ -1,0 +1,75 @@
+"""The app's parts per task: after a task switch every part (the agent above all) works on the new task."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kerneltui.config import load_config
+from kerneltui.core import events as ev
+from kerneltui.ui.launch import create_app
+from kerneltui.ui.options import AppOptions
+from tests.ui.conftest import wait_for
+
+SIZE = (160, 45)
+
+# One model request: a proposal on the kernel file, whatever task the session is on.
+SCRIPT = '''name = "one proposal"
+[[turns]]
+text = "A larger block."
+[[turns.tool_calls]]
+name = "propose_edit"
+[turns.tool_calls.arguments]
+rationale = "BLOCK 1024 -> 2048"
+diff = """
+@@ -19,1 +19,1 @@
+-    BLOCK = 1024
++    BLOCK = 2048
+"""
+'''
+
+
+@pytest.mark.slow
+async def test_after_a_task_switch_the_agent_edits_the_new_task(example_task, tmp_path: Path) -> None:
+    first = example_task("vector_add")
+    other = tmp_path / "other"
+    shutil.copytree(first, other)
+    original = (first / "kernel.py").read_text()
+    script = tmp_path / "script.toml"
+    script.write_text(SCRIPT)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[agent]\nprovider = "scripted"\nscript = "{script}"\ntrial_rungs = "prechecks"\n')
+    import kerneltui.ui.defaults  # noqa: F401
+
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False)
+    app = create_app(first, settings=load_config(file=config, env={}), options=options)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.switch_task(str(other))
+        await wait_for(pilot, lambda: app.ready, 30, "the panes of the other task")
+        await pilot.press("f2", *"make it faster", "enter")
+        await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 60, "the proposal")
+        await pilot.press("escape", "a")
+        await wait_for(pilot, lambda: any(isinstance(e, ev.ProposalEvent) and e.state in ("accepted", "stale")
+                                          for e in app.bridge.log), 60, "the decision")
+        assert "BLOCK = 2048" in (other / "kernel.py").read_text()
+        assert (first / "kernel.py").read_text() == original  # the task left behind is not edited
+
+
+@pytest.mark.slow
+async def test_the_agent_shares_the_pool_and_sees_the_apps_runs(example_task, settings) -> None:
+    task = example_task("vector_add")
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False, seeds=2, rungs=["prechecks", "compile", "run", "correctness"])
+    app = create_app(task, settings=settings, options=options)  # no key: the engine's scripted demo session
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        session = app.agent.session
+        assert session.pool is app.bench.pool  # one pool: the agent's trials wait in the benchmark's quiet() too
+        app.action_run_loop()
+        await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 180, "the run")
+        run = next(e for e in app.bridge.log if isinstance(e, ev.RunFinished))
+        assert run.ok and session.latest is not None and session.latest.run_id == run.run_id
