@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "asm",
     "ask",
     "trace",
+    "engine",
 
     "replay",
     "export",

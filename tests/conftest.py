@@ -42,6 +42,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _sessions_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Session logs written by the app and the commands under test stay in the test's folder."""
     monkeypatch.setenv("KERNELTUI_SESSIONS_DIR", str(tmp_path / "sessions"))
+    # Commands under test run their own workers; tests/integration/test_engine.py turns the
+    # background engine on for itself (with a folder of its own).
+    monkeypatch.setenv("KERNELTUI_ENGINE_ENABLED", "0")
 
 
 @pytest.fixture

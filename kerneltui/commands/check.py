@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -42,12 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
     p.add_argument("--no-session", action="store_true", help="do not write a session log (see `kerneltui sessions`)")
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, Notice, RungFinished
-    from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task import TaskError
@@ -84,8 +85,8 @@ def main(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}", flush=True)
     try:
-        report = asyncio.run(check_once(task, options, emit=tee(emit, log),
-                                        observers=history_observers(task, options)))
+        report = asyncio.run(engine_use.run_once(task, args, options, emit=tee(emit, log),
+                                                 observers=history_observers(task, options)))
     except TaskError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
