@@ -67,16 +67,9 @@ def _status(client: Any, status: dict[str, Any] | None, as_json: bool) -> int:
 
 
 async def _start(client: Any, args: argparse.Namespace) -> int:
-    opened = await client.open(start=True)
-    channel, hello = opened
     warm = [_backend_arch(text) for text in args.warm]
-    try:
-        if warm:
-            channel.send({"op": "warm", "pools": [{"backend": b, "arch": a} for b, a in warm]})
-            await channel.drain()
-            await channel.receive()
-    finally:
-        await channel.close()
+    answer = await client.request({"op": "warm", "pools": [{"backend": b, "arch": a} for b, a in warm]}, start=True)
+    hello = answer[1]
     print(f"engine pid {hello.get('pid')} {'started' if client.started_engine else 'already running'} "
           f"(socket {client.files.socket})", flush=True)
     if args.wait and warm:

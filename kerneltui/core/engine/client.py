@@ -117,33 +117,32 @@ class EngineClient:
 
     # -- requests ---------------------------------------------------------------------------------
 
-    async def status(self) -> dict[str, Any] | None:
-        """The running engine's status, or None when none runs (never starts one)."""
-        opened = await self.open(start=False)
-        if opened is None:
-            return None
-        channel, _hello = opened
-        try:
-            channel.send({"op": "status"})
-            await channel.drain()
-            reply = await channel.receive()
-        finally:
-            await channel.close()
-        return dict((reply or {}).get("status") or {})
-
-    async def stop(self, wait_s: float = 30.0) -> int | None:
-        """Ask the running engine to stop and wait until it has; its pid, or None when none ran."""
-        opened = await self.open(start=False)
+    async def request(self, message: dict[str, Any], start: bool = False) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """One request and its one reply, with the engine's hello; None when no engine runs and
+        ``start`` is false."""
+        opened = await self.open(start=start)
         if opened is None:
             return None
         channel, hello = opened
         try:
-            channel.send({"op": "stop"})
+            channel.send(message)
             await channel.drain()
-            await channel.receive()
+            reply = await channel.receive()
         finally:
             await channel.close()
-        pid = int(hello.get("pid") or 0)
+        return reply or {}, hello
+
+    async def status(self) -> dict[str, Any] | None:
+        """The running engine's status, or None when none runs (never starts one)."""
+        answer = await self.request({"op": "status"})
+        return None if answer is None else dict(answer[0].get("status") or {})
+
+    async def stop(self, wait_s: float = 30.0) -> int | None:
+        """Ask the running engine to stop and wait until it has; its pid, or None when none ran."""
+        answer = await self.request({"op": "stop"})
+        if answer is None:
+            return None
+        pid = int(answer[1].get("pid") or 0)
         deadline = time.monotonic() + wait_s
         while pid and pid_alive(pid) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
