@@ -1,9 +1,10 @@
 """The engine's settings (``[engine]`` in the config file, ``KERNELTUI_ENGINE_*``) and where it lives.
 
 One engine runs per user, machine and installation: the files of an engine (socket, key, lock, log)
-are named by a fingerprint of the Python, the kerneltui package and the environment variables that
-change what its workers do, so a second checkout, another virtual environment or another
-``CUDA_VISIBLE_DEVICES`` gets an engine of its own instead of answering with the wrong code.
+are named by a fingerprint of the Python, the kerneltui package (its path and the state of its source
+files) and the environment variables that change what its workers do, so a second checkout, another
+virtual environment, an edit of the code or another ``CUDA_VISIBLE_DEVICES`` gets an engine of its
+own instead of answering with the wrong code. An engine nobody uses any more stops when idle.
 """
 
 from __future__ import annotations
@@ -95,9 +96,30 @@ def fingerprint(env: dict[str, str] | None = None) -> str:
     env = dict(os.environ if env is None else env)
     worker_env = sorted((k, v) for k, v in env.items()
                         if (k.startswith(WORKER_ENV_PREFIXES) or k in WORKER_ENV_NAMES) and k not in CLIENT_ONLY)
-    package = str(paths.package_dir())
-    text = repr((sys.executable, package, __version__, worker_env))
+    package = paths.package_dir()
+    text = repr((sys.executable, str(package), __version__, code_state(package), worker_env))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def code_state(package: Path) -> str:
+    """A digest of the package's source files (name, size, modification time): an engine started
+    before an edit or an upgrade runs the old parent code, so a command after it gets a new one."""
+    digest = hashlib.sha256()
+    stack = [package]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__" and entry.name != "examples":
+                    stack.append(Path(entry.path))
+            elif entry.name.endswith(".py"):
+                info = entry.stat()
+                digest.update(f"{entry.path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
