@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--warm", metavar="BACKEND[:ARCH]", action="append", default=[],
                    help="start: warm workers for this backend now (repeatable), e.g. --warm triton "
                         "(ARCH: the task's arch, default sm_90a)")
+    p.add_argument("--all", action="store_true",
+                   help="stop: also the engines of other installations, or of this one before its code changed")
     p.add_argument("--wait", action="store_true",
                    help="start: return once every warmed pool has its spare workers ready")
     p.set_defaults(func=main)
@@ -39,6 +41,14 @@ def main(args: argparse.Namespace) -> int:
         if args.action == "stop":
             pid = asyncio.run(client.stop())
             print("no engine is running" if pid is None else f"engine (pid {pid}) stopped")
+            for files in client.files.others() if args.all else []:
+                try:
+                    other = asyncio.run(EngineClient(settings, files).stop())
+                except EngineUnavailable as exc:
+                    print(f"kerneltui engine: {exc}", file=sys.stderr)
+                    continue
+                if other is not None:
+                    print(f"engine (pid {other}) on {files.socket} stopped")
             return EXIT_OK
         return asyncio.run(_start(client, args))
     except EngineUnavailable as exc:
@@ -50,6 +60,10 @@ def _status(client: Any, status: dict[str, Any] | None, as_json: bool) -> int:
     if as_json:
         print_json({"running": status is not None, **(status or {}), "socket": str(client.files.socket)})
         return EXIT_OK
+    others = [f.socket.name for f in client.files.others()]
+    if others:
+        print(f"other engines in {client.files.dir}: {', '.join(others)} (they stop when idle; "
+              "`kerneltui engine stop --all` stops them now)")
     if status is None:
         print(f"no engine is running (it starts with the next check; socket {client.files.socket})")
         return EXIT_OK

@@ -120,6 +120,5 @@ class EnginePools:
         return out
 
     async def close(self) -> None:
-        for pool in self.pools():
-            await pool.close()
+        await asyncio.gather(*(pool.close() for pool in self.pools()), return_exceptions=True)
         self._pools.clear()

@@ -136,6 +136,16 @@ class EngineFiles:
         return cls(dir=folder, socket=folder / f"{stem}.sock", key=folder / "engine.key",
                    lock=folder / f"{stem}.lock", log=folder / f"{stem}.log")
 
+    def others(self) -> list[EngineFiles]:
+        """The files of the other engines in this folder (other installations, or this one before an
+        edit of its code)."""
+        found = []
+        for sock in sorted(self.dir.glob("engine-*.sock")):
+            if sock != self.socket:
+                found.append(EngineFiles(dir=self.dir, socket=sock, key=self.key, lock=sock.with_suffix(".lock"),
+                                         log=sock.with_suffix(".log")))
+        return found
+
     def check_socket_path(self) -> None:
         if len(os.fsencode(self.socket)) > SOCKET_PATH_MAX:
             raise ConfigError(f"the engine's socket path {self.socket} is longer than {SOCKET_PATH_MAX} bytes: "
