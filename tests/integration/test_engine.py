@@ -60,8 +60,8 @@ class EngineUnderTest:
     def cli(self, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
         return run_cli(*args, timeout=timeout, env={**self.env, **env})
 
-    def status(self) -> dict[str, Any]:
-        proc = self.cli("engine", "status", "--json")
+    def status(self, **env: str) -> dict[str, Any]:
+        proc = self.cli("engine", "status", "--json", **env)
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
@@ -105,13 +105,15 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> Any:
                         ("KERNELTUI_ENGINE_IDLE_S", "300")):
         handle.set(name, value)
     yield handle
-    pid = handle.pid()
-    if pid is not None:
-        workers = descendants(pid)
-        handle.cli("engine", "stop", timeout=60)
-        if pid_alive(pid):
-            os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not alive(workers), 10)
+    # Every engine the test started in its folder (one per fingerprint), and their workers.
+    pids = {int(text) for lock in folder.glob("engine-*.lock") if (text := lock.read_text().strip()).isdigit()}
+    pids = {pid for pid in pids if pid_alive(pid)}
+    workers = set().union(*(descendants(pid) for pid in pids)) if pids else set()
+    if pids:
+        handle.cli("engine", "stop", "--all", timeout=60)
+    for pid in alive(pids):
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not alive(workers), 10)
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -321,3 +323,20 @@ def test_engine_status_start_stop(engine):
     assert f"engine (pid {pid}) stopped" in stopped.stdout
     assert not pid_alive(pid)
     assert not engine.files.socket.exists()
+
+
+def test_ask_runs_its_trials_in_the_engine(engine, example_task, tmp_path):
+    from kerneltui.paths import package_dir
+
+    task = example_task("vector_add")
+    demo = package_dir() / "data" / "agent" / "vector_add_demo.toml"
+    config = str(tmp_path / "no-config.toml")
+    proc = engine.cli("ask", str(task), "make it faster", "--provider", "scripted", "--script", str(demo), "--json",
+                      KERNELTUI_CONFIG=config, KERNELTUI_AGENT_TRIAL_SEEDS="1",
+                      KERNELTUI_AGENT_CONTEXT_DIR=str(ROOT / "context"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    trial = data["proposals"][0]["trial"]
+    assert trial["correct"] is True and any(r["name"] == "correctness" and r["status"] == "ok" for r in trial["rungs"])
+    # The agent's settings are the command's own: the engine is the one a check with that config uses.
+    assert engine.status(KERNELTUI_CONFIG=config)["runs_served"] >= 1, "the trial ran in the engine"

@@ -31,7 +31,8 @@ register_defaults("engine", {
 # Unix socket paths are limited to 108 bytes by the kernel (sun_path).
 SOCKET_PATH_MAX = 107
 # Environment variables read by the command's own process only: they do not make another engine.
-CLIENT_ONLY = ("KERNELTUI_SESSIONS_DIR", "KERNELTUI_ENGINE_ENABLED", "KERNELTUI_ENGINE_START_TIMEOUT_S")
+CLIENT_ONLY = ("KERNELTUI_SESSIONS_", "KERNELTUI_AGENT_", "KERNELTUI_PRICES_", "KERNELTUI_UI_", "KERNELTUI_KEYS_",
+               "KERNELTUI_ENGINE_ENABLED", "KERNELTUI_ENGINE_START_TIMEOUT_S")
 WORKER_ENV_PREFIXES = ("KERNELTUI_", "CUDA_", "TRITON_", "TORCH", "NVIDIA_", "CUTE_", "TILELANG_")
 WORKER_ENV_NAMES = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
                     "XDG_DATA_HOME")
@@ -95,7 +96,7 @@ def fingerprint(env: dict[str, str] | None = None) -> str:
     same environment for the workers."""
     env = dict(os.environ if env is None else env)
     worker_env = sorted((k, v) for k, v in env.items()
-                        if (k.startswith(WORKER_ENV_PREFIXES) or k in WORKER_ENV_NAMES) and k not in CLIENT_ONLY)
+                        if (k.startswith(WORKER_ENV_PREFIXES) or k in WORKER_ENV_NAMES) and not k.startswith(CLIENT_ONLY))
     package = paths.package_dir()
     text = repr((sys.executable, str(package), __version__, code_state(package), worker_env))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
