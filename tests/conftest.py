@@ -28,6 +28,11 @@ def _has_gpu() -> bool:
 
 HAS_GPU = _has_gpu()
 
+# Commands under test run their own workers, also those that module- and session-scoped fixtures
+# run: no background engine is started in the user's folders. tests/integration/test_engine.py
+# turns the engine on for itself, with a folder of its own.
+os.environ["KERNELTUI_ENGINE_ENABLED"] = "0"
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if HAS_GPU:
@@ -42,9 +47,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _sessions_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Session logs written by the app and the commands under test stay in the test's folder."""
     monkeypatch.setenv("KERNELTUI_SESSIONS_DIR", str(tmp_path / "sessions"))
-    # Commands under test run their own workers; tests/integration/test_engine.py turns the
-    # background engine on for itself (with a folder of its own).
-    monkeypatch.setenv("KERNELTUI_ENGINE_ENABLED", "0")
 
 
 @pytest.fixture
