@@ -325,6 +325,19 @@ def test_engine_status_start_stop(engine):
     assert not engine.files.socket.exists()
 
 
+def test_an_engine_of_another_environment_is_its_own_and_stop_all_stops_it(engine):
+    other = {"KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}  # a setting the workers' side reads: another engine
+    assert engine.cli("engine", "start", **other).returncode == 0
+    assert engine.cli("engine", "start").returncode == 0
+    mine, theirs = engine.status(), engine.status(**other)
+    assert mine["pid"] != theirs["pid"] and mine["socket"] != theirs["socket"]
+    assert "other engines in" in engine.cli("engine", "status").stdout
+    stopped = engine.cli("engine", "stop", "--all")
+    assert f"engine (pid {theirs['pid']}) on {theirs['socket']} stopped" in stopped.stdout
+    assert not pid_alive(mine["pid"]) and not pid_alive(theirs["pid"])
+
+
+@pytest.mark.slow  # the same run request as a check's; `ask` itself is covered by test_ask_cli
 def test_ask_runs_its_trials_in_the_engine(engine, example_task, tmp_path):
     from kerneltui.paths import package_dir
 

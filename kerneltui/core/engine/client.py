@@ -177,6 +177,9 @@ class EngineClient:
                     if error.get("kind") == "task":
                         raise TaskError(str(error.get("message")))
                     raise EngineRunError(str(error.get("message")))
+                elif "cancelled" in message:  # not asked for by us: the engine is stopping
+                    raise EngineLost(f"the engine (pid {pid}) stopped during the run (`kerneltui engine stop`, "
+                                     "or it was told to end); it stopped the run's workers")
         except asyncio.CancelledError:
             await self._cancel(channel, emit)
             raise
