@@ -10,7 +10,7 @@ import pytest
 
 from tests.integration.test_engine import engine, normalised, wait_until  # noqa: F401 - the fixture
 
-pytestmark = [pytest.mark.gpu, pytest.mark.xdist_group("engine")]
+pytestmark = pytest.mark.gpu
 
 
 def test_full_check_through_the_engine_on_a_gpu(engine, example_task):  # noqa: F811

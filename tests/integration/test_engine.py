@@ -27,8 +27,6 @@ from kerneltui.core.engine.client import EngineClient, EngineUnavailable, pid_al
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
 from tests.conftest import ROOT, run_cli
 
-pytestmark = pytest.mark.xdist_group("engine")
-
 
 @dataclass
 class EngineUnderTest:
