@@ -68,14 +68,21 @@ def read_key(path: Path) -> bytes:
 
 
 def create_key(path: Path) -> bytes:
-    """The key in ``path``, made (mode 0600, atomically) when there is none yet."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    """The key in ``path``, made (mode 0600) when there is none yet. It is written whole to a file of
+    its own and linked into place, so a reader never sees a half-written key."""
+    if path.exists():
         return read_key(path)
     key = secrets.token_bytes(32)
+    draft = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as handle:
         handle.write(key.hex() + "\n")
+    try:
+        os.link(draft, path)
+    except FileExistsError:  # another engine made it first: use that one
+        return read_key(path)
+    finally:
+        draft.unlink(missing_ok=True)
     return key
 
 
