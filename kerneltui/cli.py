@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "context",
     "trace",
     "suite",
+    "engine",
     "replay",
     "export",
 )

@@ -28,6 +28,11 @@ def _has_gpu() -> bool:
 
 HAS_GPU = _has_gpu()
 
+# Commands under test run their own workers, also those that module- and session-scoped fixtures
+# run: no background engine is started in the user's folders. tests/integration/test_engine.py
+# turns the engine on for itself, with a folder of its own.
+os.environ["KERNELTUI_ENGINE_ENABLED"] = "0"
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if HAS_GPU:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
 
 EXIT_AGENT = 3
@@ -42,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--apply", action="store_true", help="apply proposals whose trial passed (auto: kept versions)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--no-session", action="store_true", help="do not write a session log")
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
@@ -139,20 +141,26 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     from kerneltui.core.agent import AutoLimits, ProviderError, open_session
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
+    from kerneltui.core.worker.pool import WorkerPool
 
     printer = Printer(args.json)
     log = open_session_log(task, "ask", getattr(args, "no_session", False), config)
     original = task.kernel_source()
     target = None if args.apply or args.auto is None else KernelInMemory(original, f"{task.kernel_file} (in memory)")
+    engine = engine_use.engine_client(args)
+    # With the engine, trials run there; this pool only serves a fallback (it starts nothing until then).
+    own_pool = WorkerPool(task.backend, arch=task.arch) if engine is not None else None
     try:
         session = open_session(
             task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,
             provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
-            api_key_env=args.api_key_env, script=args.script,
+            api_key_env=args.api_key_env, script=args.script, pool=own_pool,
         )
     except ProviderError as exc:
         close_session_log(log)
         return _fail(args, printer, exc.kind, exc.message)
+    if engine is not None:
+        session.loop = engine_use.agent_loop(engine, task, args, session.loop)
     session.start()
     result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
                               "applied": [], "auto": None}
@@ -185,6 +193,8 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
             log.write_context(session.conversation_json())
         close_session_log(log)
         await session.close()
+        if own_pool is not None:
+            await own_pool.close()
     changed = final != original
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
                   usage=session.meter.usage_dict(), notices=printer.notices, error=None,

@@ -8,6 +8,7 @@ import re
 import sys
 from typing import Any
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -110,13 +111,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_format_options(p)
     p.add_argument("--override", help="a hand-edited PTX/TTGIR folder (.kerneltui/override/<version>) to build from")
     p.add_argument("--no-session", action="store_true", help="do not write a session log (see `kerneltui sessions`)")
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, Notice, RungFinished
     from kerneltui.core.history import observer_for
-    from kerneltui.core.loop import check_once
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
     if args.kernels and args.kernel:
@@ -150,8 +151,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"checking {task.name} ({task.backend}, {task.format}) · {task.kernel_file}"
               + (f" · {_constants_line(task)}" if task.constants else ""), flush=True)
     try:
-        report = asyncio.run(check_once(task, options, emit=tee(emit, log),
-                                        observers=[observer_for(task)] if options.record else []))
+        report = asyncio.run(engine_use.run_once(task, args, options, emit=tee(emit, log),
+                                                 observers=[observer_for(task)] if options.record else []))
     except TaskError as exc:
         print(f"kerneltui: task error: {exc}", file=sys.stderr)
         if args.json:

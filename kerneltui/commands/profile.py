@@ -8,6 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json, rung_line
 
 
@@ -22,12 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--launch-count", type=int, help="profile at most this many kernel launches (default 20)")
     p.add_argument("--timeout", type=float, help="seconds the profile may take (default: the task's [timeouts] profile)")
     p.add_argument("--seeds", type=int, help="seeds per test case for the correctness check that runs first")
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished
-    from kerneltui.core.loop import check_once
     from kerneltui.core.profile.errors import no_ncu
     from kerneltui.core.profile.locate import NcuNotFound, find_ncu
     from kerneltui.core.rungs.context import RunOptions
@@ -59,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
 
     if not args.json:
         print(f"profiling {task.name} ({task.backend}) · {task.kernel_file} · checks first", file=sys.stderr, flush=True)
-    report = asyncio.run(check_once(task, options, emit=emit))
+    report = asyncio.run(engine_use.run_once(task, args, options, emit=emit))
     result = report.result("profile")
     profile = report.data.get("profile") or {}
     if args.json:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import time
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
     close_session_log,
     device_line,
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int)
     p.add_argument("--arch")
     p.add_argument("--no-session", action="store_true", help="do not write a session log")
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
@@ -66,9 +68,12 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
                 print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)
 
     log = open_session_log(task, "watch", getattr(args, "no_session", False))
-    pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
-    pool.prestart()
-    loop = Loop(task, pool=pool, emit=tee(emit, log), observers=[observer_for(task)])
+    def local() -> Loop:
+        pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
+        pool.prestart()
+        return Loop(task, pool=pool, emit=tee(emit, log), observers=[observer_for(task)])
+
+    loop = engine_use.loop_for(task, args, tee(emit, log), local)
     scheduler = RunScheduler(loop)
     print(f"watching {task.root} ({task.backend}); save {task.kernel_file} to rerun · Ctrl+C to stop", flush=True)
     scheduler.request(options)

@@ -83,6 +83,7 @@ def _assert_complete(task: Path, dump: Dump) -> None:
         assert dump.line_map(v, "ptx").source_lines(source), f"no PTX line maps to {source}"
 
 
+@pytest.mark.slow  # a sweep over the examples; the vector add's dump tests cover the machinery
 @pytest.mark.parametrize("name", OTHER_EXAMPLES)
 def test_every_example_dumps_every_stage(example_task, name):
     if load_task(str(EXAMPLES / name)).backend == "tilelang" and importlib.util.find_spec("tilelang") is None:

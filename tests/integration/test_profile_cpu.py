@@ -193,6 +193,7 @@ def test_cli_rejects_a_case_that_does_not_exist(example_task, tmp_path):
     assert proc.returncode == 2 and "--case must be ≥ 0" in proc.stderr
 
 
+@pytest.mark.slow  # keeps the GPU tests' own tasks correct; no CPU behaviour of its own
 @pytest.mark.parametrize("name", ["matmul_fp16", "fma_chain"])
 def test_the_gpu_profile_tasks_pass_their_checks(tmp_path, name):
     """tests/gpu profiles these; a kernel that fails its checks would never reach the profile."""

@@ -29,10 +29,12 @@ ROLES = ("candidate", "judge")
 
 class WorkerPool:
     def __init__(self, backend: str, arch: str | None = None, runner: Runner | None = None,
-                 spares: int = 1, ready_timeout: float = 300.0, replenish: bool = True) -> None:
+                 spares: int | dict[str, int] = 1, ready_timeout: float = 300.0, replenish: bool = True) -> None:
         self.backend = backend
         self.arch = arch
         self.runner: Runner = runner or default_runner()
+        # How many ready workers to keep per role (one number for both, or per role: a full check
+        # takes two candidate workers, the checks' and the benchmark's, and one judge).
         self.spares = spares
         self.replenish = replenish  # start the next spare as soon as one is taken
         self.ready_timeout = ready_timeout
@@ -57,7 +59,24 @@ class WorkerPool:
             self._deferred = True
             return
         for role in roles:
-            self._fill(role, count or self.spares)
+            self._fill(role, count or self.spares_for(role))
+
+    def spares_for(self, role: str) -> int:
+        return self.spares.get(role, 1) if isinstance(self.spares, dict) else self.spares
+
+    def spares_ready(self) -> dict[str, int]:
+        """Per role, how many spare workers are started and ready to hand out."""
+        return {role: sum(1 for t in tasks if t.done() and not t.cancelled() and t.exception() is None)
+                for role, tasks in self._spare.items()}
+
+    async def device(self) -> dict[str, object]:
+        """What the workers report about the device, waiting for the first worker if none is ready."""
+        if not self.device_info and not self._closed:
+            self.prestart(("judge",))
+            starting = [t for tasks in self._spare.values() for t in tasks]
+            if starting:
+                await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
+        return dict(self.device_info)
 
     def _fill(self, role: str, count: int) -> None:
         spare = [t for t in self._spare[role] if not (t.done() and (t.cancelled() or t.exception() is not None))]

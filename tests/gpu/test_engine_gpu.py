@@ -1,0 +1,35 @@
+"""The engine on a GPU: a full check through it (benchmark included) gives the verdict a check
+without it gives, and a second check takes warm workers and has the GPU to itself while it times."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tests.integration.test_engine import engine, normalised, wait_until  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.gpu
+
+
+def test_full_check_through_the_engine_on_a_gpu(engine, example_task):  # noqa: F811
+    task = example_task("vector_add")
+    alone = engine.cli("check", str(task), "--json", "--no-engine", timeout=600)
+    first = engine.cli("check", str(task), "--json", timeout=600)
+    assert alone.returncode == first.returncode == 0, alone.stderr + first.stderr
+    report_alone, report_engine = json.loads(alone.stdout), json.loads(first.stdout)
+    statuses = {r["name"]: r["status"] for r in report_engine["rungs"]}
+    assert statuses == {r["name"]: r["status"] for r in report_alone["rungs"]}
+    assert statuses["benchmark"] == "ok" and report_engine["device"]["gpu"]
+    assert normalised(report_engine["integrity"]) == normalised(report_alone["integrity"])
+
+    from kerneltui.core.engine.messages import RunRequest
+    from kerneltui.core.rungs.context import RunOptions
+
+    assert wait_until(lambda: all(p["ready"].get(r, 0) >= n for p in engine.status()["pools"]
+                                  for r, n in p["wanted"].items()), 300, 0.5)
+    second = asyncio.run(engine.client().run(RunRequest.make(task, None, RunOptions(origin="check")), lambda e: None))
+    assert second.ok and second.result("benchmark").status == "ok"
+    assert second.data["engine"]["ready_at_start"]["candidate"] >= 2
+    assert second.data["engine"]["waited_for_gpu"] is False

@@ -1,0 +1,353 @@
+"""The background engine with real processes: a real engine, real workers, the real command line.
+
+Each test gets an engine of its own (its folder under /tmp: a Unix socket path must stay short) and
+stops it at the end; whatever the test started and left running is killed by pid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kerneltui.core.engine.channel import AuthError, Channel, read_key
+from kerneltui.core.engine.client import EngineClient, EngineUnavailable, pid_alive
+from kerneltui.core.engine.settings import EngineFiles, EngineSettings
+from tests.conftest import ROOT, run_cli
+
+
+@dataclass
+class EngineUnderTest:
+    folder: Path
+    env: dict[str, str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def set(self, name: str, value: str) -> None:
+        """An engine setting for this process (and the engine it starts) and the commands run."""
+        self.env[name] = value
+        self.monkeypatch.setenv(name, value)
+
+    @property
+    def files(self) -> EngineFiles:
+        return EngineFiles.in_dir(self.folder)
+
+    def client(self) -> EngineClient:
+        settings = EngineSettings(enabled=True, idle_s=float(self.env["KERNELTUI_ENGINE_IDLE_S"]), dir=self.folder,
+                                  candidate_spares=2, judge_spares=1, start_timeout_s=60.0)
+        return EngineClient(settings, self.files)
+
+    def pid(self) -> int | None:
+        try:
+            text = self.files.lock.read_text().strip()
+        except OSError:
+            return None
+        return int(text) if text and pid_alive(int(text)) else None
+
+    def cli(self, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, timeout=timeout, env={**self.env, **env})
+
+    def status(self, **env: str) -> dict[str, Any]:
+        proc = self.cli("engine", "status", "--json", **env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process whose parent chain leads to ``pid`` (workers lead groups of their own)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def wait_until(predicate: Any, timeout: float, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return bool(predicate())
+
+
+def alive(pids: set[int]) -> set[int]:
+    return {p for p in pids if pid_alive(p)}
+
+
+@pytest.fixture
+def engine(monkeypatch: pytest.MonkeyPatch) -> Any:
+    folder = Path(tempfile.mkdtemp(prefix="kte-", dir="/tmp"))
+    handle = EngineUnderTest(folder, {}, monkeypatch)
+    for name, value in (("KERNELTUI_ENGINE_ENABLED", "1"), ("KERNELTUI_ENGINE_DIR", str(folder)),
+                        ("KERNELTUI_ENGINE_IDLE_S", "300")):
+        handle.set(name, value)
+    yield handle
+    # Every engine the test started in its folder (one per fingerprint), and their workers.
+    pids = {int(text) for lock in folder.glob("engine-*.lock") if (text := lock.read_text().strip()).isdigit()}
+    pids = {pid for pid in pids if pid_alive(pid)}
+    workers = set().union(*(descendants(pid) for pid in pids)) if pids else set()
+    if pids:
+        handle.cli("engine", "stop", "--all", timeout=60)
+    for pid in alive(pids):
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not alive(workers), 10)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def normalised(report: dict[str, Any]) -> dict[str, Any]:
+    """A report without what changes from run to run: times, and the last digits of a metric over
+    inputs drawn with the run's own hidden seed."""
+
+    def clean(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v, k) for k, v in value.items() if not (k.endswith("_s") or k in ("version", "seconds"))}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, str):
+            return re.sub(r"\d+\.\d+ ?s\b", "#s", value)
+        if isinstance(value, float):
+            return round(value, 6)
+        return value
+
+    return clean(report)
+
+
+def test_check_through_engine_gives_the_report_of_a_check_without(engine, example_task):
+    task = example_task("vector_add")
+    alone = engine.cli("check", str(task), "--json", "--seeds", "1", "--no-engine")
+    assert alone.returncode == 0, alone.stderr
+    assert engine.pid() is None, "--no-engine must not start an engine"
+    first = engine.cli("check", str(task), "--json", "--seeds", "1")
+    assert first.returncode == 0, first.stderr
+    pid = engine.pid()
+    assert pid is not None, "the first check starts the engine"
+    assert normalised(json.loads(first.stdout)) == normalised(json.loads(alone.stdout))
+    # The text form too, line for line once the times are taken out.
+    text_alone = engine.cli("check", str(task), "--seeds", "1", "--rungs", "correctness", "--no-engine")
+    text_engine = engine.cli("check", str(task), "--seeds", "1", "--rungs", "correctness")
+    assert text_engine.returncode == text_alone.returncode == 0
+    assert normalised(text_engine.stdout.splitlines()) == normalised(text_alone.stdout.splitlines())
+    assert text_engine.stderr == ""
+
+
+def test_second_check_finds_warm_workers(engine, example_task):
+    task = example_task("vector_add")
+    client = engine.client()
+    from kerneltui.core.engine.messages import RunRequest
+    from kerneltui.core.rungs.context import RunOptions
+
+    options = RunOptions(rungs=["correctness"], seeds=1, origin="check")
+    events: list[Any] = []
+
+    async def check() -> Any:
+        return await client.run(RunRequest.make(task, None, options), events.append)
+
+    first = asyncio.run(check())
+    assert client.started_engine
+    assert first.ok and first.result("correctness").status == "ok"
+    # Between checks the engine brings its spares back up; the next check takes ready workers.
+    ready = wait_until(lambda: all(
+        p["ready"].get(role, 0) >= p["wanted"][role] for p in engine.status()["pools"] for role in p["wanted"]), 240, 0.5)
+    assert ready, engine.status()
+    second = asyncio.run(check())
+    info = second.data["engine"]
+    assert info["pid"] == first.data["engine"]["pid"] == engine.pid()
+    assert info["run_number"] == 2
+    assert info["ready_at_start"]["candidate"] >= 1 and info["ready_at_start"]["judge"] >= 1
+    assert [r.name for r in second.results] == [r.name for r in first.results]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.count("RunStarted") == kinds.count("RunFinished") == 2
+
+
+def test_a_client_without_the_key_is_refused(engine, example_task):
+    started = engine.cli("engine", "start")
+    assert started.returncode == 0, started.stderr
+    files = engine.files
+    good = read_key(files.key)
+    assert files.key.stat().st_mode & 0o777 == 0o600
+    assert files.socket.stat().st_mode & 0o777 == 0o600
+
+    async def handshake(key: bytes) -> dict[str, Any]:
+        reader, writer = await asyncio.open_unix_connection(str(files.socket))
+        channel = Channel(reader, writer)
+        try:
+            return await channel.connect(key, {"client_pid": os.getpid()})
+        finally:
+            await channel.close()
+
+    with pytest.raises(AuthError, match="refused this client"):
+        asyncio.run(handshake(bytes(b ^ 0xFF for b in good)))
+    assert asyncio.run(handshake(good))["pid"] == engine.pid()  # still serving the right key
+    log = files.log.read_text()
+    assert "refused a client: the client could not prove it holds the engine's key" in log
+
+    # A key file others can read is not trusted: the command says so and checks without the engine.
+    files.key.chmod(0o644)
+    task = example_task("vector_add")
+    proc = engine.cli("check", str(task), "--rungs", "run")
+    assert proc.returncode == 0, proc.stderr
+    assert "readable by you alone (chmod 600)" in proc.stderr
+    assert "running without the engine" in proc.stderr
+    with pytest.raises(EngineUnavailable, match="chmod 600"):
+        asyncio.run(engine.client().status())
+    files.key.chmod(0o600)
+    assert engine.status()["runs_served"] == 0
+
+
+def test_engine_stops_when_idle_and_takes_its_workers(engine):
+    engine.set("KERNELTUI_ENGINE_IDLE_S", "3")
+    started = engine.cli("engine", "start", "--warm", "triton", "--wait", timeout=240)
+    assert started.returncode == 0, started.stdout + started.stderr
+    pid = engine.pid()
+    assert pid is not None
+    workers = descendants(pid)
+    assert len(workers) >= 3, "two candidate workers and a judge are kept warm"
+    assert wait_until(lambda: not pid_alive(pid), 30), "the engine did not stop when idle"
+    assert wait_until(lambda: not alive(workers), 10), f"workers left running: {alive(workers)}"
+    assert not engine.files.socket.exists()
+    assert "idle for 3 s: stopping" in engine.files.log.read_text()
+    status = engine.cli("engine", "status")
+    assert "no engine is running" in status.stdout
+
+
+HANGING_KERNEL = '''
+import os
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+HOLD = {hold!r}
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    while os.path.exists(HOLD):  # the test holds the kernel here while it kills the engine
+        time.sleep(0.05)
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+'''
+
+
+def test_engine_killed_mid_run_leaves_no_worker_and_the_check_says_so(engine, example_task, tmp_path):
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    task = example_task("vector_add", HANGING_KERNEL.format(hold=str(hold)))
+    started = engine.cli("engine", "start", "--warm", "triton", "--wait", timeout=240)
+    assert started.returncode == 0, started.stderr
+    pid = engine.pid()
+    assert pid is not None
+    check = subprocess.Popen([sys.executable, "-m", "kerneltui", "check", str(task), "--rungs", "run", "--seeds", "1"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                             env={**os.environ, **engine.env})
+    try:
+        # The run rung's call is held in the candidate's worker: the run is in flight.
+        assert wait_until(lambda: any(s["running"] and s["running"][0]["state"] == "running"
+                                      for s in [engine.status()]), 120, 0.2)
+        time.sleep(1.0)
+        workers = descendants(pid)
+        os.kill(pid, signal.SIGKILL)
+        assert wait_until(lambda: not alive(workers), 15), f"workers left running: {alive(workers)}"
+        hold.unlink()  # the check now runs again without the engine, and passes
+        out, err = check.communicate(timeout=240)
+    finally:
+        if check.poll() is None:
+            check.kill()
+    assert check.returncode == 0, out + err
+    assert f"the engine (pid {pid}) was killed or crashed during the run" in err
+    assert "running the check again without the engine" in err
+    assert "[run] ok" in out and "PASS" in out
+
+
+def test_several_clients_at_once(engine, example_task):
+    first, second = example_task("vector_add"), example_task("softmax")
+    command = [sys.executable, "-m", "kerneltui", "check", "--rungs", "run", "--seeds", "1"]
+    env = {**os.environ, **engine.env}
+    # Two checks of one task queue behind each other; a check of another task runs beside them.
+    procs = [subprocess.Popen([*command, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=ROOT, env=env) for path in (first, first, second)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, out + err
+        assert "[run] ok" in out and err == ""
+    status = engine.status()
+    assert status["runs_served"] == 3
+    assert len({engine.pid()}) == 1 and not status["running"]
+
+
+def test_engine_status_start_stop(engine):
+    assert "no engine is running" in engine.cli("engine", "status").stdout
+    started = engine.cli("engine", "start")
+    assert started.returncode == 0 and "started" in started.stdout, started.stderr
+    again = engine.cli("engine", "start")
+    assert "already running" in again.stdout
+    pid = engine.pid()
+    status = engine.cli("engine", "status")
+    assert f"engine pid {pid}" in status.stdout
+    stopped = engine.cli("engine", "stop")
+    assert f"engine (pid {pid}) stopped" in stopped.stdout
+    assert not pid_alive(pid)
+    assert not engine.files.socket.exists()
+
+
+def test_an_engine_of_another_environment_is_its_own_and_stop_all_stops_it(engine):
+    other = {"KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}  # a setting the workers' side reads: another engine
+    assert engine.cli("engine", "start", **other).returncode == 0
+    assert engine.cli("engine", "start").returncode == 0
+    mine, theirs = engine.status(), engine.status(**other)
+    assert mine["pid"] != theirs["pid"] and mine["socket"] != theirs["socket"]
+    assert "other engines in" in engine.cli("engine", "status").stdout
+    stopped = engine.cli("engine", "stop", "--all")
+    assert f"engine (pid {theirs['pid']}) on {theirs['socket']} stopped" in stopped.stdout
+    assert not pid_alive(mine["pid"]) and not pid_alive(theirs["pid"])
+
+
+@pytest.mark.slow  # the same run request as a check's; `ask` itself is covered by test_ask_cli
+def test_ask_runs_its_trials_in_the_engine(engine, example_task, tmp_path):
+    from kerneltui.paths import package_dir
+
+    task = example_task("vector_add")
+    demo = package_dir() / "data" / "agent" / "vector_add_demo.toml"
+    config = str(tmp_path / "no-config.toml")
+    proc = engine.cli("ask", str(task), "make it faster", "--provider", "scripted", "--script", str(demo), "--json",
+                      KERNELTUI_CONFIG=config, KERNELTUI_AGENT_TRIAL_SEEDS="1",
+                      KERNELTUI_AGENT_CONTEXT_DIR=str(ROOT / "context"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    trial = data["proposals"][0]["trial"]
+    assert trial["correct"] is True and any(r["name"] == "correctness" and r["status"] == "ok" for r in trial["rungs"])
+    # The agent's settings are the command's own: the engine is the one a check with that config uses.
+    assert engine.status(KERNELTUI_CONFIG=config)["runs_served"] >= 1, "the trial ran in the engine"

@@ -1,0 +1,146 @@
+"""The engine's pure parts: GPU sharing, requests and reports as data, its settings and fingerprint,
+the key file's rules and the handshake over a real socket pair."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from kerneltui.config import ConfigError, load_config
+from kerneltui.core.engine.channel import AuthError, Channel, KeyFileError, create_key, read_key
+from kerneltui.core.engine.messages import RunRequest, report_from_dict, report_to_dict
+from kerneltui.core.engine.pools import GpuAccess
+from kerneltui.core.engine.settings import EngineFiles, EngineSettings, fingerprint
+from kerneltui.core.loop import RunReport
+from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.rungs.result import SourceLocation, fail, ok
+
+
+async def test_timed_runs_have_the_gpu_alone_and_are_not_starved():
+    gpu = GpuAccess()
+    order: list[str] = []
+
+    async def run(name: str, exclusive: bool, hold_s: float) -> None:
+        async with gpu.hold(exclusive):
+            order.append(f"{name}+")
+            await asyncio.sleep(hold_s)
+            order.append(f"{name}-")
+
+    first = asyncio.create_task(run("check1", False, 0.05))
+    await asyncio.sleep(0)
+    timed = asyncio.create_task(run("bench", True, 0.05))
+    await asyncio.sleep(0)
+    late = asyncio.create_task(run("check2", False, 0.01))  # arrives after the timed run asked
+    await asyncio.gather(first, timed, late)
+    assert order == ["check1+", "check1-", "bench+", "bench-", "check2+", "check2-"]
+    assert not gpu.busy
+
+
+async def test_checks_share_the_gpu():
+    gpu = GpuAccess()
+    inside = 0
+    most = 0
+
+    async def check() -> None:
+        nonlocal inside, most
+        async with gpu.hold(False) as waited:
+            assert waited is False
+            inside += 1
+            most = max(most, inside)
+            await asyncio.sleep(0.02)
+            inside -= 1
+
+    await asyncio.gather(check(), check(), check())
+    assert most == 3
+
+
+def test_run_request_and_report_round_trip(tmp_path: Path):
+    options = RunOptions(rungs=["correctness"], seeds=2, timeout_s=30.0, arch="sm_90a", kernel_source="x = 1\n",
+                         origin="proposal", record=False, extra={"override": "ov/1", "benchmark": {"max_s": 2}})
+    request = RunRequest.from_dict(RunRequest.make(tmp_path, tmp_path / "k.py", options).to_dict())
+    assert request.task == str(tmp_path.resolve()) and request.kernel == str((tmp_path / "k.py").resolve())
+    assert request.run_options() == options
+    report = RunReport(run_id="r1", task="t", ok=False, device={"gpu": False},
+                       results=[ok("compile", "fine", metrics={"regs": 26}),
+                                fail("correctness", "wrong at case 2", location=SourceLocation("kernel.py", 12))],
+                       source_hash="abc", duration_s=1.5, version_id="3", data={"odd": Path("/x"), "nan": math.nan})
+    back = report_from_dict(report_to_dict(report))
+    assert back.results == report.results
+    assert back.to_json() == report.to_json()
+    assert back.data["odd"] == "/x" and math.isnan(back.data["nan"])
+
+
+def test_a_request_without_a_task_is_refused():
+    with pytest.raises(ValueError, match="names its task"):
+        RunRequest.from_dict({"options": {}})
+
+
+def test_settings_from_config_and_their_errors(tmp_path: Path):
+    env = {"KERNELTUI_ENGINE_IDLE_S": "5", "KERNELTUI_ENGINE_DIR": str(tmp_path), "KERNELTUI_ENGINE_ENABLED": "off"}
+    settings = EngineSettings.from_config(load_config(tmp_path / "none.toml", env=env))
+    assert (settings.idle_s, settings.dir, settings.enabled) == (5.0, tmp_path, False)
+    assert (settings.candidate_spares, settings.judge_spares) == (2, 1)
+    for bad in ({"KERNELTUI_ENGINE_IDLE_S": "0"}, {"KERNELTUI_ENGINE_ENABLED": "perhaps"},
+                {"KERNELTUI_ENGINE_JUDGE_SPARES": "-1"}):
+        with pytest.raises(ConfigError, match=r"\[engine\]"):
+            EngineSettings.from_config(load_config(tmp_path / "none.toml", env=bad))
+
+
+def test_fingerprint_follows_the_workers_environment_only():
+    base = {"PATH": "/usr/bin", "KERNELTUI_SESSIONS_DIR": "/a", "LANG": "C"}
+    same = fingerprint(base)
+    assert fingerprint({**base, "KERNELTUI_SESSIONS_DIR": "/b", "LANG": "de_DE"}) == same  # the command's own
+    assert fingerprint({**base, "CUDA_VISIBLE_DEVICES": "1"}) != same
+    assert fingerprint({**base, "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}) != same
+
+
+def test_socket_path_too_long_is_said(tmp_path: Path):
+    files = EngineFiles.in_dir(tmp_path / ("x" * 120))
+    with pytest.raises(ConfigError, match="shorter folder"):
+        files.check_socket_path()
+
+
+def test_key_file_rules(tmp_path: Path):
+    key_path = tmp_path / "engine.key"
+    key = create_key(key_path)
+    assert key_path.stat().st_mode & 0o777 == 0o600
+    assert create_key(key_path) == read_key(key_path) == key  # made once, then read
+    key_path.chmod(0o640)
+    with pytest.raises(KeyFileError, match="chmod 600"):
+        read_key(key_path)
+    with pytest.raises(KeyFileError, match="no engine key"):
+        read_key(tmp_path / "missing.key")
+
+
+async def _pair(engine_key: bytes, client_key: bytes) -> tuple[dict, dict]:
+    left, right = socket.socketpair(socket.AF_UNIX)
+    engine = Channel(*await asyncio.open_unix_connection(sock=left))
+    client = Channel(*await asyncio.open_unix_connection(sock=right))
+    accepted = asyncio.create_task(engine.accept(engine_key, {"pid": os.getpid()}))
+    try:
+        hello = await client.connect(client_key, {"client_pid": 1})
+        await accepted
+        client.send({"op": "status"})
+        engine.send({"status": {"ok": True}})
+        return hello, {"engine got": await engine.receive(), "client got": await client.receive()}
+    finally:
+        accepted.cancel()
+        await engine.close()
+        await client.close()
+
+
+async def test_handshake_with_the_key_then_sealed_frames():
+    key = os.urandom(32)
+    hello, got = await _pair(key, key)
+    assert hello["hello"] == "kerneltui-engine" and hello["pid"] == os.getpid()
+    assert got == {"engine got": {"op": "status"}, "client got": {"status": {"ok": True}}}
+
+
+async def test_handshake_with_another_key_is_refused():
+    with pytest.raises(AuthError, match="refused this client"):
+        await _pair(os.urandom(32), os.urandom(32))
