@@ -8,7 +8,8 @@ confirmation if there was one) go to OUT/sidework.json so a rule can be studied 
 series (``--max-seconds``) keep the study inside one device call; the check works the same way.
 
 Usage: python bench/sidework_data.py --out DIR [--examples vector_add,softmax,matmul] [--runs 20]
-       [--gallery] [--cheats] [--max-seconds 1.5] [--results bench/RESULTS.md]
+       [--gallery] [--cheats] [--max-seconds 1.5] [--spares 2] [--deadline-seconds S]
+       [--results bench/RESULTS.md]
 """
 
 from __future__ import annotations
@@ -38,18 +39,24 @@ def prepare(work: Path, name: str, example: str, kernel: str | None, prefix: str
     return dest
 
 
-async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any], spares: int,
+                  deadline: float) -> list[dict[str, Any]]:
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.pool import WorkerPool
 
     task = load_task(task_dir)
-    pool = WorkerPool(task.backend, spares=1)
+    # Workers are single-use: with several spares per role their start (torch, CUDA) overlaps the
+    # runs before them instead of adding to each.
+    pool = WorkerPool(task.backend, spares=spares)
     loop = Loop(task, pool=pool)
     out = []
     try:
         for i in range(runs):
+            if time.time() > deadline:
+                print(f"{name}: stopped after {i} runs (--deadline-seconds reached)", flush=True)
+                break
             t0 = time.perf_counter()
             report = await loop.run(RunOptions(rungs=["benchmark"], seeds=1, record=False, origin="check",
                                                extra={"benchmark": settings}))
@@ -79,6 +86,9 @@ def main() -> int:
     ap.add_argument("--cheats", action="store_true", help="also every GPU side-work cheat, twice each")
     ap.add_argument("--max-seconds", type=float, default=1.5)
     ap.add_argument("--results", default=None)
+    ap.add_argument("--spares", type=int, default=2, help="ready workers kept per role (default 2)")
+    ap.add_argument("--deadline-seconds", type=float, default=float("inf"),
+                    help="start no further run after this many seconds; what ran is reported")
     args = ap.parse_args()
     settings = {"torch_compile": False, "max_seconds": args.max_seconds}
     work = Path(tempfile.mkdtemp(prefix="kerneltui-sidework-"))
@@ -96,10 +106,11 @@ def main() -> int:
         for c in GPU_CHEATS:
             jobs.append((f"cheat:{c.name}", prepare(work, c.name, c.task, c.kernel, c.task_toml_prefix), 2, False))
     started = time.time()
+    deadline = started + args.deadline_seconds
     data: list[dict[str, Any]] = []
     rows = []
     for name, task_dir, runs, honest in jobs:
-        got = asyncio.run(measure(name, task_dir, runs, settings))
+        got = asyncio.run(measure(name, task_dir, runs, settings, args.spares, deadline))
         data += got
         failed = [g for g in got if g["status"] == "fail"]
         side = [g for g in failed if "still busy after the timed stream" in g["error"]]
