@@ -25,6 +25,27 @@ PROGRAM = ("import torch; n = torch.cuda.device_count(); x = torch.ones(4, devic
            "torch.cuda.synchronize(); print('CUDA up:', n, 'device(s),', float(x.sum()))")
 
 
+# Landlock applied by the program itself (the rest of the box from the supervisor), with more granted
+# than the box grants: which grant lets CUDA start. GRANTS: label -> Python expression of extra rules.
+SELF_LANDLOCK = """
+import json, os, sys
+from kerneltui.core.sandbox import landlock
+from kerneltui.core.sandbox.filesystem import FilesystemPlan, rules_for
+from kerneltui.core.sandbox.landlock import READ, WRITE, WRITE_FILE, TRUNCATE, IOCTL_DEV, Rule
+data = json.loads(os.environ.pop("PROBE_PLAN"))
+pid = os.getpid()
+extra = eval(os.environ.pop("PROBE_GRANT"))
+landlock.restrict_self(data["abi"], rules_for(FilesystemPlan.from_dict(data["filesystem"])) + extra)
+""" + PROGRAM
+GRANTS = {
+    "own /proc/<pid>/task": "[Rule(f'/proc/{pid}/task', READ | WRITE_FILE)]",
+    "own /proc/<pid>": "[Rule(f'/proc/{pid}', READ | WRITE_FILE | TRUNCATE)]",
+    "all of /proc": "[Rule('/proc', READ | WRITE_FILE | TRUNCATE)]",
+    "all of /proc and /sys": "[Rule('/proc', READ | WRITE_FILE | TRUNCATE), Rule('/sys', READ | WRITE_FILE | TRUNCATE)]",
+    "all of /proc, /sys, /dev written": "[Rule('/proc', WRITE), Rule('/sys', WRITE), Rule('/dev', WRITE | IOCTL_DEV)]",
+}
+
+
 def variants(plan, policy):  # type: ignore[no-untyped-def]
     fs = plan.filesystem
     yield "the whole box", policy
@@ -39,6 +60,9 @@ def variants(plan, policy):  # type: ignore[no-untyped-def]
         plan, address_space=0, open_files=0, extra_tasks=0))
     yield "capabilities kept", dataclasses.replace(policy, box=dataclasses.replace(plan, drop_capabilities=False))
     yield "no cgroup", dataclasses.replace(policy, cgroup="")
+    for label in GRANTS:
+        yield f"self-applied Landlock + {label}", dataclasses.replace(
+            policy, box=dataclasses.replace(plan, landlock_abi=0, filesystem=None))
     yield "supervisor only (box off)", dataclasses.replace(policy, box=None)
     yield "supervisor only, environment not scrubbed", dataclasses.replace(policy, box=None)
 
@@ -50,6 +74,7 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--only", default="", help="comma-separated words: run only variants naming one")
     args = parser.parse_args()
     nodes = {p: oct(os.stat(p).st_mode & 0o7777) for p in sorted(glob.glob("/dev/nvidia*"))}
     print("GPU device nodes:", nodes)
@@ -61,7 +86,10 @@ def main() -> int:
     assert first.policy.box is not None, "the box is off here: nothing to probe"
     print("box:", json.dumps(dataclasses.asdict(first.policy.box))[:2000])
     names = [name for name, _ in variants(first.policy.box, first.policy)]
+    wanted = [w for w in args.only.split(",") if w]
     for index, name in enumerate(names):
+        if wanted and not any(w in name for w in wanted):
+            continue
         # A fresh scratch folder and cgroup each time: the supervisor removes both when it ends.
         box = open_box(settings, support, python=sys.executable, lifeline=False)
         try:
@@ -69,9 +97,15 @@ def main() -> int:
             policy = list(variants(box.policy.box, box.policy))[index][1]
             policy_file = box.scratch / "probe-policy.json"
             policy_file.write_text(policy.to_json(), encoding="utf-8")
+            env = dict(os.environ) if "not scrubbed" in name else dict(box.env)
+            program = PROGRAM
+            if name.startswith("self-applied"):
+                program = SELF_LANDLOCK
+                env["PROBE_GRANT"] = GRANTS[name.split(" + ", 1)[1]]
+                env["PROBE_PLAN"] = json.dumps({"abi": box.policy.box.landlock_abi,
+                                                "filesystem": box.policy.box.filesystem.to_dict()})
             proc = subprocess.run([sys.executable, "-m", "kerneltui.core.sandbox.launch", str(policy_file), "--",
-                                   sys.executable, "-c", PROGRAM],
-                                  env=dict(os.environ) if "not scrubbed" in name else box.env, capture_output=True, text=True,
+                                   sys.executable, "-c", program], env=env, capture_output=True, text=True,
                                   timeout=300)
         finally:
             box.release()

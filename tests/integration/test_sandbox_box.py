@@ -258,3 +258,29 @@ def test_landlock_left_to_the_profiled_program_is_applied_by_it(tmp_path):
     assert "applied: True" in proc.stdout and "write outside: refused" in proc.stdout, proc.stdout
     assert "own thread named" in proc.stdout
     assert (tmp_path / "x.before").exists() and not (tmp_path / "x.after").exists()
+
+
+@pytest.mark.skipif(not MEASURED.landlock_abi, reason="Landlock is not available here")
+def test_landlock_is_turned_off_where_the_gpu_cannot_start_inside_it(tmp_path):
+    """On the H200 VM CUDA's cuInit fails in the box (error 304) and works outside it: there the
+    filesystem part must be off, with the reason, rather than every kernel failing. The decision is
+    made by trying; here a check that the box does break (reading a file in the temp folder, which the
+    box hides) stands for cuInit, and one that it does not break leaves Landlock on."""
+    from kerneltui.core.sandbox.support import gpu_under_landlock
+
+    hidden = tmp_path / "in-the-temp-folder"
+    hidden.write_text("x")
+    assert str(hidden).startswith("/tmp/")
+
+    def reads_hidden() -> int:
+        try:
+            hidden.read_text()
+            return 0
+        except OSError:
+            return 13
+
+    why = gpu_under_landlock(MEASURED.landlock_abi, reads_hidden, control_nodes=(str(hidden),))
+    assert why.startswith("CUDA cannot start under Landlock on this machine (cuInit returned 13")
+    assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 0, control_nodes=(str(hidden),)) == ""
+    assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 3, control_nodes=(str(hidden),)) == ""  # broken outside too
+    assert gpu_under_landlock(MEASURED.landlock_abi, reads_hidden, control_nodes=("/nonexistent/nvidiactl",)) == ""
