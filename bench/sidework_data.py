@@ -118,12 +118,16 @@ def main() -> int:
                     f"{(failed[0]['error'][:90] if failed else '').replace('|', '/')} |")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "sidework.json").write_text(json.dumps(data))
-    honest_runs = sum(1 for d in data if not d["kernel"].startswith("cheat:"))
-    false_alarms = sum(1 for d in data if not d["kernel"].startswith("cheat:") and d["status"] == "fail")
+    honest = [d for d in data if not d["kernel"].startswith("cheat:")]
+    # A skipped benchmark (no GPU in the worker) measured nothing: it is neither a pass nor an alarm.
+    skipped = sum(1 for d in honest if d["status"] == "skip")
+    honest_runs = len(honest) - skipped
+    false_alarms = sum(1 for d in honest if d["status"] == "fail")
     text = (f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} · sidework_data\n\n"
             f"Command: `python bench/sidework_data.py {' '.join(sys.argv[1:])}`; benchmark rung with "
             f"max_seconds={args.max_seconds}, no torch.compile baseline. Honest runs failed: {false_alarms} of "
-            f"{honest_runs}.\n\n| kernel | kind | runs | benchmark failed | by the side-work check | first message |\n"
+            f"{honest_runs} measured" + (f" ({skipped} skipped: the benchmark did not run)" if skipped else "")
+            + ".\n\n| kernel | kind | runs | benchmark failed | by the side-work check | first message |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     print(text)
     if args.results:
