@@ -25,13 +25,16 @@ INFO = {"gpu": True, "name": "NVIDIA H200", "driver": "580", "torch": "2.11.0", 
 class Judge:
     info = INFO
 
-    def __init__(self, stopped: str = "converged") -> None:
+    def __init__(self, stopped: str = "converged", error: str | None = None) -> None:
         self.asked: list[str] = []
         self.stopped = stopped
+        self.error = error
 
     async def request(self, op: str, args: dict[str, Any], timeout: float = 0, on_progress: Any = None) -> dict[str, Any]:
         assert op == "judge_benchmark"
         self.asked.append(args["target"])
+        if self.error and args["target"] == "torch_compile":
+            return {"target": args["target"], "cases": [{"index": 0, "label": "n=67108864", "error": self.error}]}
         return {"target": args["target"], "cases": [{"index": 0, "label": "n=67108864", "times_ms": [0.2] * 20,
                                                      "stopped": self.stopped, "failure": None}]}
 
@@ -41,8 +44,12 @@ def baselines(task_dir: Path, judge: Judge, settings: BenchSettings | None = Non
     ctx = RunContext(task=task, source="", files=task.read_sources(), options=RunOptions(), pool=None,  # type: ignore[arg-type]
                      run_id="r1", emit=lambda event: None, source_hash="h", version_dir=task_dir / ".kerneltui")
     settings = settings or BenchSettings()
-    return asyncio.run(benchmark._baselines(ctx, judge, settings, 7, WallBound(settings.max_wall_s),  # type: ignore[arg-type]
-                                            lambda *a, **k: None))
+    timings: dict[str, float] = {}
+    out = asyncio.run(benchmark._baselines(ctx, judge, settings, 7, WallBound(settings.max_wall_s),  # type: ignore[arg-type]
+                                           lambda *a, **k: None, timings))
+    assert set(timings) == {f"{t}_s" for t in judge.asked} | {"reference_s"} | (
+        {"torch_compile_s"} if settings.torch_compile else set())
+    return out
 
 
 def test_the_second_run_reuses_both_baselines(example_task):
@@ -94,3 +101,12 @@ def test_the_cache_and_torch_compile_can_be_switched_off(example_task):
     out = baselines(task, off, BenchSettings(baseline_cache=False, torch_compile=False))
     assert off.asked == ["reference"]
     assert out["torch_compile"] == (None, "not measured ([benchmark] torch_compile = false)")
+
+
+def test_a_torch_compile_that_fails_on_this_reference_is_not_tried_again(example_task):
+    task = example_task("vector_add")
+    baselines(task, Judge(error="torch.compile of the reference failed: BackendCompilerFailed"))
+    later = Judge()
+    out = baselines(task, later)
+    assert later.asked == []
+    assert out["torch_compile"][0]["cases"][0]["error"].startswith("torch.compile of the reference failed")

@@ -58,23 +58,22 @@ async def run(ctx: RunContext) -> RungResult:
         started = time.perf_counter()
         # spares still starting up (the quiet block waits for every one that is)
         timings: dict[str, float] = {"worker_wait_s": started - asked}
-        bound = WallBound(settings.max_wall_s)
         phase = "measuring the device's peaks"
         worker: WorkerProcess | None = None
         mark = 0
         try:
             peaks, peaks_note = await _peaks(judge, progress)
+            # The bound starts after the device's peaks: measured once per device, then cached.
+            bound = WallBound(settings.max_wall_s)
             phase = "reading the reference's work per case"
             setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
             phase = "estimating the reference's work"
             await _estimate_work(judge, setup, ctx, progress)
             secret = secrets.randbits(62)
             phase = "timing the baselines"
-            t0 = time.perf_counter()
-            measured = await _baselines(ctx, judge, settings, secret, bound, progress)
+            measured = await _baselines(ctx, judge, settings, secret, bound, progress, timings)
             reference, reference_note = measured["reference"]
             compiled, compile_note = measured["torch_compile"]
-            timings["baselines_s"] = time.perf_counter() - t0
             phase = "loading the kernel"
             t0 = time.perf_counter()
             worker = await ctx.pool.acquire()
@@ -178,9 +177,10 @@ def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSett
 
 
 async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSettings, secret: int, bound: WallBound,
-                     progress: Any) -> dict[str, tuple[Any, str]]:
+                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[Any, str]]:
     """The reference's and torch.compile's times, each cached (``core.rungs.baselines``) or measured
-    now within its share of the wall-time bound; with a note saying which."""
+    now within its share of the wall-time bound; with a note saying which. ``timings`` gets the
+    seconds each took here (``reference_s``, ``torch_compile_s``)."""
     cases = len(ctx.task.benchmarks)
     targets = ["reference"] + (["torch_compile"] if settings.torch_compile else [])
     keys = {t: baselines.baseline_key(ctx, judge.info, t, settings) for t in targets}
@@ -189,9 +189,11 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
     out: dict[str, tuple[Any, str]] = {"torch_compile": (None, "not measured ([benchmark] torch_compile = false)")}
     for target in targets:
         hit = found[target]
+        timings[f"{target}_s"] = 0.0
         if hit is not None:
             out[target] = hit
             continue
+        t0 = time.perf_counter()
         given = bound.settings_for(settings, cases * (len(to_measure) + 1))
         to_measure.remove(target)
         if target == "torch_compile":
@@ -201,4 +203,5 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
         for case in raw.get("cases") or []:
             case["stopped"] = WallBound.relabel(case.get("stopped") or "", settings, given)
         out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if settings.baseline_cache else "measured now")
+        timings[f"{target}_s"] = time.perf_counter() - t0
     return out
