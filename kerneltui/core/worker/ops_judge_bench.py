@@ -103,10 +103,10 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     free, _ = torch.cuda.mem_get_info()
     pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
                             with_reference=True, budget_bytes=int(free * settings.pool_fraction),
-                            max_sets=settings.max_pool)
+                            max_sets=settings.max_pool, fresh=settings.fresh_inputs)
     progress(f"making {label}'s inputs")
     sets = pool.first_batch()
-    checker = OutputCheck(state, rt, label, lambda seed: rt.make_inputs(params, seed))
+    checker = OutputCheck(state, rt, label, pool.inputs_for)
     state.bench_pool = (index, pool, checker)  # type: ignore[attr-defined]
     slots = [judge.exchange.export(item.inputs, f"pool{index}", share_storage=True) for item in sets]
     state.sync()
