@@ -134,7 +134,7 @@ def test_the_wall_time_bound_ends_every_case_and_says_so():
     # each case got a share of the bound (at least MIN_SERIES_S), not its own 60 s cap
     assert [c["stopped"] for c in cases] == [STOP_WALL_BOUND, STOP_WALL_BOUND]
     assert all(c["times_ms"] and c["failure"] is None for c in cases)
-    assert bound.cut and result["seconds"] < 2 * MIN_SERIES_S + 5
+    assert bound.cut  # the stop labels above, not a wall-clock number, show the bound ended both series
     assert {i for i, _, _ in seen} == {0, 1} and all(label == "n=8" for _, label, _ in seen)
 
 
