@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core import benchreport
-from kerneltui.core.benchstats import BenchSettings
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench import report as benchreport
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.history import HistoryError, HistoryStore, bench_rows, observer_for
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs import roofline as roofline_rung

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kerneltui.core import timing
-from kerneltui.core.benchstats import (
+from kerneltui.core.bench import timing
+from kerneltui.core.bench.stats import (
     STOP_TIME_CAP,
     BenchSettings,
     RunningStats,

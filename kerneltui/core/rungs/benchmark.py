@@ -18,8 +18,9 @@ import time
 from typing import Any
 
 from kerneltui.config import ConfigError, load_config, register_defaults
-from kerneltui.core import benchreport, device
-from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.bench import device_peaks as device
+from kerneltui.core.bench import report as benchreport
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.rungs.bench_series import time_kernel
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core import roofline
-from kerneltui.core.benchstats import format_ms
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench import roofline
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import format_ms
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
 

@@ -18,8 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core import timing
-from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.bench import timing
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.integrity import check_identities, identity
 from kerneltui.core.worker.ops_candidate import CheckFailure
@@ -34,7 +34,7 @@ def _guarded() -> dict[str, tuple[Any, str]]:
 
     import torch
 
-    from kerneltui.core import benchstats
+    from kerneltui.core.bench import stats as benchstats
 
     guarded: dict[str, tuple[Any, str]] = {
         "threading.active_count": (threading, "active_count"),

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kerneltui.core import timing
-from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.bench import timing
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker.ops_bench import require_gpu
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.ops_judge import _judge

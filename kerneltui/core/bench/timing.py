@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.benchstats import BenchSettings, RunningStats, median, stop_reason
+from kerneltui.core.bench.stats import BenchSettings, RunningStats, median, stop_reason
 
 Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20

@@ -131,7 +131,7 @@ def aggregate_pct(points: list[RooflinePoint]) -> float | None:
 
 
 def impossible_message(label: str, point: RooflinePoint, l2_bytes: int = 0) -> str:
-    from kerneltui.core.benchstats import format_ms
+    from kerneltui.core.bench.stats import format_ms
 
     memory = compute = 0.0
     if point.bytes is not None and point.bandwidth_gbps is not None:

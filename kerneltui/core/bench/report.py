@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core import roofline
-from kerneltui.core.benchstats import (
+from kerneltui.core.bench import roofline
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import (
     BenchSettings,
     converged,
     format_ms,
@@ -23,7 +24,6 @@ from kerneltui.core.benchstats import (
     straggle_verdict,
     summarize,
 )
-from kerneltui.core.device import DevicePeaks
 
 
 @dataclass
