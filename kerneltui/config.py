@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
+from kerneltui.core.bench.stats import BenchSettings
 
-_DEFAULTS: dict[str, dict[str, Any]] = {}
+_DEFAULTS: dict[str, dict[str, Any]] = {"benchmark": BenchSettings().to_dict()}
 
 
 class ConfigError(Exception):
@@ -84,3 +86,9 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None) -> 
         if sec in cfg.settings or sec in _DEFAULTS:
             cfg.settings.setdefault(sec, {})[key] = Setting(_parse_env_value(raw), f"env {name}")
     return cfg
+
+
+def benchmark_settings(config: Config | None = None, overrides: Mapping[str, Any] | None = None) -> BenchSettings:
+    """``[benchmark]`` as configured (defaults, the file, ``KERNELTUI_BENCHMARK_*``), then
+    ``overrides``; a wrong key or value raises ValueError naming it, a broken file ConfigError."""
+    return BenchSettings.from_mapping((config or load_config()).section("benchmark"), overrides)

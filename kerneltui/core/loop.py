@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
@@ -71,8 +73,11 @@ RunObserver = Callable[[Task, str, RunReport, RunOptions], Any]
 
 class Loop:
     def __init__(self, task: Task, pool: WorkerPool | None = None, emit: Emit | None = None,
-                 observers: list[RunObserver] | None = None) -> None:
+                 observers: list[RunObserver] | None = None,
+                 benchmark_settings: Callable[[], BenchSettings] | None = None) -> None:
         self.task = task
+        # Read per run, so an edited [benchmark] applies to the next run (a run may bring its own).
+        self.benchmark_settings = benchmark_settings or config.benchmark_settings
         self.pool = pool or WorkerPool(task.backend, arch=task.arch)
         self.emit: Emit = emit or (lambda event: None)
         self.observers: list[RunObserver] = list(observers or [])
@@ -99,7 +104,7 @@ class Loop:
         overrides = {task.kernel_file: source}
         files = task.read_sources(overrides)
         digest = source_hash(source)
-        edited = options.extra.get(override.EXTRA_KEY)
+        edited = options.override_folder
         if edited:  # hand-edited PTX/TTGIR: a version of its own (core.override)
             edited_files = override.read_files(task, str(edited))
             files.update(edited_files)
@@ -109,6 +114,7 @@ class Loop:
         ctx = RunContext(
             task=task, source=source, files=files, options=options, pool=self.pool, run_id=run_id,
             emit=self.emit, source_hash=digest, version_dir=version_dir,
+            configured_benchmark=self.benchmark_settings,
         )
         if options.arch:
             self.pool.arch = options.arch
@@ -198,7 +204,7 @@ class Loop:
             target = ctx.version_dir / Path(ctx.task.kernel_file).name
             if not target.exists():
                 target.write_text(ctx.source, encoding="utf-8")
-            edited = ctx.options.extra.get(override.EXTRA_KEY)
+            edited = ctx.options.override_folder
             if edited:  # the edited compiler output is part of this version's source
                 for name, text in ctx.files.items():
                     if name.startswith(f"{edited}/"):

@@ -8,7 +8,7 @@ view's "edit this stage" does (``core.override``), in a folder of its own:
 
 * its diff is against the compiler's output (``base_source``), not against the kernel file;
 * its trial is the loop on the kernel file as it is, built from the override folder
-  (``RunOptions.extra["override"]``): ptxas assembles the edited PTX (CUDA C++), Triton compiles
+  (``RunOptions.override_folder``): ptxas assembles the edited PTX (CUDA C++), Triton compiles
   from the edited stage (its kernel override); the result is a version of its own, with its own
   hash, dump and history entry;
 * accepted, the kernel file is not touched: the (possibly partly accepted or edited) text is what

@@ -71,7 +71,6 @@ from kerneltui.core.events import (
     UserMessage,
 )
 from kerneltui.core.loop import Loop, RunReport
-from kerneltui.core.override import EXTRA_KEY
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
@@ -487,9 +486,9 @@ class AgentSession:
         return report, True
 
     async def verify_source(self, source: str, origin: str, record: bool, rungs: list[str] | None = None,
-                            extra: dict[str, Any] | None = None) -> RunReport:
+                            override_folder: str | None = None) -> RunReport:
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
-                             seeds=int(self.settings.trial_seeds) or None, extra=dict(extra or {}))
+                             seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder)
         report = await self.loop.run(options)
         if record and not report.cancelled:
             await self._record(source, report, options)
@@ -528,8 +527,9 @@ class AgentSession:
         p.trial = {"running": True, "headline": "trial running"}
         self._emit_proposal(p)
         origin = "auto" if p.origin == "auto" else "proposal"
-        source, extra = self._checked_input(p)
-        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials, extra=extra))
+        source, folder = self._checked_input(p)
+        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials,
+                                                      override_folder=folder))
         self._trial_tasks[p.id] = task
         try:
             await asyncio.wait({task})
@@ -557,12 +557,12 @@ class AgentSession:
             p.move(TRIAL_DONE)
             self._emit_proposal(p)
 
-    def _checked_input(self, p: Proposal) -> tuple[str, dict[str, Any]]:
+    def _checked_input(self, p: Proposal) -> tuple[str, str | None]:
         """What the loop checks for ``p``: its text as the kernel, or for a hand-edited stage the kernel
         file as it is, built from the override folder that holds the text."""
         if p.override:
-            return self.target.read(), {EXTRA_KEY: p.override["folder"]}
-        return p.new_source, {}
+            return self.target.read(), p.override["folder"]
+        return p.new_source, None
 
     async def _cancel_trial(self, p: Proposal, why: str) -> None:
         task = self._trial_tasks.get(p.id)
@@ -700,17 +700,17 @@ class AgentSession:
     async def _after_apply(self, p: Proposal, new: str) -> dict[str, Any] | None:
         """Put the applied version in the history: the trial's results when it checked this exact text."""
         report = self.trial_reports.get(p.id)
-        source, extra = self._checked_input(p) if p.override else (new, {})
+        source, folder = self._checked_input(p) if p.override else (new, None)
         if report is not None and new == p.new_source and not report.cancelled:
             if not p.override:  # a hand-edited build is a version of its own, not the kernel file's
                 self.latest = report
             if not self.record_trials:  # auto mode recorded it already
                 await self._record(source, report, RunOptions(kernel_source=source, origin="proposal", record=True,
-                                                              extra=extra))
+                                                              override_folder=folder))
             return None
         if not self.verify_applied:
             return None
-        report = await self.verify_source(source, origin="proposal", record=True, extra=extra)
+        report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
         if not p.override:
             self.latest = report
         return {"ok": report.ok, "headline": summarise(report)["headline"]}

@@ -24,7 +24,7 @@ FLUSH_MODES = ("write", "write_read", "read")
 
 @dataclass(frozen=True)
 class BenchSettings:
-    """How long and how carefully to measure (``[benchmark]`` in the config, or RunOptions.extra)."""
+    """How long and how carefully to measure (``[benchmark]`` in the config, or RunOptions.benchmark)."""
 
     min_runs: int = 10  # timed calls, at least
     min_kernel_ms: float = 100.0  # summed kernel time of the timed calls, at least

@@ -17,12 +17,12 @@ import secrets
 import time
 from typing import Any
 
-from kerneltui.config import ConfigError, load_config, register_defaults
+from kerneltui.config import ConfigError
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench import report as benchreport
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.rungs.bench_series import time_kernel
-from kerneltui.core.rungs.context import RunContext, RunOptions
+from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 
@@ -30,13 +30,11 @@ NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
 PEAKS_TIMEOUT_S = 180.0
 
-# Settings come from [benchmark] in the config file and KERNELTUI_BENCHMARK_* variables.
-register_defaults("benchmark", BenchSettings().to_dict())
 
-
-def load_settings(options: RunOptions) -> BenchSettings:
-    """Defaults, then the config file and environment, then the run's own ``extra["benchmark"]``."""
-    return BenchSettings.from_mapping(load_config().section("benchmark"), options.extra.get("benchmark"))
+def load_settings(ctx: RunContext) -> BenchSettings:
+    """The run's own settings (``RunOptions.benchmark``), else those the loop was configured with
+    (``[benchmark]`` in the config file and ``KERNELTUI_BENCHMARK_*``)."""
+    return ctx.options.benchmark or ctx.configured_benchmark()
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -45,7 +43,7 @@ async def run(ctx: RunContext) -> RungResult:
     if not ctx.has_gpu:
         return skip(NAME, NO_GPU)
     try:
-        settings = load_settings(ctx.options)
+        settings = load_settings(ctx)
     except (ValueError, ConfigError) as exc:
         return fail(NAME, f"benchmark settings: {exc}")
     progress = ctx.progress_for(NAME)

@@ -3,17 +3,36 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, SourceLocation
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """What the ``profile`` rung profiles (``kerneltui profile``'s flags)."""
+
+    case: int | None = None  # index of the benchmark case; None: the first
+    kernel_name: str | None = None  # a regex over kernel names
+    launch_count: int | None = None
+    timeout_s: float | None = None  # None: the task's [timeouts] profile
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """What the ``trace`` rung traces (``kerneltui trace``'s flags)."""
+
+    case: int | None = None  # benchmark case index; None: the first
+    reps: int | None = None  # traced calls; None: the worker's default
 
 
 @dataclass
@@ -25,7 +44,27 @@ class RunOptions:
     kernel_source: str | None = None  # check this text instead of the kernel file (proposals)
     origin: str = "manual"
     record: bool = True  # store the version in the task's history
-    extra: dict[str, Any] = field(default_factory=dict)  # rung-specific options (e.g. profile filters)
+    # A hand-edited compiler stage (core.override): its folder, relative to the task. Its files go
+    # with the task and into the version hash; the judge never gets them.
+    override_folder: str | None = None
+    benchmark: BenchSettings | None = None  # this run's own; None: as configured ([benchmark])
+    profile: ProfileOptions = field(default_factory=ProfileOptions)
+    trace: TraceOptions = field(default_factory=TraceOptions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types, for the engine's socket and Ray (``from_dict`` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
+        """The options ``to_dict`` wrote; keys this version does not know are ignored."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if values.get("benchmark") is not None:
+            values["benchmark"] = BenchSettings.from_mapping(values["benchmark"])
+        values["profile"] = ProfileOptions(**(values.get("profile") or {}))
+        values["trace"] = TraceOptions(**(values.get("trace") or {}))
+        return cls(**values)
 
 
 @dataclass
@@ -42,6 +81,8 @@ class RunContext:
     results: dict[str, RungResult] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)  # raw op results shared between rungs
+    # Where the benchmark's settings come from when the run brings none of its own (the Loop's).
+    configured_benchmark: Callable[[], BenchSettings] = BenchSettings
     _check_worker: WorkerProcess | None = None
     _workers: list[WorkerProcess] = field(default_factory=list)
     _judging: Judging | None = None
@@ -90,8 +131,8 @@ class RunContext:
         judging.release([key])  # with the next request: the worker has loaded by then
         args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
                                 "first_inputs": first_inputs, "exchange": str(judging.exchange)}
-        if self.options.extra.get("override"):  # hand-edited compiler output (core.override)
-            args["override"] = self.options.extra["override"]
+        if self.options.override_folder:  # hand-edited compiler output (core.override)
+            args["override"] = self.options.override_folder
         return args
 
     def candidate_files(self) -> dict[str, str]:
@@ -101,7 +142,7 @@ class RunContext:
     def judge_files(self) -> dict[str, str]:
         """The task's files as the judge gets them: never the kernel or its launcher (nor an edited
         compiler output of it)."""
-        edited = self.options.extra.get("override")
+        edited = self.options.override_folder
         return {name: text for name, text in self.files.items()
                 if name not in (self.task.kernel_file, self.task.entry_file)
                 and not (edited and name.startswith(f"{edited}/"))}
