@@ -110,7 +110,7 @@ class Loop:
             files.update(edited_files)
             digest = source_hash(source + override.fingerprint(edited_files))
         run_id = uuid.uuid4().hex[:12]
-        version_dir = task.state_dir / "versions" / digest
+        version_dir = task.version_dir(digest)
         ctx = RunContext(
             task=task, source=source, files=files, options=options, pool=self.pool, run_id=run_id,
             emit=self.emit, source_hash=digest, version_dir=version_dir,

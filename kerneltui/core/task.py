@@ -143,6 +143,15 @@ class Task:
             return self.root / ".kerneltui" / Path(self.reference_file).stem
         return self.root / ".kerneltui"
 
+    @property
+    def versions_dir(self) -> Path:
+        """One folder per checked version, named by its source hash (``version_dir``)."""
+        return self.state_dir / "versions"
+
+    def version_dir(self, digest: str) -> Path:
+        """The folder of the version whose source hash is ``digest``: its source, dump, trace, profile."""
+        return self.versions_dir / digest
+
     def watched_paths(self) -> list[Path]:
         """Files whose save reruns the loop."""
         return [Path(self.linked_files[name]) if name in self.linked_files else self.root / name

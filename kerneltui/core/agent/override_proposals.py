@@ -75,7 +75,7 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
     new = edited if edited else apply_unified_diff(base, diff, f"{variant.kernel}.{stage.lower()}")
     if new.strip() == base.strip():
         raise ToolFailure(f"{NAME}: the edited {stage} is the compiler's own; nothing to propose")
-    version_dir = task.state_dir / "versions" / version
+    version_dir = task.version_dir(version)
     key = override.triton_key(version_dir, stage, base) if task.backend == "triton" else None
     written = override.write(task, f"{version}-{source_hash(new)[:8]}", stage, base, key=key, edited=new)
     info = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
@@ -93,7 +93,7 @@ async def _compiler_output(session: AgentSession, kernel_text: str, stage: str, 
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
 
     version = source_hash(kernel_text)
-    version_dir = session.task.state_dir / "versions" / version
+    version_dir = session.task.version_dir(version)
     try:
         dump = Dump.load(version_dir)
     except DumpMissing:

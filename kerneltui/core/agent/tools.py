@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kerneltui.core.agent import override_proposals
-from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm, version_dir
+from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
@@ -207,7 +207,7 @@ async def _trace_regions(session: AgentSession, call: ToolCall, turn_id: str) ->
 
     report, _ = await session.latest_report()
     try:
-        text = brief(version_dir(session.task, report.source_hash))
+        text = brief(session.task.version_dir(report.source_hash))
     except TraceFormatError as exc:
         raise Unavailable(f"the saved trace cannot be read: {exc}") from exc
     if text is None:
