@@ -38,7 +38,7 @@ def test_configured_benchmark_settings_layer_file_env_and_overrides(tmp_path):
     settings = benchmark_settings(config, overrides={"torch_compile": False})
     assert (settings.max_seconds, settings.min_runs, settings.torch_compile) == (3.0, 30, False)
     with pytest.raises(ValueError, match="graph must be one of"):
-        benchmark_settings(load_config(cfg, env={"KERNELTUI_BENCHMARK_GRAPH": "sometimes"}))
+        benchmark_settings(config, overrides={"graph": "sometimes"})
 
 
 def _context(options: RunOptions) -> RunContext:
@@ -59,3 +59,18 @@ def test_the_benchmark_rung_reads_no_config_itself():
     with open(source, encoding="utf-8") as f:
         text = f.read()
     assert "load_config" not in text and "register_defaults" not in text
+
+
+def test_a_failed_worker_request_becomes_one_kind_of_failed_rung():
+    from kerneltui.core.rungs.result import SourceLocation
+    from kerneltui.core.worker.process import WorkerFailure
+
+    exc = WorkerFailure("error", "index out of range", error={"file": "kernel.py", "line": 12, "traceback": "tb\n"})
+    result = _context(RunOptions()).failure("run", exc)
+    assert (result.status, result.summary, result.location) == ("fail", "index out of range",
+                                                                 SourceLocation("kernel.py", 12))
+    assert result.details == "tb\n" and result.metrics == {"failure": "error"}
+    worded = _context(RunOptions()).failure("benchmark", WorkerFailure("timeout", "no answer after 5 s"),
+                                            message="timing the kernel: no answer after 5 s")
+    assert worded.summary == "timing the kernel: no answer after 5 s" and worded.location is None
+    assert worded.metrics == {"failure": "timeout"}

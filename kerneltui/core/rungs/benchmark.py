@@ -93,10 +93,8 @@ async def run(ctx: RunContext) -> RungResult:
                                           timeout, progress)
             timings["candidate_s"] = time.perf_counter() - t0
         except WorkerFailure as exc:
-            loc = ctx.location_from(exc.error)
-            message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
-            return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
-                        details=(exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker else ""))
+            return ctx.failure(NAME, exc, worker, mark,
+                               message=exc.message if exc.kind == "error" else f"{phase}: {exc.message}")
     verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}

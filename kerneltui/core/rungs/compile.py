@@ -31,9 +31,7 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         loc = ctx.location_from(exc.error)
         where = f"{loc}: " if loc and str(loc) not in exc.message else ""
-        return fail("compile", where + exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark),
-                    metrics={"failure": exc.kind})
+        return ctx.failure("compile", exc, worker, mark, message=where + exc.message)
     ctx.data["load"] = result
     kernels = result.get("kernels") or []
     parts = []

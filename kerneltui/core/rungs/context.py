@@ -11,7 +11,7 @@ from typing import Any
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging
-from kerneltui.core.rungs.result import RungResult, SourceLocation
+from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
@@ -191,6 +191,15 @@ class RunContext:
     @property
     def arch(self) -> str:
         return self.options.arch or str(self.device.get("arch") or self.task.arch)
+
+    def failure(self, rung: str, exc: WorkerFailure, worker: WorkerProcess | None = None, mark: int = 0,
+                message: str | None = None) -> RungResult:
+        """The failed result of a rung whose worker request failed: the message (``message`` where the
+        rung words it itself), the candidate's file:line, the worker's traceback and its stderr since
+        ``mark``, and the kind of failure in ``metrics["failure"]``."""
+        details = (exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker is not None else "")
+        return fail(rung, exc.message if message is None else message, location=self.location_from(exc.error),
+                    details=details, metrics={"failure": exc.kind})
 
     def location_from(self, error: dict[str, Any]) -> SourceLocation | None:
         file, line = error.get("file"), error.get("line")

@@ -50,9 +50,7 @@ async def run(ctx: RunContext) -> RungResult:
     except Stop as exc:
         return fail("correctness", str(exc), details=str(exc) + "\n" + worker.stderr_since(mark))
     except WorkerFailure as exc:
-        loc = ctx.location_from(exc.error)
-        return fail("correctness", exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark), metrics={"failure": exc.kind})
+        return ctx.failure("correctness", exc, worker, mark)
     ctx.data["correctness"] = result
     worst = result.get("worst") or {}
     metrics = {

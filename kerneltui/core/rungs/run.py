@@ -29,9 +29,7 @@ async def run(ctx: RunContext) -> RungResult:
         called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
         verdict = await judging.verdict(key, called, timeout, mode="run")
     except WorkerFailure as exc:
-        loc = ctx.location_from(exc.error)
-        return fail("run", exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark), metrics={"failure": exc.kind})
+        return ctx.failure("run", exc, worker, mark)
     launches = called.get("launches") or {}
     result = {"outputs": verdict.get("described") or [], "problems": verdict.get("structure") or [],
               "launches": launches, "call_s": called.get("call_s")}

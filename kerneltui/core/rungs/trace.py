@@ -69,8 +69,7 @@ async def run(ctx: RunContext) -> RungResult:
                                    timeout=ctx.timeout("benchmark"), on_progress=progress)
         judging.release([key])
     except WorkerFailure as exc:
-        return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
-                    details=exc.error.get("traceback") or "")
+        return ctx.failure(NAME, exc)
     result = build_result(ctx.version_dir, raw, worker.stderr_since(mark), fallback=choice.note())
     ctx.data[NAME] = result.metrics
     return result
