@@ -52,7 +52,7 @@ from kerneltui.core.agent.providers.base import Provider
 from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
-from kerneltui.core.agent.trials import summarise, summary_text
+from kerneltui.core.agent.trials import TrialSummary
 from kerneltui.core.agent.workspace import Workspace
 from kerneltui.core.events import (
     AgentError,
@@ -228,8 +228,7 @@ class AgentSession:
                         trial = self._trial_tasks.get(p.id)
                         if trial is not None and not trial.done():
                             trial.cancel()
-                            p.trial = {"cancelled": True, "ok": False, "correct": False,
-                                       "headline": "trial cancelled: the file changed"}
+                            p.trial = TrialSummary.stopped("trial cancelled: the file changed")
                         self._end(p, STALE, {"decision": "stale", "by": "file",
                                              "reason": f"{p.file} changed before a decision"})
 
@@ -524,7 +523,7 @@ class AgentSession:
 
     async def _run_trial(self, p: Proposal) -> None:
         p.move(TRIAL)
-        p.trial = {"running": True, "headline": "trial running"}
+        p.trial = TrialSummary.started()
         self._emit_proposal(p)
         origin = "auto" if p.origin == "auto" else "proposal"
         source, folder = self._checked_input(p)
@@ -537,7 +536,7 @@ class AgentSession:
             task.cancel()
             await asyncio.wait({task})
             if p.state == TRIAL:
-                p.trial = {"cancelled": True, "ok": False, "correct": False, "headline": "trial interrupted"}
+                p.trial = TrialSummary.stopped("trial interrupted")
                 p.move(TRIAL_DONE)
                 self._emit_proposal(p)
             raise
@@ -547,12 +546,11 @@ class AgentSession:
             return  # a decision (or a newer proposal) cancelled it and recorded why
         exc = task.exception()
         if exc is not None:
-            p.trial = {"ok": False, "correct": False, "error": f"{type(exc).__name__}: {exc}",
-                       "headline": f"the trial could not run: {exc}"}
+            p.trial = TrialSummary.could_not_run(exc)
         else:
             report = task.result()
             self.trial_reports[p.id] = report
-            p.trial = summarise(report)
+            p.trial = TrialSummary.of(report)
         if p.state == TRIAL:
             p.move(TRIAL_DONE)
             self._emit_proposal(p)
@@ -569,7 +567,7 @@ class AgentSession:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
-            p.trial = {"cancelled": True, "ok": False, "correct": False, "headline": f"trial cancelled: {why}"}
+            p.trial = TrialSummary.stopped(f"trial cancelled: {why}")
 
     def _end(self, p: Proposal, state: str, decision: dict[str, Any]) -> None:
         decision.setdefault("proposal", p.id)
@@ -582,7 +580,7 @@ class AgentSession:
             self.pending_notes.append(prompts.decision_note(decision))
 
     def proposal_summary(self, p: Proposal) -> str:
-        trial = (p.trial or {}).get("headline", "no trial")
+        trial = p.trial.headline if p.trial else "no trial"
         return (f"{p.id} · {len(p.hunks)} hunk(s) +{sum(h.added for h in p.hunks)} "
                 f"−{sum(h.removed for h in p.hunks)} · trial: {trial}")
 
@@ -593,7 +591,7 @@ class AgentSession:
         if report is not None:
             lines.append(self.feedback(report, "trial on a scratch copy (the kernel file is unchanged)", p.new_source))
         elif p.trial:
-            lines.append(summary_text(p.trial) if p.trial.get("rungs") else f"trial: {p.trial.get('headline')}")
+            lines.append(p.trial.text())
         if p.origin == "auto":
             lines.append(f"Auto mode decides after this turn: {self.keep_rule or 'kept only if it is correct and faster than the kept version'}.")
         elif p.is_open:
@@ -631,8 +629,7 @@ class AgentSession:
             raise ProposalError("action 'edit' needs the edited text (edited_source)")
         await self._cancel_trial(p, f"the person decided ({action}) before it finished")
         decision: dict[str, Any] = {"proposal": p.id, "file": p.file, "by": by}
-        trial = p.trial or {}
-        decision["trial"] = {"ok": trial.get("ok"), "headline": trial.get("headline")}
+        decision["trial"] = {"ok": p.trial.ok, "headline": p.trial.headline} if p.trial else {"ok": None, "headline": None}
         if action in ("accept", "edit"):
             current = self.target.read()
             if source_hash(current) != p.base_hash:
@@ -713,7 +710,7 @@ class AgentSession:
         report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
         if not p.override:
             self.latest = report
-        return {"ok": report.ok, "headline": summarise(report)["headline"]}
+        return {"ok": report.ok, "headline": TrialSummary.of(report).headline}
 
     async def undo(self) -> Checkpoint | None:
         """Restore the kernel to the checkpoint before the last applied edit."""
