@@ -1,10 +1,12 @@
 """Settings: defaults, then the TOML file at the XDG location, then ``KERNELTUI_*`` environment variables.
 
 Every value remembers where it came from so ``kerneltui config`` can show it. Sections are plain
-tables (``[ui]``, ``[agent]``, ``[keys]`` …); each part of kerneltui declares its own defaults with
-:func:`register_defaults` and reads its section with :func:`section`. An environment variable
-``KERNELTUI_<SECTION>_<KEY>`` (upper case) overrides ``[section] key``; values are parsed as TOML
-scalars when they look like one (``true``, ``3``, ``0.5``), else kept as strings.
+tables (``[ui]``, ``[agent]``, ``[keys]`` …), every one of them named in ``SECTIONS``; each part of
+kerneltui declares its own defaults with :func:`register_defaults` and reads its section with
+:func:`section`. An environment variable ``KERNELTUI_<SECTION>_<KEY>`` (upper case) overrides
+``[section] key`` whatever was imported first; values are parsed as TOML scalars when they look like
+one (``true``, ``3``, ``0.5``), else kept as strings. A section kerneltui does not read, and a
+``[benchmark]`` value it cannot use, are refused at load with the file and line or the variable.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ from typing import Any
 
 from kerneltui import paths
 from kerneltui.core.bench.stats import BenchSettings
+from kerneltui.core.task_loaders.toml_lines import key_lines
+
+# Every section kerneltui reads. Declared here, not by the modules that read them, so that a
+# KERNELTUI_AGENT_* variable is a setting even when the config loads before the agent is imported.
+SECTIONS = ("agent", "benchmark", "engine", "keys", "prices", "remote", "sandbox", "sessions", "ui")
 
 _DEFAULTS: dict[str, dict[str, Any]] = {"benchmark": BenchSettings().to_dict()}
 
@@ -50,6 +57,8 @@ class Config:
 
 
 def register_defaults(section: str, values: dict[str, Any]) -> None:
+    if section not in SECTIONS:
+        raise ValueError(f"settings section [{section}] is not in kerneltui.config.SECTIONS: add it there")
     _DEFAULTS.setdefault(section, {}).update(values)
 
 
@@ -67,14 +76,21 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None) -> 
     for sec, values in _DEFAULTS.items():
         for key, value in values.items():
             cfg.settings.setdefault(sec, {})[key] = Setting(value, "default")
+    lines: dict[tuple[str | int, ...], int] = {}
     if file.exists():
+        text = file.read_text(encoding="utf-8")
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: malformed TOML: {exc}") from exc
+        lines = key_lines(text)
         for sec, values in data.items():
+            where = f"{file}:{lines[(sec,)]}" if (sec,) in lines else str(file)
             if not isinstance(values, dict):
-                raise ConfigError(f"{file}: top-level key {sec!r} must be a [section] table")
+                raise ConfigError(f"{where}: top-level key {sec!r} must be a [section] table")
+            if sec not in SECTIONS:
+                raise ConfigError(f"{where}: kerneltui has no settings section [{sec}]; "
+                                  f"the sections are {', '.join(f'[{s}]' for s in SECTIONS)}")
             for key, value in values.items():
                 cfg.settings.setdefault(sec, {})[key] = Setting(value, str(file))
     prefix = "KERNELTUI_"
@@ -83,9 +99,26 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None) -> 
             continue
         rest = name[len(prefix):].lower()
         sec, _, key = rest.partition("_")
-        if sec in cfg.settings or sec in _DEFAULTS:
+        if sec in SECTIONS:
             cfg.settings.setdefault(sec, {})[key] = Setting(_parse_env_value(raw), f"env {name}")
+    _check_benchmark(cfg, lines)
     return cfg
+
+
+def _check_benchmark(cfg: Config, lines: dict[tuple[str | int, ...], int]) -> None:
+    """Refuse a ``[benchmark]`` value the benchmark cannot use, naming where it was set."""
+    for key, setting in cfg.settings.get("benchmark", {}).items():
+        try:
+            BenchSettings.from_mapping({key: setting.value})
+        except ValueError as exc:
+            where = setting.source
+            if where == str(cfg.file) and ("benchmark", key) in lines:
+                where = f"{where}:{lines[('benchmark', key)]}"
+            raise ConfigError(f"{where}: {exc}") from exc
+    try:
+        benchmark_settings(cfg)
+    except ValueError as exc:  # values fine one by one, not together (min_runs > max_runs)
+        raise ConfigError(f"{cfg.file} or KERNELTUI_BENCHMARK_*: {exc}") from exc
 
 
 def benchmark_settings(config: Config | None = None, overrides: Mapping[str, Any] | None = None) -> BenchSettings:
