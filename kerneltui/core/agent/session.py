@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.agent import prompts
-from kerneltui.core.agent.adapters import record_in_history
 from kerneltui.core.agent.budget import BudgetCheck, TokenEstimator, request_chars
 from kerneltui.core.agent.checkpoints import Checkpoint, CheckpointStore, KernelFile, KernelTarget
 from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest, ToolCall, ToolResult, Usage
@@ -53,6 +52,7 @@ from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
 from kerneltui.core.agent.trials import TrialSummary
+from kerneltui.core.agent.versions import record_in_history
 from kerneltui.core.agent.workspace import Workspace
 from kerneltui.core.events import (
     AgentError,

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kerneltui.core.agent import override_proposals
-from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
+from kerneltui.core.agent.versions import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.workspace import WorkspaceError
 from kerneltui.core.redact import redacted
 

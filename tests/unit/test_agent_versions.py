@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kerneltui.core.agent.adapters import Unavailable, profile_brief, read_asm
+from kerneltui.core.agent.versions import Unavailable, profile_brief, read_asm
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import skip
 from kerneltui.core.task_loaders.load import load_task
