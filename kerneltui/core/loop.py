@@ -149,7 +149,7 @@ class Loop:
             ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
-                duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data,
+                duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data.to_dict(),
             )
             # A run that lost its connection is not this version's result; the retry's is.
             superseded = not final and lost_connection(results) is not None

@@ -229,7 +229,7 @@ def test_interpreter_still_works_after_an_ahead_of_time_compile(example_task):
             worker = await ctx.check_worker()
             judging = await ctx.judging()
             load = await worker.request("load", await ctx.load_args(judging), timeout=300)
-            ctx.data["load"] = load
+            ctx.data.load = load
             _, cases = await case_inputs(ctx, judging)
             dump = await worker.request("dump", {"arch": "sm_90a", "cases": cases}, timeout=300)
             result = await correctness.run(ctx)  # the same worker, interpreted again after the compile

@@ -55,8 +55,8 @@ def _bench_result(ms: float, failure: dict | None = None) -> RungResult:
 async def _roofline_result(task, bench: RungResult) -> RungResult:
     ctx = RunContext(task=task, source="", files={}, options=RunOptions(), pool=WorkerPool("torch"), run_id="r",
                      emit=lambda event: None, source_hash="h", version_dir=task.version_dir("h"))
-    ctx.data["benchmark"] = bench.metrics
-    ctx.data["device_peaks"] = PEAKS.to_dict()
+    ctx.data.benchmark = bench.metrics
+    ctx.data.device_peaks = PEAKS.to_dict()
     return await roofline_rung.run(ctx)
 
 

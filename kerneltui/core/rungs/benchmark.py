@@ -99,10 +99,10 @@ async def run(ctx: RunContext) -> RungResult:
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
     metrics["device_peaks"] = peaks.key if peaks else None
-    ctx.data[NAME] = metrics
-    ctx.data["benchmark_raw"] = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
+    ctx.data.benchmark = metrics
+    ctx.data.benchmark_raw = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:
-        ctx.data["device_peaks"] = peaks.to_dict()
+        ctx.data.device_peaks = peaks.to_dict()
     details = verdict.details
     if peaks_note:
         details += f"\n{peaks_note}"

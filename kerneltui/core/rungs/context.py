@@ -15,6 +15,7 @@ from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import LoadReply
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,25 @@ class RunOptions:
 
 
 @dataclass
+class RunData:
+    """What rungs hand each other during a run; the report keeps it as ``RunReport.data`` (``to_dict``)."""
+
+    load: LoadReply | None = None  # compile → run, correctness: the candidate worker's ``load`` reply
+    run: dict[str, Any] | None = None  # the run rung's outputs, problems and launches
+    correctness: dict[str, Any] | None = None  # checks, cases, seeds, worst metrics
+    benchmark: dict[str, Any] | None = None  # the benchmark rung's metrics → roofline
+    benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
+    device_peaks: dict[str, Any] | None = None  # DevicePeaks.to_dict() → roofline
+    dump: dict[str, Any] | None = None  # the dump's folder, summary and metrics
+    profile: dict[str, Any] | None = None  # ProfileOutcome.to_dict()
+    trace: dict[str, Any] | None = None  # the trace rung's metrics
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parts the run produced, by name (what ``check --json`` and the engine carry)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+@dataclass
 class RunContext:
     task: Task
     source: str
@@ -80,7 +100,7 @@ class RunContext:
     version_dir: Path
     results: dict[str, RungResult] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)  # raw op results shared between rungs
+    data: RunData = field(default_factory=RunData)
     # Where the benchmark's settings come from when the run brings none of its own (the Loop's).
     configured_benchmark: Callable[[], BenchSettings] = BenchSettings
     _check_worker: WorkerProcess | None = None
@@ -92,7 +112,7 @@ class RunContext:
     async def check_worker(self) -> WorkerProcess:
         """The worker the compile/run/correctness/dump rungs share for this run."""
         if self._check_worker is None or not self._check_worker.alive:
-            if self._check_worker is not None and "load" in self.data:
+            if self._check_worker is not None and self.data.load is not None:
                 raise WorkerFailure("crash", "the check worker is gone (it crashed or was killed in an earlier rung)")
             self._check_worker = await self.pool.acquire()
             self._workers.append(self._check_worker)
@@ -201,7 +221,7 @@ class RunContext:
         return fail(rung, exc.message if message is None else message, location=self.location_from(exc.error),
                     details=details, metrics={"failure": exc.kind})
 
-    def location_from(self, error: dict[str, Any]) -> SourceLocation | None:
+    def location_from(self, error: Mapping[str, Any]) -> SourceLocation | None:
         file, line = error.get("file"), error.get("line")
         if file and line:
             return SourceLocation(str(file), int(line))

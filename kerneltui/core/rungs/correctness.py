@@ -23,6 +23,7 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import LoadReply
 from kerneltui.core.worker.verdicts import worst_metrics
 
 MAX_PROBLEMS = 8
@@ -35,7 +36,7 @@ class Stop(Exception):
 
 
 async def run(ctx: RunContext) -> RungResult:
-    load = ctx.data.get("load") or {}
+    load: LoadReply = ctx.data.load or {}
     if not load.get("can_run", True):
         return skip("correctness", load.get("run_skipped_reason") or "kernels cannot run here")
     worker = await ctx.check_worker()
@@ -51,7 +52,7 @@ async def run(ctx: RunContext) -> RungResult:
         return fail("correctness", str(exc), details=str(exc) + "\n" + worker.stderr_since(mark))
     except WorkerFailure as exc:
         return ctx.failure("correctness", exc, worker, mark)
-    ctx.data["correctness"] = result
+    ctx.data.correctness = result
     worst = result.get("worst") or {}
     metrics = {
         "checks": result["checks"], "passed": result["passed"], "cases": result["cases"], "seeds": result["seeds"],
@@ -269,7 +270,7 @@ class Checks:
                 tally.warnings.append(
                     f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
                     "(widen the test's value range or tighten [tolerance])")
-        can_run = bool((self.ctx.data.get("load") or {}).get("can_run", True))
+        can_run = bool((self.ctx.data.load or {}).get("can_run", True))
         if task.backend != "torch" and tally.launches == 0 and can_run:
             tally.problems.append(
                 f"no {self.judging.backend_label} kernel was launched: custom_kernel must run a kernel of the task's "

@@ -43,10 +43,10 @@ def case_line(label: str, p: roofline.RooflinePoint, mode: str = "") -> str:
 
 
 async def run(ctx: RunContext) -> RungResult:
-    bench = ctx.data.get("benchmark")
+    bench = ctx.data.benchmark
     if not bench:
         return skip(NAME, "no benchmark numbers from this run")
-    peaks_data = ctx.data.get("device_peaks")
+    peaks_data = ctx.data.device_peaks
     if not peaks_data:
         return skip(NAME, "the device's peaks are unknown (they could not be measured)")
     peaks = DevicePeaks.from_dict(peaks_data)

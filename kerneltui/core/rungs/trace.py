@@ -50,7 +50,7 @@ async def run(ctx: RunContext) -> RungResult:
         except iket_run.IketFailed as exc:
             return fail(NAME, f"IKET: {exc}")
         result = build_result(ctx.version_dir, raw)
-        ctx.data[NAME] = result.metrics
+        ctx.data.trace = result.metrics
         return result
     try:
         worker = await ctx.loaded_worker(NAME)
@@ -71,7 +71,7 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         return ctx.failure(NAME, exc)
     result = build_result(ctx.version_dir, raw, worker.stderr_since(mark), fallback=choice.note())
-    ctx.data[NAME] = result.metrics
+    ctx.data.trace = result.metrics
     return result
 
 
