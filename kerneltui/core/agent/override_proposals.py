@@ -26,11 +26,11 @@ from kerneltui.core import override
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import apply_unified_diff
 from kerneltui.core.agent.proposals import Proposal
+from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.task import Task, source_hash
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.session import AgentSession
-    from kerneltui.core.agent.tools import ToolOutcome
 
 NAME = "propose_override"
 SPEC = ToolSpec(
@@ -52,7 +52,6 @@ SPEC = ToolSpec(
 
 
 async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
-    from kerneltui.core.agent.tools import ToolFailure, ToolOutcome
 
     args = call.arguments
     stage = str(args.get("stage") or "").upper()
@@ -89,7 +88,6 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
 
 async def _compiler_output(session: AgentSession, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
     """(version, the compiler's text of ``stage``, the dump's variant) for the kernel file as it is."""
-    from kerneltui.core.agent.tools import ToolFailure
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
 
     version = source_hash(kernel_text)

@@ -8,30 +8,19 @@ an outcome with ``ok=False``, so the model can correct itself; it is not an exce
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kerneltui.core.agent import override_proposals
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
+from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.agent.versions import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.workspace import WorkspaceError
 from kerneltui.core.redact import redacted
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.session import AgentSession
-
-
-class ToolFailure(Exception):
-    """The tool could not do what was asked; the message tells the model what to do instead."""
-
-
-@dataclass
-class ToolOutcome:
-    ok: bool
-    summary: str
-    output: str
 
 
 _STAGES = [s for s in ASM_STAGES if s != "source"]
