@@ -101,8 +101,7 @@ class Loop:
         task = self.task
         names = rung_registry.resolve(options.rungs)
         source = options.kernel_source if options.kernel_source is not None else task.kernel_source()
-        overrides = {task.kernel_file: source}
-        files = task.read_sources(overrides)
+        files = task.read_sources({task.kernel_file: source})
         digest = source_hash(source)
         edited = options.override_folder
         if edited:  # hand-edited PTX/TTGIR: a version of its own (core.override)
