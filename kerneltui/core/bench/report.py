@@ -1,7 +1,7 @@
 """From raw benchmark samples to the benchmark rung's verdict (parent side, pure Python).
 
 The worker sends event times, host-side gaps and recheck outcomes; this module computes the
-statistics (``core.benchstats``), speedups against the baselines, the aggregate over cases (each
+statistics (``core.bench.stats``), speedups against the baselines, the aggregate over cases (each
 case clamped at its roofline floor first), and decides: a wrong output in a timed call or work left
 running after the timed stream finished fails the rung; a series that hit its time cap before
 settling, a thread left behind or a changed current stream is a warning.

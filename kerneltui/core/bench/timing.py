@@ -39,7 +39,7 @@ judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
    inputs are copied into the captured buffers before each pair, and the flush-only time is
    subtracted (by the parent) from each full replay.
 
-The worker returns raw event times only; ``core.benchstats`` computes the statistics in the parent.
+The worker returns raw event times only; ``core.bench.stats`` computes the statistics in the parent.
 """
 
 from __future__ import annotations

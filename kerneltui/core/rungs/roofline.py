@@ -1,4 +1,4 @@
-"""The ``roofline`` rung: the benchmarked times against the device's measured peaks (``core.roofline``).
+"""The ``roofline`` rung: the benchmarked times against the device's measured peaks (``core.bench.roofline``).
 
 Per benchmark case: arithmetic intensity, the binding roof, the floor time, achieved TFLOP/s and
 GB/s and the percentage of the roofline; the aggregate over cases is taken after each case is
