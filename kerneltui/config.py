@@ -1,9 +1,11 @@
 """Settings: defaults, then the TOML file at the XDG location, then ``KERNELTUI_*`` environment variables.
 
 Every value remembers where it came from so ``kerneltui config`` can show it. Sections are plain
-tables (``[ui]``, ``[agent]``, ``[keys]`` …), every one of them named in ``SECTIONS``; each part of
-kerneltui declares its own defaults with :func:`register_defaults` and reads its section with
-:func:`section`. An environment variable ``KERNELTUI_<SECTION>_<KEY>`` (upper case) overrides
+tables (``[ui]``, ``[agent]``, ``[keys]`` …), every one of them named in ``SECTIONS``. A section
+holds what the file and the environment set; each part of kerneltui applies its own defaults when it
+reads its section (its settings dataclass, or the defaults table beside it), and ``kerneltui config``
+hands those tables to :func:`load_config` to show every setting. Nothing registers itself on import,
+so what a section holds does not depend on what was imported first. An environment variable ``KERNELTUI_<SECTION>_<KEY>`` (upper case) overrides
 ``[section] key`` whatever was imported first; values are parsed as TOML scalars when they look like
 one (``true``, ``3``, ``0.5``), else kept as strings. A section kerneltui does not read, and a
 ``[benchmark]`` value it cannot use, are refused at load with the file and line or the variable.
@@ -25,8 +27,6 @@ from kerneltui.core.task_loaders.toml_lines import key_lines
 # Every section kerneltui reads. Declared here, not by the modules that read them, so that a
 # KERNELTUI_AGENT_* variable is a setting even when the config loads before the agent is imported.
 SECTIONS = ("agent", "benchmark", "engine", "keys", "prices", "remote", "sandbox", "sessions", "ui")
-
-_DEFAULTS: dict[str, dict[str, Any]] = {"benchmark": BenchSettings().to_dict()}
 
 
 class ConfigError(Exception):
@@ -56,12 +56,6 @@ class Config:
         return None if s is None else s.source
 
 
-def register_defaults(section: str, values: dict[str, Any]) -> None:
-    if section not in SECTIONS:
-        raise ValueError(f"settings section [{section}] is not in kerneltui.config.SECTIONS: add it there")
-    _DEFAULTS.setdefault(section, {}).update(values)
-
-
 def _parse_env_value(raw: str) -> Any:
     try:
         return tomllib.loads(f"v = {raw}")["v"]
@@ -69,11 +63,14 @@ def _parse_env_value(raw: str) -> Any:
         return raw
 
 
-def load_config(file: Path | None = None, env: dict[str, str] | None = None) -> Config:
+def load_config(file: Path | None = None, env: dict[str, str] | None = None,
+                defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Config:
+    """The settings of the file and the environment; ``defaults`` (section → key → value) under them,
+    for a caller that shows every setting (``kerneltui config``)."""
     env = dict(os.environ if env is None else env)
     file = file or Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
     cfg = Config(file=file)
-    for sec, values in _DEFAULTS.items():
+    for sec, values in (defaults or {}).items():
         for key, value in values.items():
             cfg.settings.setdefault(sec, {})[key] = Setting(value, "default")
     lines: dict[tuple[str | int, ...], int] = {}

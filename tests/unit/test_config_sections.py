@@ -60,8 +60,13 @@ def test_a_benchmark_value_it_cannot_use_names_the_line_or_the_variable(tmp_path
         load_config(tmp_path / "none.toml", env={"KERNELTUI_BENCHMARK_MAX_S": "2"})
 
 
-def test_a_section_is_declared_before_defaults_are_registered():
-    from kerneltui.config import register_defaults
+def test_every_section_kerneltui_reads_has_its_defaults_shown_and_nothing_registers_on_import():
+    import kerneltui.config as config
+    from kerneltui.commands.config import every_default
 
-    with pytest.raises(ValueError, match="not in kerneltui.config.SECTIONS"):
-        register_defaults("colours", {"x": 1})
+    assert sorted(every_default()) == sorted(config.SECTIONS)
+    assert not hasattr(config, "register_defaults")
+    shown = config.load_config(Path("/nonexistent/config.toml"), env={}, defaults=every_default())
+    assert shown.get("agent", "max_tokens") == 8192 and shown.source("agent", "max_tokens") == "default"
+    plain = config.load_config(Path("/nonexistent/config.toml"), env={})
+    assert plain.section("agent") == {}  # each part applies its own defaults when it reads its section
