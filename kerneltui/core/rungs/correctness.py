@@ -23,7 +23,7 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply
+from kerneltui.core.worker.replies import LoadReply, VerdictReply
 from kerneltui.core.worker.verdicts import worst_metrics
 
 MAX_PROBLEMS = 8
@@ -154,7 +154,7 @@ class Checks:
         keys: dict[int, str] = {}
         total = len(steps)
         inputs_next: asyncio.Task[tuple[str, Any]] | None = self._inputs(steps[0]) if steps else None
-        pending: tuple[int, asyncio.Task[dict[str, Any]]] | None = None
+        pending: tuple[int, asyncio.Task[VerdictReply]] | None = None
         in_flight: list[asyncio.Future[Any]] = []
         try:
             for i, step in enumerate(steps):
@@ -202,7 +202,7 @@ class Checks:
     def _inputs(self, step: Step) -> asyncio.Task[tuple[str, Any]]:
         return asyncio.ensure_future(self.judging.inputs(step.ref, self.remaining()))
 
-    def read(self, steps: list[Step], i: int, verdict: dict[str, Any], tally: Tally) -> None:
+    def read(self, steps: list[Step], i: int, verdict: VerdictReply, tally: Tally) -> None:
         """Take one verdict into the tally (in plan order)."""
         step = steps[i]
         if verdict.get("problems"):
@@ -249,7 +249,7 @@ class Checks:
             tally.sanity.append(verdict["sanity"])
 
     @staticmethod
-    def second_run(label: str, verdict: dict[str, Any]) -> dict[str, Any]:
+    def second_run(label: str, verdict: VerdictReply) -> dict[str, Any]:
         """The same inputs again, every fresh allocation filled with other (finite) garbage: a
         result that moves reads memory it never wrote; one that moves and stays right is merely
         not deterministic."""

@@ -7,7 +7,7 @@ adds one to its reply.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 
 class WorkerError(TypedDict, total=False):
@@ -35,3 +35,29 @@ class LoadReply(TypedDict, total=False):
     can_run: bool  # False: compile only (no GPU for this backend); run_skipped_reason says why
     run_skipped_reason: str
     first_call_error: WorkerError  # the first call raised: the run rung fails with it
+
+
+class CallReply(TypedDict, total=False):
+    """``call`` (``ops_candidate.op_call``): one call of the kernel; its outputs stay in shared memory."""
+
+    outputs: Any  # the outputs' descriptors (``core.worker.wire``), for the judge
+    evidence: dict[str, Any]  # what wrote each output (``core.worker.evidence``)
+    launches: dict[str, int]  # kernel name → launches during the call
+    aliases: list[list[Any]]  # [output name, index of the input it shares memory with]
+    subclasses: list[str]  # outputs that are tensor subclasses
+    previous_changed: bool  # the previous call's output changed during this one
+    call_s: float
+
+
+class VerdictReply(TypedDict, total=False):
+    """``judge_verdict`` (``ops_judge.op_judge_verdict``): the judge's decision on one call's output."""
+
+    key: str
+    ok: bool
+    reason: str
+    problems: list[str]  # tampering, aliasing, evidence of another backend: the check fails at once
+    outputs: list[dict[str, Any]]  # per output: name, reason, metrics
+    structure: list[str]  # mode "run": what is wrong with the outputs' structure
+    described: list[str]  # mode "run": each output as shape and dtype
+    identical: bool  # mode "again": bitwise the first call's output
+    sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
