@@ -36,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kerneltui.config import benchmark_settings  # noqa: E402
 from kerneltui.core.batch import (  # noqa: E402
     CandidateResult,
     find_candidates,
@@ -103,8 +104,8 @@ def run_task(name: str, args: argparse.Namespace, scratch: Path) -> dict[str, An
     GENERATORS[name](kernels)
     task = load_task(task_dir)
     candidates = [replace(c, name=c.path.name) for c in find_candidates(str(kernels), task)]
-    extra = {} if args.full_bench else {"benchmark": {"torch_compile": False, "max_seconds": 2.0}}
-    options = RunOptions(rungs=["benchmark"], seeds=1, record=False, origin="batch", extra=extra)
+    quick = None if args.full_bench else benchmark_settings(overrides={"torch_compile": False, "max_seconds": 2.0})
+    options = RunOptions(rungs=["benchmark"], seeds=1, record=False, origin="batch", benchmark=quick)
     started = time.perf_counter()
     if args.runner == "ray":
         from kerneltui.core.remote.ray_runner import verify_ray

@@ -267,7 +267,7 @@ def ncu(task_dir: Path, names: list[str]) -> dict[str, Any]:
 
 
 def fmt_ms(ms: float | None) -> str:
-    from kerneltui.core.benchstats import format_ms
+    from kerneltui.core.bench.stats import format_ms
 
     return format_ms(ms)
 

@@ -34,6 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kerneltui.config import benchmark_settings  # noqa: E402
 from kerneltui.core.loop import check_once  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
 from kerneltui.core.task_loaders.load import load_task  # noqa: E402
@@ -60,7 +61,7 @@ def _with_benchmarks(task_dir: Path, sizes: list[int]) -> None:
 
 
 def _run(task_dir: Path, rungs: list[str], seeds: int = 2) -> Any:
-    options = RunOptions(rungs=rungs, record=False, seeds=seeds, extra={"benchmark": BENCH})
+    options = RunOptions(rungs=rungs, record=False, seeds=seeds, benchmark=benchmark_settings(overrides=BENCH))
     return asyncio.run(check_once(load_task(str(task_dir)), options))
 
 

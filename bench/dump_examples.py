@@ -69,7 +69,7 @@ def main() -> int:
                             f"{rung and (rung['error'] or rung['summary'])}{'; ' + why if why else ''}")
             continue
         task = load_task(str(task_dir))
-        version = task.state_dir / "versions" / source_hash(task.kernel_source())
+        version = task.version_dir(source_hash(task.kernel_source()))
         dump = Dump.load(version)
         if args.save:
             dest = args.save / name

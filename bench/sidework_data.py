@@ -41,6 +41,7 @@ def prepare(work: Path, name: str, example: str, kernel: str | None, prefix: str
 
 async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any], spares: int,
                   deadline: float) -> list[dict[str, Any]]:
+    from kerneltui.config import benchmark_settings
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task_loaders.load import load_task
@@ -59,7 +60,7 @@ async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]
                 break
             t0 = time.perf_counter()
             report = await loop.run(RunOptions(rungs=["benchmark"], seeds=1, record=False, origin="check",
-                                               extra={"benchmark": settings}))
+                                               benchmark=benchmark_settings(overrides=settings)))
             bench = report.result("benchmark")
             raw = (report.data.get("benchmark_raw") or {}).get("candidate") or {}
             cases = raw.get("cases") or [{}]

@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kerneltui.config import benchmark_settings  # noqa: E402
 from kerneltui.core import override  # noqa: E402
 from kerneltui.core.asm.store import Dump  # noqa: E402
 from kerneltui.core.loop import check_once  # noqa: E402
@@ -45,8 +46,9 @@ def _copy(name: str, scratch: Path) -> Path:
     return dest
 
 
-def _run(task_dir: Path, rungs: list[str], **extra):  # type: ignore[no-untyped-def]
-    options = RunOptions(rungs=rungs, record=False, seeds=1, extra={"benchmark": QUICK_BENCH, **extra})
+def _run(task_dir: Path, rungs: list[str], override_folder: str | None = None):  # type: ignore[no-untyped-def]
+    options = RunOptions(rungs=rungs, record=False, seeds=1, benchmark=benchmark_settings(overrides=QUICK_BENCH),
+                         override_folder=override_folder)
     return asyncio.run(check_once(load_task(str(task_dir)), options))
 
 
@@ -103,7 +105,7 @@ def softmax_override(scratch: Path) -> tuple[list[str], dict]:
     edited.file.write_text(ptx.replace("ex2.approx.f32", "ex2.approx.ftz.f32"))
     lines.append(f"\nedited {edited.file.relative_to(task_dir)} (variant {variant.label}, key {key}): "
                  f"{count} × ex2.approx.f32 → ex2.approx.ftz.f32")
-    after = _run(task_dir, rungs, override=edited.rel_folder)
+    after = _run(task_dir, rungs, override_folder=edited.rel_folder)
     lines += [f"- override: `{r.line()}`" for r in after.results]
     new_dump = Dump.load(Path(after.version_dir))
     new_ptx = new_dump.stage_text(new_dump.variant(variant.kernel, variant.label), "ptx")

@@ -173,7 +173,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
             if args.apply:  # a proposal verified before a provider failure is applied too
                 for pid in turn.proposals:
                     p = session.book.get(pid)
-                    if p.is_open and (p.trial or {}).get("correct"):
+                    if p.is_open and p.trial is not None and p.trial.correct:
                         await session.decide(pid, "accept", reason="applied by kerneltui ask --apply", by="cli")
                         result["applied"].append(pid)
                     elif p.is_open:

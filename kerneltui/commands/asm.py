@@ -43,7 +43,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.task import source_hash
 
     task = load_task_or_exit(args.task, args.kernel)
-    version_dir = task.state_dir / "versions" / source_hash(task.kernel_source())
+    version_dir = task.version_dir(source_hash(task.kernel_source()))
     dump: Dump | None = None
     try:
         dump = Dump.load(version_dir)
@@ -180,7 +180,7 @@ def _diff(task: Any, dump: Any, version_dir: Any, variant: Any, args: argparse.N
     from kerneltui.core.asm.diff import diff_dumps
     from kerneltui.core.asm.store import Dump, find_version
 
-    other_dir = find_version(task.state_dir, args.diff, exclude=version_dir)
+    other_dir = find_version(task.versions_dir, args.diff, exclude=version_dir)
     other = Dump.load(other_dir)
     stage = args.stage or ("sass" if "sass" in variant.stages else "ptx")
     diffs = diff_dumps(other, dump, stage, kernel=args.name, raw=args.raw)

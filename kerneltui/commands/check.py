@@ -136,9 +136,8 @@ def main(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         return usage_error(args, "--seeds must be at least 1")
     options = RunOptions(rungs=rungs, seeds=args.seeds, timeout_s=args.timeout, arch=args.arch,
-                         record=not args.no_history, origin="check")
-    if args.override:
-        options.extra["override"] = args.override.rstrip("/")
+                         record=not args.no_history, origin="check",
+                         override_folder=args.override.rstrip("/") if args.override else None)
 
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):

@@ -5,12 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
 
-# Modules that declare settings with config.register_defaults (imported so that every section shows).
-SETTING_MODULES = ("kerneltui.ui.defaults", "kerneltui.core.session.store", "kerneltui.core.sandbox.settings",
-                   "kerneltui.core.agent.settings")
+
+def every_default() -> dict[str, dict[str, Any]]:
+    """Each section's defaults, from the tables of the parts that read them (shown as "default")."""
+    from kerneltui.commands.remote_options import REMOTE_DEFAULTS
+    from kerneltui.core.agent.prices import DEFAULT_PRICES
+    from kerneltui.core.agent.settings import AGENT_DEFAULTS
+    from kerneltui.core.bench.stats import BenchSettings
+    from kerneltui.core.engine.settings import ENGINE_DEFAULTS
+    from kerneltui.core.sandbox.settings import SandboxSettings
+    from kerneltui.core.session.store import SESSION_DEFAULTS
+    from kerneltui.ui.defaults import KEYS_DEFAULTS, UI_DEFAULTS
+
+    return {"agent": AGENT_DEFAULTS, "benchmark": BenchSettings().to_dict(), "engine": ENGINE_DEFAULTS,
+            "keys": KEYS_DEFAULTS, "prices": DEFAULT_PRICES, "remote": REMOTE_DEFAULTS,
+            "sandbox": SandboxSettings().to_dict(), "sessions": SESSION_DEFAULTS, "ui": UI_DEFAULTS}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,15 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import importlib
-
     from kerneltui import paths
     from kerneltui.config import ConfigError, load_config
 
-    for name in SETTING_MODULES:
-        importlib.import_module(name)
     try:
-        cfg = load_config()
+        cfg = load_config(defaults=every_default())
     except ConfigError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -24,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from kerneltui.core import device
+    from kerneltui.core.bench import device_peaks as device
     from kerneltui.core.sandbox.policy import sandbox_note
     from kerneltui.core.worker.pool import WorkerPool
     from kerneltui.core.worker.process import WorkerFailure
@@ -74,7 +74,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 def describe(info: dict[str, Any], peaks: dict[str, Any], source: str) -> list[str]:
     """The text ``kerneltui device`` prints (a pure function of the device facts and the peaks)."""
-    from kerneltui.core.device import MATMUL_DTYPES, MATMUL_TITLES
+    from kerneltui.core.bench.device_peaks import MATMUL_DTYPES, MATMUL_TITLES
 
     gib = (info.get("memory_bytes") or 0) / 2**30
     l2 = (peaks.get("l2_bytes") or info.get("l2_bytes") or 0) / 2**20

@@ -56,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
 
 def table(name: str, path: str, entries: list[Any], series: Any) -> list[str]:
     """The listing as text lines (a pure function of the store's answers)."""
-    from kerneltui.core.benchstats import format_ms
+    from kerneltui.core.bench.stats import format_ms
 
     lines = [f"history of {name}: {len(entries)} checked version{'s' if len(entries) != 1 else ''} ({path})"]
     header = f"{'#':>4}  {'when':<16}  {'version':<16}  {'result':<6}  {'median':>10}  {'IQR':>6}  {'vs ref':>7}  {'vs compile':>10}  {'roofline':>8}  device"

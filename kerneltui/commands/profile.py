@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished
     from kerneltui.core.profile.errors import no_ncu
     from kerneltui.core.profile.locate import NcuNotFound, find_ncu
-    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.rungs.context import ProfileOptions, RunOptions
 
     task = load_task_or_exit(args.task, args.kernel)
     for name in ("case", "launch_count", "seeds", "timeout"):
@@ -49,10 +49,9 @@ def main(args: argparse.Namespace) -> int:
         else:
             print(f"kerneltui: {problem.message}.\nFix: {problem.fix}.\n({problem.evidence})", file=sys.stderr)
         return EXIT_FAIL
-    extra: dict[str, Any] = {"profile_case": args.case, "kernel_name": args.kernel_name,
-                             "launch_count": args.launch_count, "profile_timeout": args.timeout}
-    options = RunOptions(rungs=["prechecks", "profile"], seeds=args.seeds,
-                         extra={k: v for k, v in extra.items() if v is not None}, origin="profile")
+    asked = ProfileOptions(case=args.case, kernel_name=args.kernel_name, launch_count=args.launch_count,
+                           timeout_s=args.timeout)
+    options = RunOptions(rungs=["prechecks", "profile"], seeds=args.seeds, profile=asked, origin="profile")
 
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished) and event.result.name != "profile":

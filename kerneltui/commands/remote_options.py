@@ -10,10 +10,10 @@ import argparse
 import asyncio
 from typing import Any
 
-from kerneltui.config import ConfigError, load_config, register_defaults
+from kerneltui.config import ConfigError, load_config
 
-register_defaults("remote", {"gpu_host": "", "python": "python3", "port": 0, "identity": "",
-                             "workdir": ".cache/kerneltui/remote", "ssh_options": []})
+REMOTE_DEFAULTS: dict[str, Any] = {"gpu_host": "", "python": "python3", "port": 0, "identity": "",
+                                   "workdir": ".cache/kerneltui/remote", "ssh_options": []}
 
 # Options taking a value that may stand before the subcommand.
 VALUE_OPTIONS = ("--gpu-host", "--remote-python", "--ssh-port", "--ssh-identity")

@@ -61,7 +61,7 @@ def _print(traces: list, args: argparse.Namespace) -> None:  # type: ignore[type
 def _run(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished
     from kerneltui.core.loop import check_once
-    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.rungs.context import RunOptions, TraceOptions
     from kerneltui.core.trace import buffer as trace_buffer
     from kerneltui.core.trace import summary
 
@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.case is not None and args.case < 0:
         print("kerneltui: --case must be ≥ 0", file=sys.stderr)
         return EXIT_USAGE
-    options = RunOptions(rungs=["trace"], origin="trace", extra={"trace_case": args.case})
+    options = RunOptions(rungs=["trace"], origin="trace", trace=TraceOptions(case=args.case))
 
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kerneltui.core.device import device_key
+from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact, redact_tree
 from kerneltui.core.rungs.result import RungResult, SourceLocation
 

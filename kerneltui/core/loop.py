@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
@@ -71,8 +73,11 @@ RunObserver = Callable[[Task, str, RunReport, RunOptions], Any]
 
 class Loop:
     def __init__(self, task: Task, pool: WorkerPool | None = None, emit: Emit | None = None,
-                 observers: list[RunObserver] | None = None) -> None:
+                 observers: list[RunObserver] | None = None,
+                 benchmark_settings: Callable[[], BenchSettings] | None = None) -> None:
         self.task = task
+        # Read per run, so an edited [benchmark] applies to the next run (a run may bring its own).
+        self.benchmark_settings = benchmark_settings or config.benchmark_settings
         self.pool = pool or WorkerPool(task.backend, arch=task.arch)
         self.emit: Emit = emit or (lambda event: None)
         self.observers: list[RunObserver] = list(observers or [])
@@ -96,19 +101,19 @@ class Loop:
         task = self.task
         names = rung_registry.resolve(options.rungs)
         source = options.kernel_source if options.kernel_source is not None else task.kernel_source()
-        overrides = {task.kernel_file: source}
-        files = task.read_sources(overrides)
+        files = task.read_sources({task.kernel_file: source})
         digest = source_hash(source)
-        edited = options.extra.get(override.EXTRA_KEY)
+        edited = options.override_folder
         if edited:  # hand-edited PTX/TTGIR: a version of its own (core.override)
             edited_files = override.read_files(task, str(edited))
             files.update(edited_files)
             digest = source_hash(source + override.fingerprint(edited_files))
         run_id = uuid.uuid4().hex[:12]
-        version_dir = task.state_dir / "versions" / digest
+        version_dir = task.version_dir(digest)
         ctx = RunContext(
             task=task, source=source, files=files, options=options, pool=self.pool, run_id=run_id,
             emit=self.emit, source_hash=digest, version_dir=version_dir,
+            configured_benchmark=self.benchmark_settings,
         )
         if options.arch:
             self.pool.arch = options.arch
@@ -143,7 +148,7 @@ class Loop:
             ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
-                duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data,
+                duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data.to_dict(),
             )
             # A run that lost its connection is not this version's result; the retry's is.
             superseded = not final and lost_connection(results) is not None
@@ -198,7 +203,7 @@ class Loop:
             target = ctx.version_dir / Path(ctx.task.kernel_file).name
             if not target.exists():
                 target.write_text(ctx.source, encoding="utf-8")
-            edited = ctx.options.extra.get(override.EXTRA_KEY)
+            edited = ctx.options.override_folder
             if edited:  # the edited compiler output is part of this version's source
                 for name, text in ctx.files.items():
                     if name.startswith(f"{edited}/"):

@@ -3,7 +3,7 @@
 "Edit this stage" writes the shown stage of the current version to
 ``<task>/.kerneltui/override/<version>/`` with a manifest (``override.json``: the base version,
 stage, kernel and backend), opens it in an editor, and runs the loop with
-``RunOptions.extra["override"]`` set to that folder. The loop sends the folder's files to the
+``RunOptions.override_folder`` set to that folder. The loop sends the folder's files to the
 workers with the task and counts them in the version hash, so the edited build is a version of
 its own: checked, benchmarked, kept in history (its files are copied into the version folder).
 
@@ -30,7 +30,6 @@ from typing import Any
 from kerneltui.core.task import Task, TaskError
 
 OVERRIDE_ROOT = ".kerneltui/override"
-EXTRA_KEY = "override"  # RunOptions.extra key: the folder, relative to the task
 MANIFEST = "override.json"
 SUFFIX = {"PTX": ".ptx", "TTGIR": ".ttgir"}
 BACKEND_STAGES = {"cuda": ("PTX",), "triton": ("PTX", "TTGIR")}
@@ -45,7 +44,7 @@ class OverrideError(TaskError):
 @dataclass(frozen=True)
 class Override:
     folder: Path  # absolute
-    rel_folder: str  # relative to the task root: what RunOptions.extra["override"] holds
+    rel_folder: str  # relative to the task root: what RunOptions.override_folder holds
     file: Path  # the file to edit
     stage: str
     kernel: str

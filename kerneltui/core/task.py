@@ -143,6 +143,15 @@ class Task:
             return self.root / ".kerneltui" / Path(self.reference_file).stem
         return self.root / ".kerneltui"
 
+    @property
+    def versions_dir(self) -> Path:
+        """One folder per checked version, named by its source hash (``version_dir``)."""
+        return self.state_dir / "versions"
+
+    def version_dir(self, digest: str) -> Path:
+        """The folder of the version whose source hash is ``digest``: its source, dump, trace, profile."""
+        return self.versions_dir / digest
+
     def watched_paths(self) -> list[Path]:
         """Files whose save reruns the loop."""
         return [Path(self.linked_files[name]) if name in self.linked_files else self.root / name
@@ -174,8 +183,8 @@ class Task:
                 names.append(required)
         return names
 
-    def read_sources(self, overrides: dict[str, str] | None = None) -> dict[str, str]:
-        """The task's source files as text, with ``overrides`` (e.g. a proposed kernel) applied."""
+    def read_sources(self, replaced: dict[str, str] | None = None) -> dict[str, str]:
+        """The task's source files as text, those in ``replaced`` (e.g. a proposed kernel) with its text."""
         files: dict[str, str] = {}
         for name in self.source_files():
             path = Path(self.linked_files[name]) if name in self.linked_files else self.root / name
@@ -185,8 +194,8 @@ class Task:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
         if self.constants and self.reference_file in files:
             files[self.reference_file] = rewrite(files[self.reference_file], self.constants, self.reference_path)
-        if overrides:
-            files.update(overrides)
+        if replaced:
+            files.update(replaced)
         return files
 
     def kernel_source(self) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from kerneltui.config import register_defaults
-
 UI_DEFAULTS = {
     "theme": "kerneltui-dark",  # a theme name from themes/ or the user themes folder
     "chart_unit": "us",  # "us" or "percent" (of the roofline floor)
@@ -13,7 +11,5 @@ UI_DEFAULTS = {
     "run_on_start": True,  # run the loop once when the app opens
     "watch": True,  # rerun on every save of a task file
 }
-
-register_defaults("ui", UI_DEFAULTS)
 # [keys]: binding id = "key[,key…]" remaps a binding (ids are listed by the help screen, F1).
-register_defaults("keys", {})
+KEYS_DEFAULTS: dict[str, str] = {}

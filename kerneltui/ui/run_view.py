@@ -34,7 +34,7 @@ class RunView:
         self.requested.clear()
         self.accepted_dirs.clear()
 
-    def request(self, origin: str, rungs: list[str] | None = None, extra: dict[str, str] | None = None) -> None:
+    def request(self, origin: str, rungs: list[str] | None = None, override_folder: str | None = None) -> None:
         """Start a run of the file on disk now; a run in flight is cancelled (its workers killed)."""
         app = self.app
         if app.replay is not None:
@@ -49,7 +49,7 @@ class RunView:
         self.requested[str(task.kernel_path.resolve())] = source_hash(text)
         options = app.options
         app.bench.request_run(RunOptions(rungs=rungs if rungs is not None else options.rungs, origin=origin,
-                                         timeout_s=options.run_timeout_s, seeds=options.seeds, extra=dict(extra or {})))
+                                         timeout_s=options.run_timeout_s, seeds=options.seeds, override_folder=override_folder))
 
     def expect(self, path: Path, text: str) -> None:
         """``text`` was written to ``path`` by the app itself: the watcher's echo is not a new run."""

@@ -55,4 +55,4 @@ class StageEdits:
             app.notify(str(exc), severity="error")
             return
         app.notify(f"running the loop on the hand-edited {self.folder}", timeout=4)
-        app.runs.request("override", None, {override.EXTRA_KEY: self.folder})
+        app.runs.request("override", None, override_folder=self.folder)

@@ -81,7 +81,7 @@ class Workbench:
         self.loop.task = task
 
     def version_dir(self, digest: str) -> Path:
-        return self.task.state_dir / "versions" / digest
+        return self.task.version_dir(digest)
 
     async def close(self) -> None:
         """Stop the agent and the run in flight, then every worker (the loop closes the pool)."""

@@ -33,7 +33,7 @@ async def test_the_vector_add_baseline_already_meets_a_modest_target(example_tas
     finally:
         await session.close()
     baseline = result.baseline
-    assert baseline["correct"] and baseline["median_s"] > 0 and baseline["pct_roofline"] is not None, baseline
+    assert baseline is not None and baseline.correct and baseline.median_s and baseline.pct_roofline is not None, baseline
     assert result.stop_reason.startswith("target reached"), result.stop_reason
     assert result.iterations == 0 and not provider.requests
 
@@ -61,4 +61,4 @@ async def test_measured_times_decide_what_is_kept(example_task, tmp_path):
     for pid in result.kept:
         assert session.trial_reports[pid].ok
     best = result.best
-    assert best["median_s"] <= result.baseline["median_s"]
+    assert best is not None and result.baseline is not None and best.median_s <= result.baseline.median_s

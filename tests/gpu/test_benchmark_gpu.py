@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core.benchstats import STOP_WALL_BOUND
+from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from tests.cheats.gallery import ADD_KERNEL
 from tests.conftest import run_cli
 
@@ -73,7 +73,7 @@ def custom_kernel(x, y):
 # Correct, but tampers with the benchmark's stopping rule when imported (one run is "enough").
 PATCHES_THE_HARNESS = ADD_KERNEL + """
 # A built module name: a plain `import kerneltui...` is a strict precheck finding, this reaches the runtime guard.
-_timing = __import__("kerneltui.core." + "timing", fromlist=["stop_reason"])
+_timing = __import__("kerneltui.core.bench." + "timing", fromlist=["stop_reason"])
 
 _timing.stop_reason = lambda *args, **kwargs: "converged"
 
@@ -202,7 +202,7 @@ def test_a_kernel_that_patches_the_harness_is_caught(example_task, cache_dir):
     bench = rungs["benchmark"]
     assert bench["status"] == "fail"
     assert "benchmark machinery replaced before the benchmark" in bench["error"]
-    assert "kerneltui.core.timing.stop_reason" in bench["error"]
+    assert "kerneltui.core.bench.timing.stop_reason" in bench["error"]
 
 
 def test_a_time_under_the_roofline_floor_fails_as_impossible(example_task, cache_dir):

@@ -60,7 +60,7 @@ def test_tilelang_gemm_is_correct_and_benchmarks(example_task) -> None:
     dump_rung = _rung(report, "dump")
     assert dump_rung["status"] == "ok" and dump_rung["metrics"]["on_gpu"] is True, dump_rung
     t = load_task(str(task))
-    dump = Dump.load(t.state_dir / "versions" / source_hash(t.kernel_source()))
+    dump = Dump.load(t.version_dir(source_hash(t.kernel_source())))
     primary = dump.primary()
     assert primary.label.startswith("A 4096x4096") and primary.stage_names == ["cuda", "ptx", "sass"]
     if dump.arch.startswith("sm_90"):
@@ -112,7 +112,7 @@ def test_cute_example_check_and_dump_pass_on_the_gpu(example_task) -> None:
     dump_rung = _rung(report, "dump")
     assert dump_rung["status"] == "ok", dump_rung  # a ptxas that refused the PTX header would make it warn
     t = load_task(str(task))
-    dump = Dump.load(t.state_dir / "versions" / source_hash(t.kernel_source()))
+    dump = Dump.load(t.version_dir(source_hash(t.kernel_source())))
     v = dump.primary()
     assert v.resources is not None and v.resources.registers and v.resources.spill_store_bytes is not None
     # Either ptxas took the DSL's PTX as it is, or its .version was lowered and the cubins agree.

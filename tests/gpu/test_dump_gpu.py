@@ -27,7 +27,7 @@ def _dump(task) -> tuple[dict, Dump]:
     report = json.loads(proc.stdout)
     rung = next(r for r in report["rungs"] if r["name"] == "dump")
     t = load_task(str(task))
-    return rung, Dump.load(t.state_dir / "versions" / source_hash(t.kernel_source()))
+    return rung, Dump.load(t.version_dir(source_hash(t.kernel_source())))
 
 
 @pytest.mark.parametrize("name", ALL_EXAMPLES)

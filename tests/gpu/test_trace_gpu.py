@@ -71,7 +71,7 @@ def test_softmax_ptx_override_runs_through_correctness(example_task) -> None:
     base = _check(task_dir, "--rungs", "correctness,dump")
     assert base["ok"], base["rungs"]
     task = load_task(str(task_dir))
-    version = task.state_dir / "versions" / base["source_hash"]
+    version = task.version_dir(base["source_hash"])
     dump = Dump.load(version)
     variant = dump.primary()
     ptx = dump.stage_text(variant, "ptx")
@@ -82,7 +82,7 @@ def test_softmax_ptx_override_runs_through_correctness(example_task) -> None:
     edited.file.write_text(ptx.replace("ex2.approx.f32", "ex2.approx.ftz.f32"))
     after = _check(task_dir, "--rungs", "correctness,dump", "--override", edited.rel_folder)
     assert after["ok"], after["rungs"]
-    new_version = task.state_dir / "versions" / after["source_hash"]
+    new_version = task.version_dir(after["source_hash"])
     assert new_version != version
     new_dump = Dump.load(new_version)
     assert "ex2.approx.ftz.f32" in new_dump.stage_text(new_dump.variant(variant.kernel, variant.label), "ptx")

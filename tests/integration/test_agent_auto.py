@@ -44,7 +44,7 @@ async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_co
     assert result.verdicts[1]["reason"] == "kept: correct, and the kept version was not"
     assert kernel.read_text() == good  # the kept fix, applied and checkpointed
     assert [c.proposal_id for c in session.checkpoints.stack] == ["p2"]
-    assert result.baseline["correct"] is False and result.best["correct"] is True
+    assert result.baseline.correct is False and result.best.correct is True
     assert {e.origin for e in rec.of(RunStarted)} == {"auto"}  # baseline and trials, all recorded as auto
     history = HistoryStore.for_task(session.task).entries()
     assert sorted(e.origin for e in history) == ["auto"] * 3  # every version tried lands in the history

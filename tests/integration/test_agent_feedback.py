@@ -39,11 +39,11 @@ async def test_a_triton_error_points_at_the_kernel_line_not_the_launch(example_t
     assert broken.splitlines()[11] == BROKEN_LINE  # line 12; the launch is on line 20
     session, provider = await propose_once(task_dir, tmp_path, broken, "compile")
     trial = session.book.get("p1").trial
-    compile_row = next(r for r in trial["rungs"] if r["name"] == "compile")
+    compile_row = next(r for r in trial.rungs if r.name == "compile")
     # The person's rung row and the verdict: the candidate's line.
-    assert compile_row["location"] == "kernel.py:12"
-    assert compile_row["error"] == "kernel.py:12: NameError: name 'undefined_name' is not defined"
-    assert "kernel.py:12" in trial["headline"]
+    assert compile_row.location == "kernel.py:12"
+    assert compile_row.error == "kernel.py:12: NameError: name 'undefined_name' is not defined"
+    assert "kernel.py:12" in trial.headline
     # The model: that line first, an excerpt around it, the task's frames only, relative paths.
     text = model_text(provider)
     assert "kernel.py:12 (the failing line):\n" in text
@@ -62,9 +62,9 @@ async def test_a_cuda_compile_error_points_at_the_kernel_line(example_task, tmp_
     lines[14] = lines[14].replace("n / 4;", "n / 4 + undefined_thing;")
     broken = "".join(lines)
     session, provider = await propose_once(task_dir, tmp_path, broken, "compile")
-    compile_row = next(r for r in session.book.get("p1").trial["rungs"] if r["name"] == "compile")
-    assert compile_row["location"] == "kernel.cu:15"
-    assert compile_row["error"].startswith('kernel.cu:15: error: identifier "undefined_thing" is undefined')
+    compile_row = next(r for r in session.book.get("p1").trial.rungs if r.name == "compile")
+    assert compile_row.location == "kernel.cu:15"
+    assert compile_row.error.startswith('kernel.cu:15: error: identifier "undefined_thing" is undefined')
     text = model_text(provider)
     assert "kernel.cu:15 (the failing line):\n" in text
     assert ">   15      const long long n4 = n / 4 + undefined_thing;" in text

@@ -68,9 +68,9 @@ async def test_hand_edited_ptx_is_proposed_tried_and_accepted_as_a_version(cuda_
         assert f"-{fma}" in p.diff and "+" + fma.replace("fma.rn.f32", "fma.rn.ftz.f32") in p.diff
         assert "fma.rn.f32" in p.base_source and p.new_source.count("fma.rn.ftz.f32") == 1
         trial = p.trial
-        assert trial["ok"] is True, trial
-        compile_ = next(r for r in trial["rungs"] if r["name"] == "compile")
-        assert compile_["status"] == "ok"
+        assert trial.ok is True, trial
+        compile_ = next(r for r in trial.rungs if r.name == "compile")
+        assert compile_.status == "ok"
         tried = session.trial_reports["p1"]
         assert tried.source_hash != base_version  # the edited build is a version of its own
         dump = Dump.load(Path(tried.version_dir))
@@ -100,10 +100,10 @@ async def test_a_broken_ptx_edit_fails_its_trial_at_the_ptx_line(cuda_task, tmp_
     try:
         await session.send("edit the PTX")
         p = session.book.get("p1")
-        assert p.trial["ok"] is False
-        compile_ = next(r for r in p.trial["rungs"] if r["name"] == "compile")
-        assert compile_["status"] == "fail" and "ptxas error" in compile_["error"]
-        assert compile_["location"] and compile_["location"].split(":")[0].endswith("kernel.ptx")
+        assert p.trial.ok is False
+        compile_ = next(r for r in p.trial.rungs if r.name == "compile")
+        assert compile_.status == "fail" and "ptxas error" in compile_.error
+        assert compile_.location and compile_.location.split(":")[0].endswith("kernel.ptx")
     finally:
         await session.close()
 

@@ -46,9 +46,9 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         turn = await session.send("make it faster")
         assert turn.error is None and turn.proposals == ["p1"] and turn.requests == 2
         p1 = session.book.get("p1")
-        assert p1.state == "trial_done" and p1.trial["correct"] is True and p1.trial["ok"] is True
+        assert p1.state == "trial_done" and p1.trial.correct is True and p1.trial.ok is True
         assert kernel.read_text() == original  # a trial never touches the file
-        statuses = {r["name"]: r["status"] for r in p1.trial["rungs"]}
+        statuses = {r.name: r.status for r in p1.trial.rungs}
         assert [statuses[n] for n in ("prechecks", "compile", "run", "correctness")] == ["ok"] * 4
         assert statuses.get("benchmark", "skip") == "skip"  # no GPU here: no numbers, said so
         tool_result = provider.requests[1].messages[-1].tool_results[0].content
@@ -59,7 +59,7 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         assert note["decision"] == "rejected" and note["reason"] == "keep BLOCK at most 2048"
         assert note["rejected_hunks"] == [0] and note["trial"]["ok"] is True
         p2 = session.book.get("p2")
-        assert p2.state == "trial_done" and p2.trial["correct"]
+        assert p2.state == "trial_done" and p2.trial.correct
 
         await session.decide("p2", "accept")
         assert kernel.read_text() == original.replace("BLOCK = 1024", "BLOCK = 2048")
@@ -190,8 +190,8 @@ async def test_a_failing_trial_goes_back_to_the_model(example_task, tmp_path):
     finally:
         await session.close()
     p1 = session.book.get("p1")
-    assert p1.trial["ok"] is False and p1.trial["correct"] is False
-    assert "correctness" in p1.trial["headline"]
+    assert p1.trial.ok is False and p1.trial.correct is False
+    assert "correctness" in p1.trial.headline
     result = provider.requests[1].messages[-1].tool_results[0]
     assert "[correctness] FAILED" in result.content and "failing cases:" in result.content
 

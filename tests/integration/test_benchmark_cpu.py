@@ -36,7 +36,7 @@ state.install_task(task.to_dict(), task.read_sources())
 rt = reference_runtime_for(state)
 rt.load()
 torch = state.torch
-from kerneltui.core import timing
+from kerneltui.core.bench import timing
 from kerneltui.core.worker import recheck
 recheck.prepare()
 out = {}

@@ -27,7 +27,7 @@ def _line_of(path: Path, needle: str) -> int:
 
 def _version_dir(task: Path) -> Path:
     t = load_task(str(task))
-    return t.state_dir / "versions" / source_hash(t.kernel_source())
+    return t.version_dir(source_hash(t.kernel_source()))
 
 
 def _dump_rung(task: Path, *extra: str) -> dict:
@@ -224,12 +224,12 @@ def test_interpreter_still_works_after_an_ahead_of_time_compile(example_task):
         pool = WorkerPool(task.backend, replenish=False)
         ctx = RunContext(task=task, source=task.kernel_source(), files=task.read_sources(), options=RunOptions(seeds=1),
                          pool=pool, run_id="aot", emit=lambda e: None, source_hash="x",
-                         version_dir=task.state_dir / "versions" / "x")
+                         version_dir=task.version_dir("x"))
         try:
             worker = await ctx.check_worker()
             judging = await ctx.judging()
             load = await worker.request("load", await ctx.load_args(judging), timeout=300)
-            ctx.data["load"] = load
+            ctx.data.load = load
             _, cases = await case_inputs(ctx, judging)
             dump = await worker.request("dump", {"arch": "sm_90a", "cases": cases}, timeout=300)
             result = await correctness.run(ctx)  # the same worker, interpreted again after the compile

@@ -46,7 +46,7 @@ from kerneltui.core.worker.runtime import reference_runtime_for
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.recheck import OutputCheck
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core import timing
+from kerneltui.core.bench import timing
 
 state = WorkerState("triton", role="judge")
 state.warm_up()

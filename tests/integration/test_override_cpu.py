@@ -21,8 +21,8 @@ pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None and shutil.which("p
                                 reason="needs the CUDA toolkit (nvcc + ptxas)")
 
 
-def _check(task, **extra):
-    options = RunOptions(rungs=["dump"], record=False, extra=dict(extra))
+def _check(task, override_folder=None):
+    options = RunOptions(rungs=["dump"], record=False, override_folder=override_folder)
     return asyncio.run(check_once(load_task(str(task.root)), options))
 
 
@@ -62,7 +62,7 @@ def test_override_is_a_version_of_its_own(cuda_task) -> None:
     task, version, ptx = cuda_task
     edited = override.write(task, version.name, "PTX", ptx)
     edited.file.write_text(ptx.replace("fma.rn.f32", "fma.rn.ftz.f32"))
-    report = _check(task, override=edited.rel_folder)
+    report = _check(task, override_folder=edited.rel_folder)
     assert report.ok, [r.line() for r in report.results]
     new_version = Path(report.version_dir)
     assert new_version != version  # the edited build is another version
@@ -78,7 +78,7 @@ def test_broken_override_fails_compile_at_the_ptx_line(cuda_task) -> None:
     task, version, ptx = cuda_task
     edited = override.write(task, "broken-" + version.name, "PTX", ptx)
     edited.file.write_text(ptx.replace("fma.rn.f32", "fma.rn.bogus.f32", 1))
-    report = _check(task, override=edited.rel_folder)
+    report = _check(task, override_folder=edited.rel_folder)
     compile_rung = next(r for r in report.results if r.name == "compile")
     assert compile_rung.status == "fail"
     assert "kernel.ptx" in (compile_rung.error or "") and "ptxas error" in (compile_rung.error or "")
@@ -87,9 +87,9 @@ def test_broken_override_fails_compile_at_the_ptx_line(cuda_task) -> None:
 def test_override_folder_must_exist(cuda_task) -> None:
     task, _, _ = cuda_task
     with pytest.raises(override.OverrideError, match="has no override.json"):
-        _check(task, override=".kerneltui/override/nothing-here")
+        _check(task, override_folder=".kerneltui/override/nothing-here")
     with pytest.raises(override.OverrideError, match="not under"):
-        _check(task, override="../elsewhere")
+        _check(task, override_folder="../elsewhere")
 
 
 def test_triton_override_reaches_the_compiled_kernel(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_triton_override_reaches_the_compiled_kernel(tmp_path: Path) -> None:
     assert edited.file == edited.folder / key / "add_kernel.ptx"
     marker = "// edited by hand in kerneltui"
     edited.file.write_text(ptx.replace(".address_size 64", f".address_size 64\n{marker}", 1))
-    again = _check(task, override=edited.rel_folder)
+    again = _check(task, override_folder=edited.rel_folder)
     assert again.ok, [r.line() for r in again.results]
     new = Dump.load(Path(again.version_dir))
     assert marker in new.stage_text(new.variant("add_kernel", variant.label), "ptx")

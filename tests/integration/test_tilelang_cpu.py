@@ -77,7 +77,7 @@ def test_dump_shows_cuda_source_ptx_and_sass_mapped_to_the_kernel(gemm) -> None:
     assert dump_rung["status"] == "ok", dump_rung
     assert "HGMMA" in dump_rung["summary"] and "regs" in dump_rung["summary"]
     t = load_task(str(task))
-    dump = Dump.load(t.state_dir / "versions" / source_hash(t.kernel_source()))
+    dump = Dump.load(t.version_dir(source_hash(t.kernel_source())))
     # One kernel per shape: both tests and the benchmark; the benchmark's is the primary one.
     labels = sorted(v.label for v in dump.variants_all)
     assert labels == ["A 100x48 f16 · B 48x72 f16 · C 100x72 f16", "A 256x256 f16 · B 256x256 f16 · C 256x256 f16",

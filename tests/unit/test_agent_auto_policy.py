@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kerneltui.core.agent.auto import AutoLimits, budget_stop, judge, target_stop
-from kerneltui.core.agent.trials import Perf, perf_of, summarise
+from kerneltui.core.agent.trials import Perf, TrialSummary, perf_of
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
 
@@ -25,7 +25,21 @@ def test_perf_reads_benchmark_and_roofline_metrics():
     perf = perf_of(gpu_report(182.0, 91.0))
     assert perf.correct and perf.median_s == pytest.approx(182e-6) and perf.pct_roofline == 91.0
     assert "182.00 µs" in perf.describe() and "91% of roofline" in perf.describe()
-    assert summarise(gpu_report(182.0, 91.0))["median_s"] == pytest.approx(182e-6)
+    summary = TrialSummary.of(gpu_report(182.0, 91.0))
+    assert summary.median_s == pytest.approx(182e-6) and summary.correct and summary.ok
+    data = summary.to_dict()  # what ProposalEvent carries
+    assert data["median_s"] == pytest.approx(182e-6) and data["cancelled"] is False and "running" not in data
+    assert [r["name"] for r in data["rungs"]] == ["correctness", "benchmark", "roofline"]
+
+
+def test_every_way_a_trial_ends_has_one_shape():
+    assert TrialSummary.started().to_dict() == {"running": True, "headline": "trial running"}
+    assert TrialSummary.stopped("trial interrupted").to_dict() == {
+        "ok": False, "correct": False, "cancelled": True, "headline": "trial interrupted"}
+    failed = TrialSummary.could_not_run(RuntimeError("no pool")).to_dict()
+    assert failed == {"ok": False, "correct": False, "error": "RuntimeError: no pool",
+                      "headline": "the trial could not run: no pool"}
+    assert TrialSummary.stopped("x").text() == "trial: x"
 
 
 def test_a_failed_or_missing_correctness_is_not_correct():

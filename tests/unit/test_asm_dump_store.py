@@ -158,12 +158,12 @@ def test_missing_dump_and_version_lookup(tmp_path):
     for name in ("abc123", "abd456"):
         (versions / name / "dump").mkdir(parents=True)
         (versions / name / "dump" / "index.json").write_text("{}")
-    assert find_version(tmp_path / "state", "abc").name == "abc123"
+    assert find_version(versions, "abc").name == "abc123"
     with pytest.raises(DumpMissing, match="matches 2 versions"):
-        find_version(tmp_path / "state", "ab")
+        find_version(versions, "ab")
     with pytest.raises(DumpMissing, match="no version 'zz'"):
-        find_version(tmp_path / "state", "zz")
-    prev = find_version(tmp_path / "state", "prev", exclude=versions / "abd456")
+        find_version(versions, "zz")
+    prev = find_version(versions, "prev", exclude=versions / "abd456")
     assert prev.name == "abc123"
 
 

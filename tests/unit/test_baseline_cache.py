@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.benchstats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 from kerneltui.core.rungs import benchmark
 from kerneltui.core.rungs.bench_bound import WallBound
 from kerneltui.core.rungs.context import RunContext, RunOptions

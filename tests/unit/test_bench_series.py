@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kerneltui.core.benchstats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 from kerneltui.core.rungs.bench_bound import MIN_SERIES_S, WallBound
 from kerneltui.core.rungs.bench_series import time_kernel
 

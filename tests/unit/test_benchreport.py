@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from kerneltui.core.benchreport import build
-from kerneltui.core.benchstats import STOP_WALL_BOUND, BenchSettings
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.report import build
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 
 SETTINGS = BenchSettings()
 PEAKS = DevicePeaks(name="GPU", key="k", measured_at=0.0, copy_gbps=4000.0, matmul_tflops={"tf32": 400.0},

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from kerneltui.core.benchstats import (
+from kerneltui.core.bench.stats import (
     STOP_CONVERGED,
     STOP_MAX_RUNS,
     STOP_TIME_CAP,
@@ -211,7 +211,7 @@ def test_the_side_work_test_has_the_false_alarm_rate_it_states():
     gaps a busy host gives); over many simulated measurements, flags stay under the stated rate."""
     import random
 
-    from kerneltui.core.benchstats import STRAGGLE_ALPHA
+    from kerneltui.core.bench.stats import STRAGGLE_ALPHA
 
     rng = random.Random(11)
 
@@ -237,7 +237,7 @@ def test_the_side_work_test_sees_work_as_short_as_its_stated_effect():
 
 
 def test_mann_whitney_matches_a_hand_computed_case():
-    from kerneltui.core.benchstats import mann_whitney_greater
+    from kerneltui.core.bench.stats import mann_whitney_greater
 
     assert mann_whitney_greater([10, 11, 12, 13] * 5, [1, 2, 3, 4] * 5) < 1e-6
     assert mann_whitney_greater([1, 2, 3, 4] * 5, [10, 11, 12, 13] * 5) > 0.999

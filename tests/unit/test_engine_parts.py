@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from kerneltui.config import ConfigError, load_config
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.engine.channel import AuthError, Channel, KeyFileError, create_key, read_key
 from kerneltui.core.engine.messages import RunRequest, report_from_dict, report_to_dict
 from kerneltui.core.engine.pools import GpuAccess
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings, fingerprint
 from kerneltui.core.loop import RunReport
-from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.rungs.context import ProfileOptions, RunOptions, TraceOptions
 from kerneltui.core.rungs.result import SourceLocation, fail, ok
 
 
@@ -61,7 +62,9 @@ async def test_checks_share_the_gpu():
 
 def test_run_request_and_report_round_trip(tmp_path: Path):
     options = RunOptions(rungs=["correctness"], seeds=2, timeout_s=30.0, arch="sm_90a", kernel_source="x = 1\n",
-                         origin="proposal", record=False, extra={"override": "ov/1", "benchmark": {"max_s": 2}})
+                         origin="proposal", record=False, override_folder="ov/1",
+                         benchmark=BenchSettings(max_seconds=2.0, graph="off"), profile=ProfileOptions(case=1, kernel_name="k.*"),
+                         trace=TraceOptions(case=2, reps=3))
     request = RunRequest.from_dict(RunRequest.make(tmp_path, tmp_path / "k.py", options).to_dict())
     assert request.task == str(tmp_path.resolve()) and request.kernel == str((tmp_path / "k.py").resolve())
     assert request.run_options() == options

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core import benchreport
-from kerneltui.core.benchstats import BenchSettings
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench import report as benchreport
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.history import HistoryError, HistoryStore, bench_rows, observer_for
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs import roofline as roofline_rung
@@ -54,9 +54,9 @@ def _bench_result(ms: float, failure: dict | None = None) -> RungResult:
 
 async def _roofline_result(task, bench: RungResult) -> RungResult:
     ctx = RunContext(task=task, source="", files={}, options=RunOptions(), pool=WorkerPool("torch"), run_id="r",
-                     emit=lambda event: None, source_hash="h", version_dir=task.state_dir / "versions" / "h")
-    ctx.data["benchmark"] = bench.metrics
-    ctx.data["device_peaks"] = PEAKS.to_dict()
+                     emit=lambda event: None, source_hash="h", version_dir=task.version_dir("h"))
+    ctx.data.benchmark = bench.metrics
+    ctx.data.device_peaks = PEAKS.to_dict()
     return await roofline_rung.run(ctx)
 
 

@@ -13,12 +13,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "kerneltui"
 
 # Cycles through deferred imports that later work on the core removes; a new one fails the test.
-KNOWN_DEFERRED = {
-    # The override proposal is a tool and calls back into the tools' helpers.
-    frozenset({"kerneltui.core.agent.override_proposals", "kerneltui.core.agent.tools"}),
-    # TileLang's backend and its dump side call each other.
-    frozenset({"kerneltui.core.backends.tilelang", "kerneltui.core.backends.tilelang_dump"}),
-}
+KNOWN_DEFERRED: set[frozenset[str]] = set()
 
 
 def _modules() -> dict[str, Path]:

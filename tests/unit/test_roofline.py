@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from kerneltui.core import device, roofline
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench import device_peaks as device
+from kerneltui.core.bench import roofline
+from kerneltui.core.bench.device_peaks import DevicePeaks
 
 # An H200-like device: 4.2 TB/s copy, 750 TFLOP/s bf16, 60 MiB L2.
 H200 = roofline.Roofs(bandwidth_gbps=4200.0, peak_tflops=750.0, peak_name="bf16 tensor-core matmul", l2_bytes=60 << 20)

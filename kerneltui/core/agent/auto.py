@@ -23,7 +23,7 @@ from kerneltui.core.agent import prompts
 from kerneltui.core.agent.budget import BudgetCheck, check_money, check_tokens, combine
 from kerneltui.core.agent.errors import BUDGET
 from kerneltui.core.agent.proposals import SUPERSEDED, TRIAL_DONE, Proposal
-from kerneltui.core.agent.trials import Perf, format_time, perf_of, summarise
+from kerneltui.core.agent.trials import Perf, TrialSummary, format_time, perf_of
 from kerneltui.core.events import AgentError, Notice, UserMessage
 from kerneltui.core.loop import RunReport
 
@@ -57,8 +57,8 @@ class AutoResult:
     reverted: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)  # replaced by a later proposal of the same turn
     stop_reason: str = ""
-    baseline: dict[str, Any] | None = None
-    best: dict[str, Any] | None = None
+    baseline: TrialSummary | None = None
+    best: TrialSummary | None = None
     tokens: int = 0
     cost_usd: float | None = 0.0
     verdicts: list[dict[str, Any]] = field(default_factory=list)
@@ -70,7 +70,8 @@ class AutoResult:
     def to_dict(self) -> dict[str, Any]:
         return {"iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
                 "superseded": self.superseded, "stop_reason": self.stop_reason, "refused": self.refused,
-                "baseline": self.baseline, "best": self.best, "tokens": self.tokens, "requests": self.requests,
+                "baseline": self.baseline.to_dict() if self.baseline else None,
+                "best": self.best.to_dict() if self.best else None, "tokens": self.tokens, "requests": self.requests,
                 "cache_read_tokens": self.cache_read_tokens, "cost_usd": self.cost_usd, "verdicts": self.verdicts,
                 "error": self.error}
 
@@ -198,7 +199,7 @@ class AutoPilot:
         baseline = await session.verify_source(session.target.read(), origin="auto", record=True)
         session.latest = baseline
         self.best = perf_of(baseline)
-        self.result.baseline = self.result.best = summarise(baseline)
+        self.result.baseline = self.result.best = TrialSummary.of(baseline)
         session.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
         unmeasurable = no_benchmark_reason(baseline, session.task)
         if unmeasurable is not None:

@@ -8,7 +8,7 @@ view's "edit this stage" does (``core.override``), in a folder of its own:
 
 * its diff is against the compiler's output (``base_source``), not against the kernel file;
 * its trial is the loop on the kernel file as it is, built from the override folder
-  (``RunOptions.extra["override"]``): ptxas assembles the edited PTX (CUDA C++), Triton compiles
+  (``RunOptions.override_folder``): ptxas assembles the edited PTX (CUDA C++), Triton compiles
   from the edited stage (its kernel override); the result is a version of its own, with its own
   hash, dump and history entry;
 * accepted, the kernel file is not touched: the (possibly partly accepted or edited) text is what
@@ -26,11 +26,11 @@ from kerneltui.core import override
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import apply_unified_diff
 from kerneltui.core.agent.proposals import Proposal
+from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.task import Task, source_hash
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.session import AgentSession
-    from kerneltui.core.agent.tools import ToolOutcome
 
 NAME = "propose_override"
 SPEC = ToolSpec(
@@ -52,7 +52,6 @@ SPEC = ToolSpec(
 
 
 async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
-    from kerneltui.core.agent.tools import ToolFailure, ToolOutcome
 
     args = call.arguments
     stage = str(args.get("stage") or "").upper()
@@ -75,7 +74,7 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
     new = edited if edited else apply_unified_diff(base, diff, f"{variant.kernel}.{stage.lower()}")
     if new.strip() == base.strip():
         raise ToolFailure(f"{NAME}: the edited {stage} is the compiler's own; nothing to propose")
-    version_dir = task.state_dir / "versions" / version
+    version_dir = task.version_dir(version)
     key = override.triton_key(version_dir, stage, base) if task.backend == "triton" else None
     written = override.write(task, f"{version}-{source_hash(new)[:8]}", stage, base, key=key, edited=new)
     info = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
@@ -89,11 +88,10 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
 
 async def _compiler_output(session: AgentSession, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
     """(version, the compiler's text of ``stage``, the dump's variant) for the kernel file as it is."""
-    from kerneltui.core.agent.tools import ToolFailure
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
 
     version = source_hash(kernel_text)
-    version_dir = session.task.state_dir / "versions" / version
+    version_dir = session.task.version_dir(version)
     try:
         dump = Dump.load(version_dir)
     except DumpMissing:

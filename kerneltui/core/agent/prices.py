@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.config import Config, register_defaults
+from kerneltui.config import Config
 from kerneltui.core.agent.conversation import Usage
 
 # List prices (USD per million tokens) as published by the providers in 2025; edit in config.toml.
@@ -36,8 +36,6 @@ DEFAULT_PRICES: dict[str, dict[str, float]] = {
     "o4-mini": {"input": 1.10, "output": 4.40, "cache_read": 0.275},
     "scripted": {"input": 0.0, "output": 0.0},  # the replay provider calls no model
 }
-
-register_defaults("prices", DEFAULT_PRICES)
 
 _DATE_SUFFIX = re.compile(r"^-(\d{4}-?\d{2}-?\d{2}|\d{8}|latest)$")
 

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.agent.diffs import Hunk, hunks_between, unified_diff
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.trials import TrialSummary
 
 PENDING, TRIAL, TRIAL_DONE = "pending", "trial", "trial_done"
 ACCEPTED, REJECTED, REDIRECTED, STALE, SUPERSEDED, UNDONE = (
@@ -63,7 +66,7 @@ class Proposal:
     override: dict[str, Any] | None = None
     state: str = PENDING
     created_at: float = field(default_factory=time.time)
-    trial: dict[str, Any] | None = None
+    trial: TrialSummary | None = None
     decision: dict[str, Any] | None = None
     history: list[tuple[str, float]] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
@@ -107,7 +110,7 @@ class Proposal:
             "hunks": [h.to_dict() for h in self.hunks],
             "added": sum(h.added for h in self.hunks),
             "removed": sum(h.removed for h in self.hunks),
-            "trial": self.trial,
+            "trial": self.trial.to_dict() if self.trial else None,
             "decision": self.decision,
             # The reason (or redirect feedback) as one string, for cards that show only that.
             "decision_reason": (self.decision or {}).get("reason") or (self.decision or {}).get("feedback") or "",

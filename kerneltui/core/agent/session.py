@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.agent import prompts
-from kerneltui.core.agent.adapters import record_in_history
 from kerneltui.core.agent.budget import BudgetCheck, TokenEstimator, request_chars
 from kerneltui.core.agent.checkpoints import Checkpoint, CheckpointStore, KernelFile, KernelTarget
 from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest, ToolCall, ToolResult, Usage
@@ -52,7 +51,8 @@ from kerneltui.core.agent.providers.base import Provider
 from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
-from kerneltui.core.agent.trials import summarise, summary_text
+from kerneltui.core.agent.trials import TrialSummary
+from kerneltui.core.agent.versions import record_in_history
 from kerneltui.core.agent.workspace import Workspace
 from kerneltui.core.events import (
     AgentError,
@@ -71,7 +71,6 @@ from kerneltui.core.events import (
     UserMessage,
 )
 from kerneltui.core.loop import Loop, RunReport
-from kerneltui.core.override import EXTRA_KEY
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
@@ -229,8 +228,7 @@ class AgentSession:
                         trial = self._trial_tasks.get(p.id)
                         if trial is not None and not trial.done():
                             trial.cancel()
-                            p.trial = {"cancelled": True, "ok": False, "correct": False,
-                                       "headline": "trial cancelled: the file changed"}
+                            p.trial = TrialSummary.stopped("trial cancelled: the file changed")
                         self._end(p, STALE, {"decision": "stale", "by": "file",
                                              "reason": f"{p.file} changed before a decision"})
 
@@ -487,9 +485,9 @@ class AgentSession:
         return report, True
 
     async def verify_source(self, source: str, origin: str, record: bool, rungs: list[str] | None = None,
-                            extra: dict[str, Any] | None = None) -> RunReport:
+                            override_folder: str | None = None) -> RunReport:
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
-                             seeds=int(self.settings.trial_seeds) or None, extra=dict(extra or {}))
+                             seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder)
         report = await self.loop.run(options)
         if record and not report.cancelled:
             await self._record(source, report, options)
@@ -525,11 +523,12 @@ class AgentSession:
 
     async def _run_trial(self, p: Proposal) -> None:
         p.move(TRIAL)
-        p.trial = {"running": True, "headline": "trial running"}
+        p.trial = TrialSummary.started()
         self._emit_proposal(p)
         origin = "auto" if p.origin == "auto" else "proposal"
-        source, extra = self._checked_input(p)
-        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials, extra=extra))
+        source, folder = self._checked_input(p)
+        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials,
+                                                      override_folder=folder))
         self._trial_tasks[p.id] = task
         try:
             await asyncio.wait({task})
@@ -537,7 +536,7 @@ class AgentSession:
             task.cancel()
             await asyncio.wait({task})
             if p.state == TRIAL:
-                p.trial = {"cancelled": True, "ok": False, "correct": False, "headline": "trial interrupted"}
+                p.trial = TrialSummary.stopped("trial interrupted")
                 p.move(TRIAL_DONE)
                 self._emit_proposal(p)
             raise
@@ -547,29 +546,28 @@ class AgentSession:
             return  # a decision (or a newer proposal) cancelled it and recorded why
         exc = task.exception()
         if exc is not None:
-            p.trial = {"ok": False, "correct": False, "error": f"{type(exc).__name__}: {exc}",
-                       "headline": f"the trial could not run: {exc}"}
+            p.trial = TrialSummary.could_not_run(exc)
         else:
             report = task.result()
             self.trial_reports[p.id] = report
-            p.trial = summarise(report)
+            p.trial = TrialSummary.of(report)
         if p.state == TRIAL:
             p.move(TRIAL_DONE)
             self._emit_proposal(p)
 
-    def _checked_input(self, p: Proposal) -> tuple[str, dict[str, Any]]:
+    def _checked_input(self, p: Proposal) -> tuple[str, str | None]:
         """What the loop checks for ``p``: its text as the kernel, or for a hand-edited stage the kernel
         file as it is, built from the override folder that holds the text."""
         if p.override:
-            return self.target.read(), {EXTRA_KEY: p.override["folder"]}
-        return p.new_source, {}
+            return self.target.read(), p.override["folder"]
+        return p.new_source, None
 
     async def _cancel_trial(self, p: Proposal, why: str) -> None:
         task = self._trial_tasks.get(p.id)
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
-            p.trial = {"cancelled": True, "ok": False, "correct": False, "headline": f"trial cancelled: {why}"}
+            p.trial = TrialSummary.stopped(f"trial cancelled: {why}")
 
     def _end(self, p: Proposal, state: str, decision: dict[str, Any]) -> None:
         decision.setdefault("proposal", p.id)
@@ -582,7 +580,7 @@ class AgentSession:
             self.pending_notes.append(prompts.decision_note(decision))
 
     def proposal_summary(self, p: Proposal) -> str:
-        trial = (p.trial or {}).get("headline", "no trial")
+        trial = p.trial.headline if p.trial else "no trial"
         return (f"{p.id} · {len(p.hunks)} hunk(s) +{sum(h.added for h in p.hunks)} "
                 f"−{sum(h.removed for h in p.hunks)} · trial: {trial}")
 
@@ -593,7 +591,7 @@ class AgentSession:
         if report is not None:
             lines.append(self.feedback(report, "trial on a scratch copy (the kernel file is unchanged)", p.new_source))
         elif p.trial:
-            lines.append(summary_text(p.trial) if p.trial.get("rungs") else f"trial: {p.trial.get('headline')}")
+            lines.append(p.trial.text())
         if p.origin == "auto":
             lines.append(f"Auto mode decides after this turn: {self.keep_rule or 'kept only if it is correct and faster than the kept version'}.")
         elif p.is_open:
@@ -631,8 +629,7 @@ class AgentSession:
             raise ProposalError("action 'edit' needs the edited text (edited_source)")
         await self._cancel_trial(p, f"the person decided ({action}) before it finished")
         decision: dict[str, Any] = {"proposal": p.id, "file": p.file, "by": by}
-        trial = p.trial or {}
-        decision["trial"] = {"ok": trial.get("ok"), "headline": trial.get("headline")}
+        decision["trial"] = {"ok": p.trial.ok, "headline": p.trial.headline} if p.trial else {"ok": None, "headline": None}
         if action in ("accept", "edit"):
             current = self.target.read()
             if source_hash(current) != p.base_hash:
@@ -700,20 +697,20 @@ class AgentSession:
     async def _after_apply(self, p: Proposal, new: str) -> dict[str, Any] | None:
         """Put the applied version in the history: the trial's results when it checked this exact text."""
         report = self.trial_reports.get(p.id)
-        source, extra = self._checked_input(p) if p.override else (new, {})
+        source, folder = self._checked_input(p) if p.override else (new, None)
         if report is not None and new == p.new_source and not report.cancelled:
             if not p.override:  # a hand-edited build is a version of its own, not the kernel file's
                 self.latest = report
             if not self.record_trials:  # auto mode recorded it already
                 await self._record(source, report, RunOptions(kernel_source=source, origin="proposal", record=True,
-                                                              extra=extra))
+                                                              override_folder=folder))
             return None
         if not self.verify_applied:
             return None
-        report = await self.verify_source(source, origin="proposal", record=True, extra=extra)
+        report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
         if not p.override:
             self.latest = report
-        return {"ok": report.ok, "headline": summarise(report)["headline"]}
+        return {"ok": report.ok, "headline": TrialSummary.of(report).headline}
 
     async def undo(self) -> Checkpoint | None:
         """Restore the kernel to the checkpoint before the last applied edit."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
-from kerneltui.config import Config, register_defaults
+from kerneltui.config import Config
 from kerneltui.core.agent.errors import CONFIG, NO_KEY, ProviderError
 
 AGENT_DEFAULTS: dict[str, Any] = {
@@ -51,9 +51,6 @@ SERVER_ALIASES = {
     "compatible": "",
     "openai-compatible": "",
 }
-
-register_defaults("agent", AGENT_DEFAULTS)
-
 
 @dataclass
 class AgentSettings:

@@ -8,30 +8,19 @@ an outcome with ``ok=False``, so the model can correct itself; it is not an exce
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kerneltui.core.agent import override_proposals
-from kerneltui.core.agent.adapters import ASM_STAGES, Unavailable, profile_brief, read_asm, version_dir
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
+from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
+from kerneltui.core.agent.versions import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.workspace import WorkspaceError
 from kerneltui.core.redact import redacted
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.session import AgentSession
-
-
-class ToolFailure(Exception):
-    """The tool could not do what was asked; the message tells the model what to do instead."""
-
-
-@dataclass
-class ToolOutcome:
-    ok: bool
-    summary: str
-    output: str
 
 
 _STAGES = [s for s in ASM_STAGES if s != "source"]
@@ -207,7 +196,7 @@ async def _trace_regions(session: AgentSession, call: ToolCall, turn_id: str) ->
 
     report, _ = await session.latest_report()
     try:
-        text = brief(version_dir(session.task, report.source_hash))
+        text = brief(session.task.version_dir(report.source_hash))
     except TraceFormatError as exc:
         raise Unavailable(f"the saved trace cannot be read: {exc}") from exc
     if text is None:

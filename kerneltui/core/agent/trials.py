@@ -1,5 +1,6 @@
-"""What a verification run says, condensed: for proposals (the UI card) and for auto mode (correct?
-how fast? how close to the roofline?). The model's text form is ``feedback.run_feedback``.
+"""What a verification run says, condensed: for proposals (the UI card, ``TrialSummary``) and for auto
+mode (``Perf``: correct? how fast? how close to the roofline?). The model's text form of a whole run
+is ``feedback.run_feedback``.
 
 The benchmark and roofline rungs report their numbers in ``RungResult.metrics`` (``median_ms``: the
 geometric mean over benchmark cases of the medians; ``pct_roofline``); the keys read here are listed
@@ -8,7 +9,7 @@ in ``TIME_KEYS`` and ``ROOFLINE_KEYS`` (the first one present wins).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kerneltui.core.agent.feedback import device_line
@@ -98,30 +99,85 @@ def perf_of(report: RunReport) -> Perf:
     return Perf(correct=True, median_s=median_seconds(report.result("benchmark")), pct_roofline=pct_roofline(report))
 
 
-def summarise(report: RunReport) -> dict[str, Any]:
-    """The trial as a JSON-able dict (attached to proposals and their events)."""
-    perf = perf_of(report)
-    return {
-        "run_id": report.run_id,
-        "ok": report.ok,
-        "correct": perf.correct,
-        "source_hash": report.source_hash,
-        "duration_s": round(report.duration_s, 3),
-        "cancelled": report.cancelled,
-        "median_s": perf.median_s,
-        "pct_roofline": perf.pct_roofline,
-        "headline": perf.describe(),
-        "device": device_line(report.device),
-        "rungs": [{"name": r.name, "status": r.status, "summary": r.summary, "error": r.error, "metrics": r.metrics,
-                   "location": str(r.location) if r.location else None} for r in report.results],
-    }
+@dataclass(frozen=True)
+class TrialRung:
+    """One rung of a trial, as the proposal card and the model's text show it."""
+
+    name: str
+    status: str
+    summary: str = ""
+    error: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    location: str | None = None  # "file:line"
+
+    @classmethod
+    def of(cls, result: RungResult) -> TrialRung:
+        return cls(name=result.name, status=result.status, summary=result.summary, error=result.error,
+                   metrics=result.metrics, location=str(result.location) if result.location else None)
 
 
-def summary_text(summary: dict[str, Any]) -> str:
-    """A trial summary dict (as stored on a proposal) back into the model's text form."""
-    lines = [f"trial: {'PASS' if summary.get('ok') else 'FAIL'} · {summary.get('headline', '')} on {summary.get('device')}"]
-    for r in summary.get("rungs", []):
-        status = r.get("status")
-        text = r.get("error") if status == "fail" else r.get("summary")
-        lines.append(f"[{r.get('name')}] {'FAILED' if status == 'fail' else status}  {text or ''}".rstrip())
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class TrialSummary:
+    """What a proposal's trial (or auto mode's baseline) says: one shape for every way a trial ends.
+
+    ``ok``/``correct`` are None while the trial runs; ``to_dict`` (what ``ProposalEvent`` and the
+    session log carry) leaves out the fields that are None, as the dicts before it did."""
+
+    headline: str
+    ok: bool | None = None
+    correct: bool | None = None
+    running: bool = False
+    cancelled: bool = False
+    error: str | None = None  # the trial could not run: why
+    run_id: str | None = None
+    source_hash: str | None = None
+    duration_s: float | None = None
+    median_s: float | None = None
+    pct_roofline: float | None = None
+    device: str | None = None
+    rungs: tuple[TrialRung, ...] = ()
+
+    @classmethod
+    def started(cls) -> TrialSummary:
+        return cls(headline="trial running", running=True)
+
+    @classmethod
+    def stopped(cls, headline: str) -> TrialSummary:
+        """A trial cancelled before its end (a decision, a newer proposal, the file changed)."""
+        return cls(headline=headline, ok=False, correct=False, cancelled=True)
+
+    @classmethod
+    def could_not_run(cls, exc: BaseException) -> TrialSummary:
+        return cls(headline=f"the trial could not run: {exc}", ok=False, correct=False,
+                   error=f"{type(exc).__name__}: {exc}")
+
+    @classmethod
+    def of(cls, report: RunReport) -> TrialSummary:
+        perf = perf_of(report)
+        return cls(headline=perf.describe(), ok=report.ok, correct=perf.correct, cancelled=report.cancelled,
+                   run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
+                   median_s=perf.median_s, pct_roofline=perf.pct_roofline, device=device_line(report.device),
+                   rungs=tuple(TrialRung.of(r) for r in report.results))
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "run_id": self.run_id, "ok": self.ok, "correct": self.correct, "source_hash": self.source_hash,
+            "duration_s": self.duration_s, "cancelled": self.cancelled or None, "running": self.running or None,
+            "median_s": self.median_s, "pct_roofline": self.pct_roofline, "headline": self.headline,
+            "device": self.device, "error": self.error,
+        }
+        out = {k: v for k, v in data.items() if v is not None}
+        if self.run_id is not None:  # a trial that ran: its rungs, and whether it was cancelled
+            out.update(cancelled=self.cancelled, median_s=self.median_s, pct_roofline=self.pct_roofline,
+                       rungs=[asdict(r) for r in self.rungs])
+        return out
+
+    def text(self) -> str:
+        """The trial in the model's text form (a finished trial: its rungs; else its headline)."""
+        if not self.rungs:
+            return f"trial: {self.headline}"
+        lines = [f"trial: {'PASS' if self.ok else 'FAIL'} · {self.headline} on {self.device}"]
+        for r in self.rungs:
+            text = r.error if r.status == "fail" else r.summary
+            lines.append(f"[{r.name}] {'FAILED' if r.status == 'fail' else r.status}  {text or ''}".rstrip())
+        return "\n".join(lines)

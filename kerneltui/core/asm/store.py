@@ -170,20 +170,19 @@ class Dump:
         return self.line_map(variant, stage).source_of(asm_line, self.task_files or None)
 
 
-def version_dirs(state_dir: Path) -> list[Path]:
-    """The task's version folders, newest first."""
-    root = state_dir / "versions"
+def version_dirs(root: Path) -> list[Path]:
+    """The task's version folders (under ``Task.versions_dir``), newest first."""
     if not root.is_dir():
         return []
     return sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
 
 
-def find_version(state_dir: Path, ref: str, exclude: Path | None = None) -> Path:
+def find_version(versions_dir: Path, ref: str, exclude: Path | None = None) -> Path:
     """A version folder by source-hash prefix, a path, or ``prev`` (the newest other version with a dump)."""
     candidate = Path(ref)
     if candidate.is_dir():
         return candidate
-    dirs = version_dirs(state_dir)
+    dirs = version_dirs(versions_dir)
     if ref in ("prev", "previous", "last"):
         for d in dirs:
             if (exclude is None or d.resolve() != exclude.resolve()) and (d / DUMP_DIR_NAME / INDEX_NAME).is_file():
@@ -194,5 +193,5 @@ def find_version(state_dir: Path, ref: str, exclude: Path | None = None) -> Path
         return matches[0]
     known = ", ".join(d.name[:10] for d in dirs[:8]) or "none"
     if not matches:
-        raise DumpMissing(f"no version {ref!r} under {state_dir / 'versions'} (known: {known})")
+        raise DumpMissing(f"no version {ref!r} under {versions_dir} (known: {known})")
     raise DumpMissing(f"{ref!r} matches {len(matches)} versions; give more of the hash (known: {known})")

@@ -39,11 +39,11 @@ from kerneltui.core.backends.base import (
     first_call,
     frame_in_task,
 )
+from kerneltui.core.backends.tilelang_kernels import describe_kernel
 
 LINE_DIRECTIVES = "tl.emit_line_directives"
 # TileLang's C++ passes append this to a message when the IR node carries a source span.
 SPAN_MARKER = re.compile(r"-->\s+(?P<file>[^\n]+?):(?P<line>\d+)(?::\d+)?\s*$", re.MULTILINE)
-GLOBAL_KERNEL = re.compile(r'__global__\s+void\s+(?:__launch_bounds__\((?P<bounds>[^)]*)\)\s+)?(?P<name>\w+)\s*\(')
 
 
 class TileLangCompileError(LocatedCompileError):
@@ -249,25 +249,6 @@ def with_line_directives(pass_configs: Any) -> Any:
     if not any(str(getattr(k, "value", k)) == LINE_DIRECTIVES for k in configs):
         configs[LINE_DIRECTIVES] = True
     return configs
-
-
-def describe_kernel(kernel: Any) -> tuple[str, str, list[int] | None]:
-    """(name, device symbol, block) of a compiled kernel: the prim_func's name (``gemm``), the
-    ``__global__`` function TileLang generated for it (``gemm_kernel``) and its launch bounds."""
-    func = getattr(kernel, "prim_func", None)
-    attrs = getattr(func, "attrs", None)
-    name = str(attrs["global_symbol"]) if attrs is not None and "global_symbol" in attrs else "tilelang_kernel"
-    try:
-        source = kernel.get_kernel_source()
-    except Exception:
-        source = ""
-    # The first match may be a forward declaration, which carries no launch bounds.
-    matches = list(GLOBAL_KERNEL.finditer(source or ""))
-    if not matches:
-        return name, "", None
-    match = next((m for m in matches if m.group("bounds")), matches[0])
-    bounds = (match.group("bounds") or "").split(",")[0].strip()
-    return name, match.group("name"), [int(bounds), 1, 1] if bounds.isdigit() else None
 
 
 def allocate_outputs(kernel: Any, args: tuple[Any, ...]) -> Any:

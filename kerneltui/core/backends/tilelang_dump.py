@@ -58,7 +58,7 @@ def collect(backend: Any, state: Any, arch: str, progress: Any) -> list[dict[str
     if len(ordered) > MAX_VARIANTS:
         notes.append(f"{len(ordered)} kernels were compiled; the dump keeps the first {MAX_VARIANTS}")
         ordered = ordered[:MAX_VARIANTS]
-    from kerneltui.core.backends.tilelang import describe_kernel
+    from kerneltui.core.backends.tilelang_kernels import describe_kernel
 
     out = []
     for i, use in enumerate(ordered):
@@ -122,7 +122,7 @@ def nvcc_options(kernel: Any) -> list[str]:
 
 
 def _artifact(use: _Use, arch: str, state: Any, compile_only: bool) -> dict[str, Any]:
-    from kerneltui.core.backends.tilelang import describe_kernel
+    from kerneltui.core.backends.tilelang_kernels import describe_kernel
 
     kernel = use.kernel
     name, symbol, block = describe_kernel(kernel)

@@ -31,11 +31,10 @@ class RunRequest:
     @classmethod
     def make(cls, task: str | Path, kernel: str | Path | None, options: RunOptions) -> RunRequest:
         return cls(task=str(Path(task).resolve()), kernel=str(Path(kernel).resolve()) if kernel else None,
-                   options=json_clean(dataclasses.asdict(options)))
+                   options=json_clean(options.to_dict()))
 
     def run_options(self) -> RunOptions:
-        names = {f.name for f in dataclasses.fields(RunOptions)}
-        return RunOptions(**{k: v for k, v in self.options.items() if k in names})
+        return RunOptions.from_dict(self.options)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "kernel": self.kernel, "options": self.options}

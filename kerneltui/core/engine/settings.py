@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import __version__, paths
-from kerneltui.config import Config, ConfigError, load_config, register_defaults
+from kerneltui.config import Config, ConfigError, load_config
 
-register_defaults("engine", {
+ENGINE_DEFAULTS: dict[str, Any] = {
     "enabled": True,  # commands use (and start) the engine; false: every command runs its own workers
     "idle_s": 900.0,  # the engine stops after this long with no client and no run
     "dir": "",  # where the socket and key live (default: $XDG_RUNTIME_DIR/kerneltui, else the cache dir)
     "candidate_spares": 2,  # ready workers kept per backend: a full check takes two (checks, benchmark)
     "judge_spares": 1,
     "start_timeout_s": 60.0,  # how long a command waits for an engine it started to answer
-})
+}
 
 # Unix socket paths are limited to 108 bytes by the kernel (sun_path).
 SOCKET_PATH_MAX = 107
@@ -50,7 +50,7 @@ class EngineSettings:
     @classmethod
     def from_config(cls, config: Config | None = None) -> EngineSettings:
         """Raises ConfigError with the setting's name when a value is not usable."""
-        cfg = (config or load_config()).section("engine")
+        cfg = {**ENGINE_DEFAULTS, **(config or load_config()).section("engine")}
         try:
             settings = cls(
                 enabled=_flag(cfg.get("enabled", True)),

@@ -19,6 +19,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,7 +109,7 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
             target.write_text(text, encoding="utf-8")
         task = load_task(root / bundle["load"], root / bundle["kernel_file"],
                          LoadOptions(backend=bundle.get("backend")))
-        run_options = RunOptions(**options, kernel_source=source, record=False, origin="batch")
+        run_options = replace(RunOptions.from_dict(options), kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
     placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
                  "finished_at": time.time()}
@@ -135,8 +136,7 @@ def verify_bundles(jobs: list[tuple[str, dict[str, Any], str]], address: str, op
     with_gpu = gpus > 0 if use_gpus is None else use_gpus
     resources = {"num_gpus": 1, "num_cpus": 0} if with_gpu else {"num_cpus": 1}
     remote = ray.remote(verify_on_node).options(**resources, max_retries=0)
-    plain = {"rungs": options.rungs, "seeds": options.seeds, "timeout_s": options.timeout_s,
-             "arch": options.arch, "extra": options.extra}
+    plain = replace(options, kernel_source=None).to_dict()
     # One copy of each bundle in the object store, however many candidates share it.
     stored: dict[int, Any] = {}
     pending = {}

@@ -16,8 +16,8 @@ import json
 import time
 from typing import Any
 
-from kerneltui.core import device
-from kerneltui.core.benchstats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench import device_peaks as device
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 from kerneltui.core.rungs.context import RunContext
 
 METHOD_SETTINGS = ("flush", "fresh_inputs")  # settings that change what a baseline measures

@@ -4,7 +4,7 @@ Per benchmark case: the judge makes the input slots (``judge_pool``) and the can
 them (``bench_begin``); then batches, each one call per slot (``bench_calls``), every output rechecked
 by the judge and the used slots renewed with unseen data before the next batch (``judge_recheck``).
 Warm-up batches first (discarded), then timed batches until the stopping rule of
-``core.benchstats`` says enough; the statistics are computed here, from the raw event times. A
+``core.bench.stats`` says enough; the statistics are computed here, from the raw event times. A
 batch lasts about BATCH_S so the rule is consulted often; the first call is alone (it may compile).
 Graph mode, where asked for, follows the same way (``bench_graph``). Rechecks and renewals run
 between batches, never inside a timed call: the candidate's worker has synchronised the device and
@@ -12,7 +12,7 @@ read its events before the judge touches an output. The rung's wall-time bound
 (``core.rungs.bench_bound``) caps each case's series; ``watch`` sees the series after every timed
 batch (the rung's provisional number).
 
-The result has the shape the report (``core.benchreport``) reads for the kernel's series.
+The result has the shape the report (``core.bench.report``) reads for the kernel's series.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from kerneltui.core import timing
-from kerneltui.core.benchstats import (
+from kerneltui.core.bench import timing
+from kerneltui.core.bench.stats import (
     STOP_TIME_CAP,
     BenchSettings,
     RunningStats,
@@ -217,7 +217,7 @@ CONFIRM_CALLS = 64  # calls of the confirmation, each followed by an honest cont
 
 async def _confirm_side_work(driver: CaseDriver, series: KernelSeries, settings: BenchSettings) -> None:
     """A side-work flag is measured again before anything fails: calls and honest controls one for
-    one. The report fails the kernel only when both measurements flag it (``core.benchreport``)."""
+    one. The report fails the kernel only when both measurements flag it (``core.bench.report``)."""
     kernel_us = 1e3 * median(series.times_ms)
     first = straggle_verdict(series.straggle_us, [], settings.straggle_us, kernel_us=kernel_us,
                              control_us=series.control_straggle_us)

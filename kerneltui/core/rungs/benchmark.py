@@ -1,5 +1,5 @@
 """The ``benchmark`` rung: time the kernel, the reference and torch.compile of it, on every
-``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.timing``).
+``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.bench.timing``).
 
 In this order: the device's peaks (measured once per device, then cached), the reference's work per
 case, the reference and torch.compile baselines timed in the run's judge (a process that never runs
@@ -15,14 +15,15 @@ import secrets
 import time
 from typing import Any
 
-from kerneltui.config import ConfigError, load_config, register_defaults
-from kerneltui.core import benchreport, device
-from kerneltui.core.benchstats import BenchSettings, median
+from kerneltui.config import ConfigError
+from kerneltui.core.bench import device_peaks as device
+from kerneltui.core.bench import report as benchreport
+from kerneltui.core.bench.stats import BenchSettings, median
 from kerneltui.core.events import BenchmarkProvisional
 from kerneltui.core.rungs import baselines
 from kerneltui.core.rungs.bench_bound import WallBound
 from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
-from kerneltui.core.rungs.context import RunContext, RunOptions
+from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 
@@ -30,13 +31,11 @@ NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
 PEAKS_TIMEOUT_S = 180.0
 
-# Settings come from [benchmark] in the config file and KERNELTUI_BENCHMARK_* variables.
-register_defaults("benchmark", BenchSettings().to_dict())
 
-
-def load_settings(options: RunOptions) -> BenchSettings:
-    """Defaults, then the config file and environment, then the run's own ``extra["benchmark"]``."""
-    return BenchSettings.from_mapping(load_config().section("benchmark"), options.extra.get("benchmark"))
+def load_settings(ctx: RunContext) -> BenchSettings:
+    """The run's own settings (``RunOptions.benchmark``), else those the loop was configured with
+    (``[benchmark]`` in the config file and ``KERNELTUI_BENCHMARK_*``)."""
+    return ctx.options.benchmark or ctx.configured_benchmark()
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -45,7 +44,7 @@ async def run(ctx: RunContext) -> RungResult:
     if not ctx.has_gpu:
         return skip(NAME, NO_GPU)
     try:
-        settings = load_settings(ctx.options)
+        settings = load_settings(ctx)
     except (ValueError, ConfigError) as exc:
         return fail(NAME, f"benchmark settings: {exc}")
     progress = ctx.progress_for(NAME)
@@ -91,18 +90,16 @@ async def run(ctx: RunContext) -> RungResult:
                                           timeout, progress, bound, _provisional(ctx, reference, settings))
             timings["candidate_s"] = time.perf_counter() - t0
         except WorkerFailure as exc:
-            loc = ctx.location_from(exc.error)
-            message = exc.message if exc.kind == "error" else f"{phase}: {exc.message}"
-            return fail(NAME, message, location=loc, metrics={"failure": exc.kind},
-                        details=(exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker else ""))
+            return ctx.failure(NAME, exc, worker, mark,
+                               message=exc.message if exc.kind == "error" else f"{phase}: {exc.message}")
     verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
     metrics["device_peaks"] = peaks.key if peaks else None
-    ctx.data[NAME] = metrics
-    ctx.data["benchmark_raw"] = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
+    ctx.data.benchmark = metrics
+    ctx.data.benchmark_raw = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:
-        ctx.data["device_peaks"] = peaks.to_dict()
+        ctx.data.device_peaks = peaks.to_dict()
     details = verdict.details
     if peaks_note:
         details += f"\n{peaks_note}"

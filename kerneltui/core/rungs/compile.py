@@ -4,12 +4,13 @@ kernel module in a fresh candidate worker and compile its kernels on the first t
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok
 from kerneltui.core.sandbox.policy import sandbox_note
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.replies import LoadReply
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -26,15 +27,14 @@ async def run(ctx: RunContext) -> RungResult:
     worker = await worker_task
     mark = worker.stderr_mark()
     try:
-        result = await worker.request("load", await ctx.load_args(judging), timeout=ctx.timeout("compile"),
-                                      on_progress=ctx.progress_for("compile"))
+        result = cast(LoadReply, await worker.request("load", await ctx.load_args(judging),
+                                                      timeout=ctx.timeout("compile"),
+                                                      on_progress=ctx.progress_for("compile")))
     except WorkerFailure as exc:
         loc = ctx.location_from(exc.error)
         where = f"{loc}: " if loc and str(loc) not in exc.message else ""
-        return fail("compile", where + exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark),
-                    metrics={"failure": exc.kind})
-    ctx.data["load"] = result
+        return ctx.failure("compile", exc, worker, mark, message=where + exc.message)
+    ctx.data.load = result
     kernels = result.get("kernels") or []
     parts = []
     if kernels:
@@ -48,7 +48,7 @@ async def run(ctx: RunContext) -> RungResult:
         parts.append("Triton interpreter (no GPU)")
     if sandbox_note(worker.sandbox):
         parts.append(sandbox_note(worker.sandbox))
-    metrics: dict[str, Any] = {k: result[k] for k in ("import_s", "compile_s", "first_call_s", "launch_count") if k in result}
+    metrics: dict[str, Any] = {k: v for k, v in result.items() if k in ("import_s", "compile_s", "first_call_s", "launch_count")}
     metrics["kernels"] = kernels
     metrics["sandbox"] = worker.sandbox.to_dict() if worker.sandbox else None
     notes = result.get("notes") or []

@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging
-from kerneltui.core.rungs.result import RungResult, SourceLocation
+from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import LoadReply
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    """What the ``profile`` rung profiles (``kerneltui profile``'s flags)."""
+
+    case: int | None = None  # index of the benchmark case; None: the first
+    kernel_name: str | None = None  # a regex over kernel names
+    launch_count: int | None = None
+    timeout_s: float | None = None  # None: the task's [timeouts] profile
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """What the ``trace`` rung traces (``kerneltui trace``'s flags)."""
+
+    case: int | None = None  # benchmark case index; None: the first
+    reps: int | None = None  # traced calls; None: the worker's default
 
 
 @dataclass
@@ -25,7 +45,46 @@ class RunOptions:
     kernel_source: str | None = None  # check this text instead of the kernel file (proposals)
     origin: str = "manual"
     record: bool = True  # store the version in the task's history
-    extra: dict[str, Any] = field(default_factory=dict)  # rung-specific options (e.g. profile filters)
+    # A hand-edited compiler stage (core.override): its folder, relative to the task. Its files go
+    # with the task and into the version hash; the judge never gets them.
+    override_folder: str | None = None
+    benchmark: BenchSettings | None = None  # this run's own; None: as configured ([benchmark])
+    profile: ProfileOptions = field(default_factory=ProfileOptions)
+    trace: TraceOptions = field(default_factory=TraceOptions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types, for the engine's socket and Ray (``from_dict`` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
+        """The options ``to_dict`` wrote; keys this version does not know are ignored."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if values.get("benchmark") is not None:
+            values["benchmark"] = BenchSettings.from_mapping(values["benchmark"])
+        values["profile"] = ProfileOptions(**(values.get("profile") or {}))
+        values["trace"] = TraceOptions(**(values.get("trace") or {}))
+        return cls(**values)
+
+
+@dataclass
+class RunData:
+    """What rungs hand each other during a run; the report keeps it as ``RunReport.data`` (``to_dict``)."""
+
+    load: LoadReply | None = None  # compile → run, correctness: the candidate worker's ``load`` reply
+    run: dict[str, Any] | None = None  # the run rung's outputs, problems and launches
+    correctness: dict[str, Any] | None = None  # checks, cases, seeds, worst metrics
+    benchmark: dict[str, Any] | None = None  # the benchmark rung's metrics → roofline
+    benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
+    device_peaks: dict[str, Any] | None = None  # DevicePeaks.to_dict() → roofline
+    dump: dict[str, Any] | None = None  # the dump's folder, summary and metrics
+    profile: dict[str, Any] | None = None  # ProfileOutcome.to_dict()
+    trace: dict[str, Any] | None = None  # the trace rung's metrics
+
+    def to_dict(self) -> dict[str, Any]:
+        """The parts the run produced, by name (what ``check --json`` and the engine carry)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
 
 
 @dataclass
@@ -41,7 +100,9 @@ class RunContext:
     version_dir: Path
     results: dict[str, RungResult] = field(default_factory=dict)
     device: dict[str, Any] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)  # raw op results shared between rungs
+    data: RunData = field(default_factory=RunData)
+    # Where the benchmark's settings come from when the run brings none of its own (the Loop's).
+    configured_benchmark: Callable[[], BenchSettings] = BenchSettings
     _check_worker: WorkerProcess | None = None
     _workers: list[WorkerProcess] = field(default_factory=list)
     _judging: Judging | None = None
@@ -51,7 +112,7 @@ class RunContext:
     async def check_worker(self) -> WorkerProcess:
         """The worker the compile/run/correctness/dump rungs share for this run."""
         if self._check_worker is None or not self._check_worker.alive:
-            if self._check_worker is not None and "load" in self.data:
+            if self._check_worker is not None and self.data.load is not None:
                 raise WorkerFailure("crash", "the check worker is gone (it crashed or was killed in an earlier rung)")
             self._check_worker = await self.pool.acquire()
             self._workers.append(self._check_worker)
@@ -90,8 +151,8 @@ class RunContext:
         judging.release([key])  # with the next request: the worker has loaded by then
         args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
                                 "first_inputs": first_inputs, "exchange": str(judging.exchange)}
-        if self.options.extra.get("override"):  # hand-edited compiler output (core.override)
-            args["override"] = self.options.extra["override"]
+        if self.options.override_folder:  # hand-edited compiler output (core.override)
+            args["override"] = self.options.override_folder
         return args
 
     def candidate_files(self) -> dict[str, str]:
@@ -101,7 +162,7 @@ class RunContext:
     def judge_files(self) -> dict[str, str]:
         """The task's files as the judge gets them: never the kernel or its launcher (nor an edited
         compiler output of it)."""
-        edited = self.options.extra.get("override")
+        edited = self.options.override_folder
         return {name: text for name, text in self.files.items()
                 if name not in (self.task.kernel_file, self.task.entry_file)
                 and not (edited and name.startswith(f"{edited}/"))}
@@ -151,7 +212,16 @@ class RunContext:
     def arch(self) -> str:
         return self.options.arch or str(self.device.get("arch") or self.task.arch)
 
-    def location_from(self, error: dict[str, Any]) -> SourceLocation | None:
+    def failure(self, rung: str, exc: WorkerFailure, worker: WorkerProcess | None = None, mark: int = 0,
+                message: str | None = None) -> RungResult:
+        """The failed result of a rung whose worker request failed: the message (``message`` where the
+        rung words it itself), the candidate's file:line, the worker's traceback and its stderr since
+        ``mark``, and the kind of failure in ``metrics["failure"]``."""
+        details = (exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker is not None else "")
+        return fail(rung, exc.message if message is None else message, location=self.location_from(exc.error),
+                    details=details, metrics={"failure": exc.kind})
+
+    def location_from(self, error: Mapping[str, Any]) -> SourceLocation | None:
         file, line = error.get("file"), error.get("line")
         if file and line:
             return SourceLocation(str(file), int(line))

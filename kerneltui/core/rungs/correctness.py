@@ -23,6 +23,7 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import LoadReply, VerdictReply
 from kerneltui.core.worker.verdicts import worst_metrics
 
 MAX_PROBLEMS = 8
@@ -35,7 +36,7 @@ class Stop(Exception):
 
 
 async def run(ctx: RunContext) -> RungResult:
-    load = ctx.data.get("load") or {}
+    load: LoadReply = ctx.data.load or {}
     if not load.get("can_run", True):
         return skip("correctness", load.get("run_skipped_reason") or "kernels cannot run here")
     worker = await ctx.check_worker()
@@ -50,10 +51,8 @@ async def run(ctx: RunContext) -> RungResult:
     except Stop as exc:
         return fail("correctness", str(exc), details=str(exc) + "\n" + worker.stderr_since(mark))
     except WorkerFailure as exc:
-        loc = ctx.location_from(exc.error)
-        return fail("correctness", exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark), metrics={"failure": exc.kind})
-    ctx.data["correctness"] = result
+        return ctx.failure("correctness", exc, worker, mark)
+    ctx.data.correctness = result
     worst = result.get("worst") or {}
     metrics = {
         "checks": result["checks"], "passed": result["passed"], "cases": result["cases"], "seeds": result["seeds"],
@@ -155,7 +154,7 @@ class Checks:
         keys: dict[int, str] = {}
         total = len(steps)
         inputs_next: asyncio.Task[tuple[str, Any]] | None = self._inputs(steps[0]) if steps else None
-        pending: tuple[int, asyncio.Task[dict[str, Any]]] | None = None
+        pending: tuple[int, asyncio.Task[VerdictReply]] | None = None
         in_flight: list[asyncio.Future[Any]] = []
         try:
             for i, step in enumerate(steps):
@@ -203,7 +202,7 @@ class Checks:
     def _inputs(self, step: Step) -> asyncio.Task[tuple[str, Any]]:
         return asyncio.ensure_future(self.judging.inputs(step.ref, self.remaining()))
 
-    def read(self, steps: list[Step], i: int, verdict: dict[str, Any], tally: Tally) -> None:
+    def read(self, steps: list[Step], i: int, verdict: VerdictReply, tally: Tally) -> None:
         """Take one verdict into the tally (in plan order)."""
         step = steps[i]
         if verdict.get("problems"):
@@ -250,7 +249,7 @@ class Checks:
             tally.sanity.append(verdict["sanity"])
 
     @staticmethod
-    def second_run(label: str, verdict: dict[str, Any]) -> dict[str, Any]:
+    def second_run(label: str, verdict: VerdictReply) -> dict[str, Any]:
         """The same inputs again, every fresh allocation filled with other (finite) garbage: a
         result that moves reads memory it never wrote; one that moves and stays right is merely
         not deterministic."""
@@ -271,7 +270,7 @@ class Checks:
                 tally.warnings.append(
                     f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
                     "(widen the test's value range or tighten [tolerance])")
-        can_run = bool((self.ctx.data.get("load") or {}).get("can_run", True))
+        can_run = bool((self.ctx.data.load or {}).get("can_run", True))
         if task.backend != "torch" and tally.launches == 0 and can_run:
             tally.problems.append(
                 f"no {self.judging.backend_label} kernel was launched: custom_kernel must run a kernel of the task's "

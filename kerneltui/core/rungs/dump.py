@@ -52,7 +52,7 @@ async def run(ctx: RunContext) -> RungResult:
     metrics["arch"] = result.index.get("arch")
     metrics["dump_dir"] = str(result.dump_dir)
     metrics["on_gpu"] = bool(reply.get("on_gpu"))
-    ctx.data["dump"] = {"dir": str(result.dump_dir), "summary": summary, "metrics": metrics}
+    ctx.data.dump = {"dir": str(result.dump_dir), "summary": summary, "metrics": metrics}
     details = describe(result, notes)
     problems = result.problems + [p for v in result.variants for p in v.problems]
     if problems or any("could not compile" in n for n in notes):

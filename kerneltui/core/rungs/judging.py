@@ -19,10 +19,11 @@ import shutil
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.worker import wire
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import CallReply, VerdictReply
 
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
 
@@ -98,22 +99,22 @@ class Judging:
         return key, reply["inputs"]
 
     async def call(self, candidate: WorkerProcess, key: str, inputs: Any, timeout: float, *, fill: str = "poison",
-                   garbage_seed: int = 0, gpu_trace: bool = False, on_progress: Any = None) -> dict[str, Any]:
+                   garbage_seed: int = 0, gpu_trace: bool = False, on_progress: Any = None) -> CallReply:
         """One call of the kernel on a check's inputs, in the candidate's worker."""
         release, self._release_candidate = self._release_candidate, []
-        return await candidate.request("call", {
+        return cast(CallReply, await candidate.request("call", {
             "inputs": inputs, "lot": key, "fill": fill, "garbage_seed": garbage_seed, "gpu_trace": gpu_trace,
             "release": release,
-        }, timeout=timeout, on_progress=on_progress)
+        }, timeout=timeout, on_progress=on_progress))
 
-    async def verdict(self, key: str, called: dict[str, Any], timeout: float, *, mode: str = "check",
-                      first: str | None = None, sanity: bool = False) -> dict[str, Any]:
+    async def verdict(self, key: str, called: CallReply, timeout: float, *, mode: str = "check",
+                      first: str | None = None, sanity: bool = False) -> VerdictReply:
         """The judge's decision on the output the call returned."""
-        return await self.judge.request("judge_verdict", {
+        return cast(VerdictReply, await self.judge.request("judge_verdict", {
             "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
             "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
             "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
-        }, timeout=timeout)
+        }, timeout=timeout))
 
     async def close(self) -> None:
         if self.judge.alive:

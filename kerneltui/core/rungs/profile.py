@@ -5,9 +5,8 @@ a correct kernel. Problems of the machine (no ncu, no permission for the counter
 tool holding the counters) skip the rung with the fix; problems of the kernel under the profiler
 (it failed, hung, or launched nothing) fail it.
 
-Options (``RunOptions.extra``): ``profile_case`` (index of the benchmark case), ``kernel_name``
-(a regex over kernel names), ``launch_count``, ``profile_timeout`` (seconds; default the task's
-``[timeouts] profile``).
+Options: ``RunOptions.profile`` (``ProfileOptions``: the benchmark case, a regex over kernel names,
+the launch count, a timeout other than the task's ``[timeouts] profile``).
 """
 
 from __future__ import annotations
@@ -21,14 +20,14 @@ from kerneltui.core.rungs.result import RungResult, fail, ok, skip
 
 
 async def run(ctx: RunContext) -> RungResult:
-    extra = ctx.options.extra
+    asked = ctx.options.profile
     outcome = await profile_task(
-        ctx.task, ctx.files, ctx.version_dir, timeout_s=float(extra.get("profile_timeout") or ctx.timeout("profile")),
-        case_index=extra.get("profile_case"), kernel_name=extra.get("kernel_name"),
-        launch_count=extra.get("launch_count"), arch=ctx.arch, on_progress=ctx.progress_for("profile"),
-        override=extra.get("override"),
+        ctx.task, ctx.files, ctx.version_dir, timeout_s=float(asked.timeout_s or ctx.timeout("profile")),
+        case_index=asked.case, kernel_name=asked.kernel_name,
+        launch_count=asked.launch_count, arch=ctx.arch, on_progress=ctx.progress_for("profile"),
+        override=ctx.options.override_folder,
     )
-    ctx.data["profile"] = outcome.to_dict()
+    ctx.data.profile = outcome.to_dict()
     problem = outcome.problem
     if problem is not None:
         details = problem.text() + ("\n\ncommand: " + " ".join(outcome.command) if outcome.command else "")

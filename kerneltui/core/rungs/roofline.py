@@ -1,4 +1,4 @@
-"""The ``roofline`` rung: the benchmarked times against the device's measured peaks (``core.roofline``).
+"""The ``roofline`` rung: the benchmarked times against the device's measured peaks (``core.bench.roofline``).
 
 Per benchmark case: arithmetic intensity, the binding roof, the floor time, achieved TFLOP/s and
 GB/s and the percentage of the roofline; the aggregate over cases is taken after each case is
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core import roofline
-from kerneltui.core.benchstats import format_ms
-from kerneltui.core.device import DevicePeaks
+from kerneltui.core.bench import roofline
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import format_ms
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
 
@@ -43,10 +43,10 @@ def case_line(label: str, p: roofline.RooflinePoint, mode: str = "") -> str:
 
 
 async def run(ctx: RunContext) -> RungResult:
-    bench = ctx.data.get("benchmark")
+    bench = ctx.data.benchmark
     if not bench:
         return skip(NAME, "no benchmark numbers from this run")
-    peaks_data = ctx.data.get("device_peaks")
+    peaks_data = ctx.data.device_peaks
     if not peaks_data:
         return skip(NAME, "the device's peaks are unknown (they could not be measured)")
     peaks = DevicePeaks.from_dict(peaks_data)

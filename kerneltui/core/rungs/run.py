@@ -7,10 +7,11 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.replies import LoadReply
 
 
 async def run(ctx: RunContext) -> RungResult:
-    load = ctx.data.get("load") or {}
+    load: LoadReply = ctx.data.load or {}
     if not load.get("can_run", True):
         return skip("run", load.get("run_skipped_reason") or "kernels cannot run here")
     first_error = load.get("first_call_error")
@@ -29,13 +30,11 @@ async def run(ctx: RunContext) -> RungResult:
         called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
         verdict = await judging.verdict(key, called, timeout, mode="run")
     except WorkerFailure as exc:
-        loc = ctx.location_from(exc.error)
-        return fail("run", exc.message, location=loc,
-                    details=(exc.error.get("traceback") or "") + worker.stderr_since(mark), metrics={"failure": exc.kind})
+        return ctx.failure("run", exc, worker, mark)
     launches = called.get("launches") or {}
     result = {"outputs": verdict.get("described") or [], "problems": verdict.get("structure") or [],
               "launches": launches, "call_s": called.get("call_s")}
-    ctx.data["run"] = result
+    ctx.data.run = result
     metrics = {"outputs": result["outputs"], "launches": launches, "call_s": called.get("call_s")}
     details = worker.stderr_since(mark)
     structural = [str(p) for p in verdict.get("structure") or []]

@@ -9,7 +9,7 @@ statistics (``core.trace.stats``), a text timeline per SM, and a Chrome/Perfetto
 ``<version>/trace/``. The traced median is shown beside the untraced one: region times come from
 the traced run and are never the kernel's real time.
 
-Options (``RunOptions.extra``): ``trace_case`` (benchmark case index, default 0), ``trace_reps``.
+Options: ``RunOptions.trace`` (``TraceOptions``: the benchmark case, default the first; the reps).
 """
 
 from __future__ import annotations
@@ -45,18 +45,18 @@ async def run(ctx: RunContext) -> RungResult:
     if choice.source == sources.IKET:
         try:
             raw = await iket_run.trace(ctx.task, ctx.files, ctx.version_dir, timeout_s=ctx.timeout("benchmark"),
-                                       case_index=ctx.options.extra.get("trace_case"), progress=progress,
-                                       override=ctx.options.extra.get("override"))
+                                       case_index=ctx.options.trace.case, progress=progress,
+                                       override=ctx.options.override_folder)
         except iket_run.IketFailed as exc:
             return fail(NAME, f"IKET: {exc}")
         result = build_result(ctx.version_dir, raw)
-        ctx.data[NAME] = result.metrics
+        ctx.data.trace = result.metrics
         return result
     try:
         worker = await ctx.loaded_worker(NAME)
         mark = worker.stderr_mark()
         judging = await ctx.judging()
-        index = int(ctx.options.extra.get("trace_case") or 0)
+        index = ctx.options.trace.case or 0
         cases = ctx.task.benchmarks or ctx.task.tests
         if not 0 <= index < len(cases):
             return fail(NAME, f"trace case {index} does not exist: the task has {len(cases)} "
@@ -64,15 +64,14 @@ async def run(ctx: RunContext) -> RungResult:
         case = cases[index]
         key, inputs = await judging.inputs(CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label),
                                            ctx.timeout("benchmark"), reference=False, rolling=False)
-        raw = await worker.request("trace", {"case": index, "reps": ctx.options.extra.get("trace_reps"),
+        raw = await worker.request("trace", {"case": index, "reps": ctx.options.trace.reps,
                                              "inputs": inputs, "source": choice.source},
                                    timeout=ctx.timeout("benchmark"), on_progress=progress)
         judging.release([key])
     except WorkerFailure as exc:
-        return fail(NAME, exc.message, location=ctx.location_from(exc.error), metrics={"failure": exc.kind},
-                    details=exc.error.get("traceback") or "")
+        return ctx.failure(NAME, exc)
     result = build_result(ctx.version_dir, raw, worker.stderr_since(mark), fallback=choice.note())
-    ctx.data[NAME] = result.metrics
+    ctx.data.trace = result.metrics
     return result
 
 

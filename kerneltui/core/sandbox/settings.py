@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kerneltui.config import ConfigError, load_config, register_defaults
+from kerneltui.config import ConfigError, load_config
 
 SECTION = "sandbox"
 
@@ -51,9 +51,6 @@ class SandboxSettings:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"[sandbox] {name} must be a whole number ≥ 0, not {value!r}")
         return cls(**known)
-
-
-register_defaults(SECTION, SandboxSettings().to_dict())
 
 
 def load_settings() -> SandboxSettings:

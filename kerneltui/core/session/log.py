@@ -188,7 +188,7 @@ class SessionLog:
         elif isinstance(event, RunFinished) and not event.cancelled:
             digest = self._run_hash.get(event.run_id)
             if digest and digest not in self._stored:
-                checked = self.task.state_dir / "versions" / digest / Path(self.task.kernel_file).name
+                checked = self.task.version_dir(digest) / Path(self.task.kernel_file).name
                 text = _read(checked)
                 if text is not None and source_hash(text) == digest:
                     self.store_source(text, "checked")

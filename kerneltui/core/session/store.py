@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
-from kerneltui.config import Config, register_defaults
+from kerneltui.config import Config
 from kerneltui.core.session.record import LOG_NAME, SessionError
 
 SESSION_DEFAULTS: dict[str, Any] = {
     "dir": "",  # empty: <data dir>/sessions
     "record": True,  # write a session log for every run of the app, check, watch and ask
 }
-register_defaults("sessions", SESSION_DEFAULTS)
 
 
 def sessions_dir(config: Config | None = None) -> Path:

@@ -4,7 +4,7 @@
   the denominator) that are correct and faster than the reference by more than ``p``
   (speedup = reference time / candidate time > p); fast_0 is the correctness rate among timed
   items. The **geometric-mean speedup** is over the correct items only. kerneltui's times are
-  medians over fresh inputs with L2 flushed (``core.timing``), not KernelBench's means.
+  medians over fresh inputs with L2 flushed (``core.bench.timing``), not KernelBench's means.
 * GPU MODE's **ranking**: per problem, candidates ordered correct first, then by score
   (``ranking_by`` over the benchmark cases' mean times; lower is better).
 

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.benchstats import FRESH_MODES
+from kerneltui.core.bench.stats import FRESH_MODES
 from kerneltui.core.worker import tree
 
 BASE_SETS = 2  # sets per case made by the task's generate_input; every other set derives from one

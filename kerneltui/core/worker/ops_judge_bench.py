@@ -2,14 +2,14 @@
 and the recheck of every output the kernel produced while it was timed.
 
 The judge never runs kernel code, so the baselines (the reference and torch.compile of it) are
-timed here with the protocol of ``core.timing``, and the kernel's input sets are made here: an
+timed here with the protocol of ``core.bench.timing``, and the kernel's input sets are made here: an
 ``InputPool`` of slots in GPU memory that the candidate's worker maps (CUDA IPC), seeds from the
 run's secret (the baselines saw the same sets). The parent drives the kernel's series in batches:
 the candidate's worker times a batch of calls, one per slot, and hands back each output; the
 judge rechecks every one against the reference's output for that slot, then renews the used slots
 with data no call has seen (in place: the same memory, new contents) before the next batch.
 
-Replies carry raw samples and facts; the parent computes every statistic (``core.benchstats``).
+Replies carry raw samples and facts; the parent computes every statistic (``core.bench.stats``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kerneltui.core import timing
-from kerneltui.core.benchstats import BenchSettings
+from kerneltui.core.bench import timing
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker.ops_bench import require_gpu
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.ops_judge import _judge

@@ -134,7 +134,7 @@ def measure_matmul(torch: Any, dtypes: tuple[str, ...], progress: Progress) -> d
 
 
 def measure_peaks(torch: Any, progress: Progress, dtypes: tuple[str, ...] | None = None) -> dict[str, Any]:
-    from kerneltui.core.device import MATMUL_DTYPES
+    from kerneltui.core.bench.device_peaks import MATMUL_DTYPES
 
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)

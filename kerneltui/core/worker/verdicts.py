@@ -12,6 +12,7 @@ made by the task's backend (``evidence_problems``), would a trivial output have 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from kerneltui.core import metrics
@@ -214,7 +215,7 @@ def aliasing_problem(rt: Any, aliases: list[str], ref_out: Any, ref_inputs: Any,
     return None
 
 
-def worst_metrics(worst: dict[str, Any], verdict: dict[str, Any]) -> None:
+def worst_metrics(worst: dict[str, Any], verdict: Mapping[str, Any]) -> None:
     """Fold one verdict's metrics into the run's worst values."""
     for part in verdict.get("outputs") or []:
         m = part.get("metrics") or {}

@@ -25,7 +25,7 @@ FRESH_MODES = ("derive", "generate")
 
 @dataclass(frozen=True)
 class BenchSettings:
-    """How long and how carefully to measure (``[benchmark]`` in the config, or RunOptions.extra)."""
+    """How long and how carefully to measure (``[benchmark]`` in the config, or RunOptions.benchmark)."""
 
     min_runs: int = 10  # timed calls, at least
     min_kernel_ms: float = 100.0  # summed kernel time of the timed calls, at least

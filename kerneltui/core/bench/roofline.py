@@ -1,7 +1,7 @@
 """Roofline arithmetic: a kernel's time against what the device can physically do.
 
 Pure Python. Inputs are the work the task declares (``flops`` and ``bytes_moved`` in reference.py),
-a measured time, and the device's measured peaks (``core.device``). Outputs, per benchmark case:
+a measured time, and the device's measured peaks (``core.bench.device_peaks``). Outputs, per benchmark case:
 arithmetic intensity, which roof binds (memory or compute), the floor time at the measured peaks,
 achieved TFLOP/s and GB/s, and the percentage of the roofline reached.
 
@@ -131,7 +131,7 @@ def aggregate_pct(points: list[RooflinePoint]) -> float | None:
 
 
 def impossible_message(label: str, point: RooflinePoint, l2_bytes: int = 0) -> str:
-    from kerneltui.core.benchstats import format_ms
+    from kerneltui.core.bench.stats import format_ms
 
     memory = compute = 0.0
     if point.bytes is not None and point.bandwidth_gbps is not None:

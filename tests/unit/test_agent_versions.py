@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kerneltui.core.agent.adapters import Unavailable, profile_brief, read_asm, version_dir
+from kerneltui.core.agent.versions import Unavailable, profile_brief, read_asm
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import skip
 from kerneltui.core.task_loaders.load import load_task
@@ -27,7 +27,7 @@ def report(digest: str, *results) -> RunReport:
 
 
 def test_asm_stage_from_the_version_folder(task):
-    folder = version_dir(task, "abc123")
+    folder = task.version_dir("abc123")
     folder.mkdir(parents=True)
     (folder / "add_kernel.ptx").write_text(PTX)
     text = read_asm(task, "abc123", "ptx")
@@ -40,7 +40,7 @@ def test_asm_stage_from_the_version_folder(task):
 def test_missing_asm_says_what_would_produce_it(task):
     with pytest.raises(Unavailable, match="no dumps for this version yet"):
         read_asm(task, "nothing", "sass")
-    folder = version_dir(task, "abc123")
+    folder = task.version_dir("abc123")
     folder.mkdir(parents=True)
     (folder / "kernel.py").write_text("x = 1\n")
     with pytest.raises(Unavailable, match=r"no sass for this version .* \(found: \.py\)"):
@@ -50,7 +50,7 @@ def test_missing_asm_says_what_would_produce_it(task):
 
 
 def test_profile_brief_from_a_saved_profile(task):
-    folder = version_dir(task, "def456")
+    folder = task.version_dir("def456")
     folder.mkdir(parents=True)
     (folder / "profile.json").write_text(json.dumps({"result": rung_result("latency_fma_chain").to_dict()}))
     brief = profile_brief(task, report("def456"))

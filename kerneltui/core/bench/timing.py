@@ -41,7 +41,7 @@ judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
    inputs are copied into the captured buffers before each pair, and the flush-only time is
    subtracted (by the parent) from each full replay.
 
-The worker returns raw event times only; ``core.benchstats`` computes the statistics in the parent.
+The worker returns raw event times only; ``core.bench.stats`` computes the statistics in the parent.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.benchstats import BenchSettings, RunningStats, median, stop_reason
+from kerneltui.core.bench.stats import BenchSettings, RunningStats, median, stop_reason
 from kerneltui.core.worker.fresh_inputs import BASE_SETS, FreshInputs
 
 Progress = Callable[..., None]

@@ -1,7 +1,7 @@
 """From raw benchmark samples to the benchmark rung's verdict (parent side, pure Python).
 
 The worker sends event times, host-side gaps and recheck outcomes; this module computes the
-statistics (``core.benchstats``), speedups against the baselines, the aggregate over cases (each
+statistics (``core.bench.stats``), speedups against the baselines, the aggregate over cases (each
 case clamped at its roofline floor first), and decides: a wrong output in a timed call or work left
 running after the timed stream finished fails the rung; a series that hit its time cap before
 settling, a thread left behind or a changed current stream is a warning.
@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core import roofline
-from kerneltui.core.benchstats import (
+from kerneltui.core.bench import roofline
+from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.bench.stats import (
     BenchSettings,
     converged,
     format_ms,
@@ -23,7 +24,6 @@ from kerneltui.core.benchstats import (
     straggle_verdict,
     summarize,
 )
-from kerneltui.core.device import DevicePeaks
 
 
 @dataclass

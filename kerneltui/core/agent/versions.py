@@ -34,15 +34,11 @@ async def record_in_history(task: Task, source: str, report: RunReport, options:
     return None
 
 
-def version_dir(task: Task, source_hash: str) -> Path:
-    return task.state_dir / "versions" / source_hash
-
-
 def read_asm(task: Task, source_hash: str, stage: str, kernel: str | None = None,
              start_line: int | None = None, end_line: int | None = None, grep: str | None = None) -> str:
     """One compiler stage of a checked version, as numbered lines (optionally filtered by ``grep``)."""
     stage = stage.lower().strip()
-    folder = version_dir(task, source_hash)
+    folder = task.version_dir(source_hash)
     found = _read_stage_from_dump(folder, stage, kernel)
     summary = ""
     if found is not None:
@@ -112,7 +108,7 @@ def _read_stage_file(folder: Path, stage: str, kernel: str | None) -> str:
 def profile_brief(task: Task, report: RunReport | None) -> str:
     """The Nsight Compute brief for the agent: the saved profile of the version, else the profile rung's text."""
     if report is not None:
-        folder = version_dir(task, report.source_hash)
+        folder = task.version_dir(report.source_hash)
         saved = _saved_profile_brief(folder)
         if saved:
             return saved
