@@ -30,7 +30,7 @@ from kerneltui.ui import messages as msg
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
-from kerneltui.ui.replay import REPLAY_ACTIONS, REPLAY_KEYS, ReplayDriver
+from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
 from kerneltui.ui.screens.main import MainScreen
@@ -204,6 +204,12 @@ class KernelApp(App[None]):
         """The replay keys exist only in replay mode."""
         return self.replay is not None if action in REPLAY_ACTIONS else True
 
+    def refuse_writes(self) -> bool:
+        """True (and said) in a replay: nothing there may write a file of the task."""
+        if self.replay is not None:
+            self.notify(READ_ONLY, severity="warning", timeout=6)
+        return self.replay is not None
+
     # -- running the loop -----------------------------------------------------------------------
 
     def action_run_loop(self) -> None:
@@ -274,7 +280,8 @@ class KernelApp(App[None]):
 
     @on(msg.EditStage)
     def _edit_stage(self, message: msg.EditStage) -> None:
-        self.stage_edits.edit(message.stage, message.text, self.runs.last_report_dir)
+        if not self.refuse_writes():
+            self.stage_edits.edit(message.stage, message.text, self.runs.last_report_dir)
 
     # -- agent ----------------------------------------------------------------------------------
 
@@ -338,6 +345,9 @@ class KernelApp(App[None]):
 
     def action_switch_task(self) -> None:
         from kerneltui.ui.screens.prompt import PromptScreen
+
+        if self.refuse_writes():
+            return
 
         def chosen(value: str | None) -> None:
             if value:

@@ -39,6 +39,7 @@ REPLAY_KEYS = [
     Binding("f12", "replay_speed(1)", "Faster", priority=True),
 ]
 REPLAY_ACTIONS = frozenset(b.action.split("(")[0] for b in REPLAY_KEYS)
+READ_ONLY = "a replay is read-only: nothing is saved or run (resume the session with kerneltui --resume to change it)"
 
 
 @dataclass
@@ -138,7 +139,7 @@ class ReplayDriver:
     def mount(self) -> None:
         """Build the bar under the panes and show the session's first step (called once the panes exist)."""
         app = self.app
-        app.editor.read_only = True
+        app.editor.make_read_only(READ_ONLY)
         app.main.panes["editor"].border_title = f"{app.kernel_task.kernel_path.name} [dim](replay, read-only)[/]"
         self.bar = ReplayBar(id="replay-bar")
         app.main.mount(self.bar, before=app.status)

@@ -53,6 +53,7 @@ class KernelEditor(TextArea):
         self.path = path
         self.disk_text = text
         self.highlighting_note = ""
+        self.read_only_note = ""  # why the editor is read-only (a replay); a save says it instead of writing
         self._cursor_row = 0
 
     def on_mount(self) -> None:
@@ -97,7 +98,15 @@ class KernelEditor(TextArea):
         self.scroll_to(scroll.x, scroll.y, animate=False)
         self.dirty = False
 
+    def make_read_only(self, note: str) -> None:
+        """Nothing typed, nothing saved: ctrl+s (or any caller of ``action_save``) says ``note`` instead."""
+        self.read_only = True
+        self.read_only_note = note
+
     def action_save(self) -> None:
+        if self.read_only_note:
+            self.notify(self.read_only_note, severity="warning", timeout=6)
+            return
         text = self.text
         self.path.write_text(text, encoding="utf-8")
         self.disk_text = text
