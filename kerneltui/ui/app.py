@@ -27,6 +27,7 @@ from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui import defaults as _defaults  # noqa: F401  (registers the [ui] and [keys] defaults)
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
+from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
@@ -75,6 +76,7 @@ class KernelApp(App[None]):
         self.task_files = TaskFiles(self)
         self.stage_edits = StageEdits(self)
         self.runs = RunView(self)
+        self.agent_control = AgentControl(self)
         self.theming = Theming(self, self.options.theme_folders)
         self.theming.start(str(self.ui_settings.get("theme") or FALLBACK))
         self.replaying = False
@@ -201,7 +203,10 @@ class KernelApp(App[None]):
             self.notify(problem, severity="warning", timeout=10)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The replay keys exist only in replay mode."""
+        """The replay keys exist only in replay mode; ctrl+c and esc stop the agent only while it works
+        (else they keep their usual meaning: copy, leave, how to quit)."""
+        if action == "agent_interrupt":
+            return self.agent.busy
         return self.replay is not None if action in REPLAY_ACTIONS else True
 
     def refuse_writes(self) -> bool:
@@ -254,7 +259,7 @@ class KernelApp(App[None]):
 
     # -- editor, asm, rungs, overrides ------------------------------------------------------------
 
-    @on(msg.JumpToSource)
+    @on(msg.JumpToSource)  # the rung table's enter and the asm view's enter
     def _jump(self, message: msg.JumpToSource) -> None:
         self.editor.goto_line(message.line, message.column)
         self.main.focus_pane("editor")
@@ -291,8 +296,10 @@ class KernelApp(App[None]):
             return  # the panes are gone (closing) or not built yet
         if isinstance(message.event, ev.TokenUsage):
             self.status.show_usage(message.event)
-        else:
-            self.chat.render_event(message.event)
+            return
+        self.chat.render_event(message.event)
+        if isinstance(message.event, ev.ProposalEvent):
+            self.agent_control.proposal_changed(message.event)
 
     @on(msg.NoticeEvent)
     def _notice(self, message: msg.NoticeEvent) -> None:
@@ -308,13 +315,17 @@ class KernelApp(App[None]):
 
     @on(msg.ChatSubmitted)
     def _chat(self, message: msg.ChatSubmitted) -> None:
-        self.run_worker(self.recorder.after(self.agent.send(message.text), self.agent), group="agent",
-                        exit_on_error=False)
+        self.agent_control.send(message.text)
 
     @on(msg.ProposalDecision)
     def _decision(self, message: msg.ProposalDecision) -> None:
-        decision = self.agent.decide(message.proposal_id, message.decision, message.feedback)
-        self.run_worker(self.recorder.after(decision, self.agent), group="agent", exit_on_error=False)
+        self.agent_control.decide(message)
+
+    def action_agent_undo(self) -> None:
+        self.agent_control.undo()
+
+    def action_agent_interrupt(self) -> None:
+        self.agent_control.interrupt()
 
     # -- panes, help, themes --------------------------------------------------------------------
 
@@ -344,17 +355,7 @@ class KernelApp(App[None]):
     # -- tasks and sessions -----------------------------------------------------------------------
 
     def action_switch_task(self) -> None:
-        from kerneltui.ui.screens.prompt import PromptScreen
-
-        if self.refuse_writes():
-            return
-
-        def chosen(value: str | None) -> None:
-            if value:
-                self.run_worker(self.switch_task(value), group="switch", exclusive=True)
-
-        self.push_screen(PromptScreen("Switch task", "a task directory, a KernelBench file or a GPU MODE directory",
-                                      str(self.kernel_task.root)), chosen)
+        self.task_files.ask_to_switch()
 
     async def switch_task(self, path: str) -> bool:
         """Close everything bound to the task on screen and open ``path`` with a new workbench; True
@@ -376,18 +377,18 @@ class KernelApp(App[None]):
 
     # -- replay -----------------------------------------------------------------------------------
 
+    def _replay(self) -> ReplayDriver:
+        assert self.replay is not None  # check_action offers the replay keys in replay mode only
+        return self.replay
+
     def action_replay_step(self, delta: int) -> None:
-        if self.replay is not None:
-            self.replay.move(delta)
+        self._replay().move(delta)
 
     def action_replay_play(self) -> None:
-        if self.replay is not None:
-            self.replay.toggle_play()
+        self._replay().toggle_play()
 
     def action_replay_speed(self, delta: int) -> None:
-        if self.replay is not None:
-            self.replay.change_speed(delta)
+        self._replay().change_speed(delta)
 
     def action_replay_jump(self) -> None:
-        if self.replay is not None:
-            self.replay.ask_version()
+        self._replay().ask_version()

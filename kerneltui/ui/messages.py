@@ -112,11 +112,15 @@ class SaveRequested(Message):
 
 
 class ProposalDecision(Message):
-    def __init__(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    """``decision``: accept (``hunks``: only these, None: all), reject (``feedback``: the optional reason)
+    or redirect (``feedback``: where to go instead); both texts reach the model."""
+
+    def __init__(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
         super().__init__()
         self.proposal_id = proposal_id
         self.decision = decision
         self.feedback = feedback
+        self.hunks = hunks
 
 
 class ChatSubmitted(Message):

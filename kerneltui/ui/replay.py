@@ -104,8 +104,16 @@ class ReplayAgent:
         self._emit(ev.Notice(level="warning", source="replay",
                              message="a replay is read-only: resume the session (kerneltui --resume) to talk to the agent"))
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    busy = False  # nothing runs in a replay
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
         await self.send("")
+
+    async def undo(self) -> None:
+        await self.send("")
+
+    def interrupt(self) -> bool:
+        return False
 
     def conversation(self) -> str | None:
         return None

@@ -255,6 +255,10 @@ async def test_interrupt_keeps_the_conversation_valid(example_task, tmp_path):
         result = await task
         assert result.interrupted and not session.busy
         assert rec.of(AgentMessage)[-1].text.endswith("[interrupted]")
+        # The interrupted request is counted (an estimate: the server sent no usage), not dropped.
+        counted = rec.of(TokenUsage)[-1]
+        assert counted.output_tokens > 0 and counted.input_tokens > 0 and counted.reported is False
+        assert session.meter.requests == 1 and session.meter.output_tokens == counted.output_tokens
         second = await session.send("still there?")
         assert second.text.endswith("after the interrupt")
         roles = [m.role for m in session.messages]

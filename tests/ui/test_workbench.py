@@ -50,7 +50,7 @@ async def test_after_a_task_switch_the_agent_edits_the_new_task(example_task, tm
         await pilot.pause()
         await app.switch_task(str(other))
         await wait_for(pilot, lambda: app.ready, 30, "the panes of the other task")
-        await pilot.press("f2", *"make it faster", "enter")
+        await pilot.press("f2", "i", *"make it faster", "enter")
         await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 60, "the proposal")
         await pilot.press("escape", "a")
         await wait_for(pilot, lambda: any(isinstance(e, ev.ProposalEvent) and e.state in ("accepted", "stale")

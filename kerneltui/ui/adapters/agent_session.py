@@ -62,11 +62,24 @@ class SessionAgent:
         except Exception as exc:  # a provider failure must reach the chat, not end the app
             self._relay(AgentError(turn_id="", kind="provider", message=f"{type(exc).__name__}: {exc}"))
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    @property
+    def busy(self) -> bool:
+        return self.session.busy
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
         try:
-            await self.session.decide(proposal_id, decision, reason=feedback)
+            await self.session.decide(proposal_id, decision, reason=feedback, hunks=hunks)
         except Exception as exc:
             self._relay(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
+
+    async def undo(self) -> None:
+        try:
+            await self.session.undo()
+        except Exception as exc:
+            self._relay(AgentError(turn_id="", kind="tool", message=f"undo: {exc}"))
+
+    def interrupt(self) -> bool:
+        return self.session.interrupt()
 
     def conversation(self) -> str | None:
         return self.session.conversation_json()

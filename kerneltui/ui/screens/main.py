@@ -156,7 +156,7 @@ class MainScreen(Screen[None]):
     def pane_target(self, name: str) -> Widget:
         """The widget that takes focus for a pane."""
         w = self.widgets
-        targets: dict[str, Widget] = {"chat": w.chat_input, "editor": w.editor, "rungs": w.rung_table,
+        targets: dict[str, Widget] = {"chat": w.chat.log_widget, "editor": w.editor, "rungs": w.rung_table,
                                       "chart": w.chart, "asm": w.asm_lines}
         return targets[name]
 
