@@ -167,6 +167,7 @@ class KernelApp(App[None]):
             self.bridge.subscribe(self.agent.observe)
         self.theming.apply_to_editor(self.editor)
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
+        self.status.state.agent = self.agent.label
         self.status.show(self.options.clock())
         self.load_history()
         self._panes_ready.set()

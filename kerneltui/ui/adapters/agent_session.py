@@ -13,7 +13,7 @@ from kerneltui.core.agent import AgentSession, ProviderError, demo_script_path, 
 from kerneltui.core.agent.diffs import unified_diff
 from kerneltui.core.agent.prices import PriceTable
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
-from kerneltui.core.agent.settings import AgentSettings
+from kerneltui.core.agent.settings import AgentSettings, resolve_api_key
 from kerneltui.core.events import AgentError, Emit, Event, Notice
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.pool import WorkerPool
@@ -95,7 +95,7 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Ses
     relay = Relay()
     try:
         session = open_session(task, relay, settings, pool=pool)
-        return SessionAgent(session, f"{session.provider.name} · {session.settings.model}", relay)
+        return SessionAgent(session, live_label(session), relay)
     except ProviderError as exc:
         reason = str(exc).splitlines()[0]
     script = demo_script_path()
@@ -106,6 +106,15 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Ses
         except ProviderError:
             pass  # the recorded demo cannot be read: the offline script still can
     return scripted_agent(task, pool, offline_script(task), reason, settings)
+
+
+def live_label(session: AgentSession) -> str:
+    """Provider, model, server and where the key comes from: the one line that says what is talked to."""
+    try:
+        key = resolve_api_key(session.settings).source
+    except ProviderError:
+        key = "none"  # a provider that takes no key (the scripted one)
+    return f"{session.provider.describe()} · key: {key}"
 
 
 def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,
