@@ -78,7 +78,7 @@ class KernelApp(App[None]):
         self.runs = RunView(self)
         self.agent_control = AgentControl(self)
         self.theming = Theming(self, self.options.theme_folders)
-        self.theming.start(str(self.ui_settings.get("theme") or FALLBACK))
+        self.theming.start(str(self.ui_settings.get("theme") or FALLBACK), settings.source("ui", "theme") or "default")
         self.replaying = False
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)

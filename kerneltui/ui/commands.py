@@ -45,7 +45,7 @@ def palette_items(app: KernelApp) -> list[PaletteItem]:
     items.append(PaletteItem("Open session…", "replay a saved session log in these panes", app.sessions.ask_to_show))
     items.append(PaletteItem("Resume session…", "continue a saved session: its task, kernel, chat and agent context",
                              app.sessions.pick_to_resume))
-    items += [PaletteItem(title, help_text, partial(setattr, app, "theme", name))
+    items += [PaletteItem(title, help_text, partial(app.theming.choose, name))
               for name, title, help_text in app.theming.palette_themes()]
     for pane in PANES:
         items.append(action(f"Focus pane: {pane}", "move the keyboard focus there", f"focus_pane('{pane}')"))

@@ -114,7 +114,7 @@ def _slow_agent_parts(turns: list[dict]):
 async def test_ctrl_c_and_esc_interrupt_a_turn_and_keep_its_partial_reply(example_task, settings) -> None:
     from tests.ui.conftest import wait_for
 
-    turns = [{"text": "a long streamed answer " * 40}, {"text": "second " * 200},
+    turns = [{"text": "a long streamed answer " * 40}, {"text": "second " * 2000},
              {"text": "after the interrupts", "expect": "still there?"}]
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)
@@ -133,7 +133,7 @@ async def test_ctrl_c_and_esc_interrupt_a_turn_and_keep_its_partial_reply(exampl
             await wait_for(pilot, lambda: not app.agent.busy, 10, f"{stop_key} to stop the turn")
             after = app.bridge.log[seen:]
             final = [e for e in after if isinstance(e, ev.AgentMessage)]
-            assert final and final[-1].text.endswith("[interrupted]"), stop_key
+            assert final and final[-1].text.endswith("[interrupted]"), (stop_key, [str(n.message) for n in app._notifications], len(final[-1].text))
             assert any(isinstance(e, ev.TokenUsage) and e.output_tokens > 0 for e in after), stop_key
         # The palette has it too; with nothing running it says so instead of quitting.
         app.agent_control.interrupt()
@@ -142,3 +142,45 @@ async def test_ctrl_c_and_esc_interrupt_a_turn_and_keep_its_partial_reply(exampl
         await pilot.press("f2", "i", *"still there?", "enter")
         await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "after the interrupts" in e.text
                                           for e in app.bridge.log), 30, "the next turn")
+
+
+async def test_the_chat_follows_new_output_after_a_decision_and_says_when_more_is_below(example_task,
+                                                                                       settings) -> None:
+    app = _app(example_task("vector_add"), settings)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for n in range(30):
+            app.bridge.emit(ev.Notice(level="info", source="agent", message=f"earlier line {n}"))
+        _proposal_with_trial(app, "p2", passed=True)
+        await pilot.pause(0.2)
+        log = app.chat.log_widget
+        assert log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y  # following the newest
+        await pilot.press("f2", "home")  # the person reads further up
+        await pilot.pause()
+        app.bridge.emit(ev.Notice(level="info", source="agent", message="arrived while reading"))
+        await pilot.pause(0.2)
+        assert log.scroll_y < log.max_scroll_y
+        assert "new below" in str(app.chat.label_widget.render())
+        await pilot.press("a")  # a decision: back to the newest, and following again
+        await pilot.pause(0.2)
+        _proposal_with_trial(app, "p3", passed=True)
+        await pilot.pause(0.3)
+        assert log.scroll_y == log.max_scroll_y
+        assert "new below" not in str(app.chat.label_widget.render())
+
+
+async def test_a_theme_picked_in_the_palette_is_kept_for_the_next_start(example_task, settings) -> None:
+    task = example_task("vector_add")
+    app = _app(task, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme != "kerneltui-light"
+        await pilot.press("ctrl+p", *"Theme: kerneltui-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.theme == "kerneltui-light"
+    again = _app(task, settings)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.theme == "kerneltui-light"

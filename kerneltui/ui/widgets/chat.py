@@ -179,7 +179,10 @@ class ChatLog(VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         pane = next((a for a in self.ancestors if isinstance(a, ChatPane)), None)
         if pane is not None:
-            pane.scrolled(up=new_value < old_value, at_end=self.max_scroll_y - new_value <= 1)
+            pane.scrolled(at_end=self.max_scroll_y - new_value <= 1)
+
+    def on_mount(self) -> None:
+        self.anchor()  # follow new output (released when the person scrolls up, restored at the end)
 
     def _pane(self) -> ChatPane:
         return next(a for a in self.ancestors if isinstance(a, ChatPane))
@@ -229,7 +232,6 @@ class ChatPane(Vertical):
         self.reply_text: dict[str, str] = {}
         self.tools: dict[str, ToolCallEntry] = {}
         self.cards: dict[str, ProposalCard] = {}
-        self.following = True  # keep the newest output in view (until the person scrolls up)
         self.new_below = False  # output arrived below the view while not following
         self.feedback_for: str | None = None
         self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
@@ -256,7 +258,7 @@ class ChatPane(Vertical):
         self.tools.clear()
         self.cards.clear()
         self._pending.clear()
-        self.following, self.new_below = True, False
+        self.new_below = False
 
     # -- rendering events ---------------------------------------------------------------------
 
@@ -265,18 +267,20 @@ class ChatPane(Vertical):
         self._grew()
 
     def _grew(self) -> None:
-        """New output: keep the newest in view while following, else say that there is more below."""
+        """New output: the history is anchored to its end (Textual keeps it there until the person scrolls
+        up); when it is not at the end once laid out, the label says that there is more below."""
+        self.log_widget.call_after_refresh(self._check_below)
+
+    def _check_below(self) -> None:
         log = self.log_widget
-        if self.following:
-            log.call_after_refresh(log.scroll_end, animate=False)
-        elif not self.new_below:
+        below = log.max_scroll_y - log.scroll_y > 1
+        if below and not self.new_below:
             self.new_below = True
             self.label_widget.update(self._label_text())
 
     def follow(self) -> None:
         """Back to the newest output, and keep following it (after a decision, a message, or ``end``)."""
-        self.following = True
-        self._grew()
+        self.log_widget.anchor()
         self._show_caught_up()
 
     def _show_caught_up(self) -> None:
@@ -284,12 +288,9 @@ class ChatPane(Vertical):
             self.new_below = False
             self.label_widget.update(self._label_text())
 
-    def scrolled(self, up: bool, at_end: bool) -> None:
-        """The person scrolled the history: up stops following; back at the end follows again."""
-        if up and not at_end:
-            self.following = False
-        elif at_end:
-            self.following = True
+    def scrolled(self, at_end: bool) -> None:
+        """The person scrolled the history; back at the end, the marker goes."""
+        if at_end:
             self._show_caught_up()
 
     def _label_text(self) -> Text:
@@ -382,6 +383,7 @@ class ChatPane(Vertical):
                 card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")))
                 return
         card.disarm()
+        self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
         self.post_message(ProposalDecision(card.proposal_id, decision, hunks=card.hunks_to_accept()))
 
     def toggle_hunk(self, number: int) -> None:
