@@ -106,7 +106,10 @@ class ProposalCard(Vertical):
         if self.armed:
             return Text(self.armed, style="bold")
         if self.state in OPEN_STATES:
-            text = Text()
+            # The verdict again where a narrow, bottom-anchored chat shows the card first: next to the keys.
+            outcome = self.verdict.outcome
+            text = Text(f"{ {PASSED: '✓', FAILED: '✗', RUNNING: '…'}.get(outcome, '·')} {outcome}  ",
+                        style="bold")
             for key, rest in (("a", "ccept"), ("r", "eject"), ("f", "eedback")):
                 text.append("[")
                 text.append(key, style="bold")
@@ -179,7 +182,7 @@ class ChatLog(VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         pane = next((a for a in self.ancestors if isinstance(a, ChatPane)), None)
         if pane is not None:
-            pane.scrolled(at_end=self.max_scroll_y - new_value <= 1)
+            pane.scrolled(up=new_value < old_value, at_end=self.max_scroll_y - new_value <= 1)
 
     def on_mount(self) -> None:
         self.anchor()  # follow new output (released when the person scrolls up, restored at the end)
@@ -216,8 +219,8 @@ class ChatInput(Input):
 
 class ChatPane(Vertical):
     DEFAULT_CSS = """
-    ChatPane #chat-label { height: auto; color: $text-muted; padding: 0 1; }
-    ChatPane ChatLog { height: 1fr; padding: 0 1; }
+    ChatPane #chat-label { height: auto; max-height: 2; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
+    ChatPane ChatLog { height: 1fr; min-height: 3; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
     ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
     ChatPane .notice { color: $text-muted; }
@@ -232,7 +235,8 @@ class ChatPane(Vertical):
         self.reply_text: dict[str, str] = {}
         self.tools: dict[str, ToolCallEntry] = {}
         self.cards: dict[str, ProposalCard] = {}
-        self.new_below = False  # output arrived below the view while not following
+        self.new_below = False  # output arrived below the view while the person reads further up
+        self.reading = False  # the person scrolled up (the history's anchor is released)
         self.feedback_for: str | None = None
         self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
         self.disk_median_s: float | None = None  # the file on disk's benchmark: cards compare trials with it
@@ -258,7 +262,7 @@ class ChatPane(Vertical):
         self.tools.clear()
         self.cards.clear()
         self._pending.clear()
-        self.new_below = False
+        self.new_below = self.reading = False
 
     # -- rendering events ---------------------------------------------------------------------
 
@@ -274,12 +278,13 @@ class ChatPane(Vertical):
     def _check_below(self) -> None:
         log = self.log_widget
         below = log.max_scroll_y - log.scroll_y > 1
-        if below and not self.new_below:
+        if self.reading and below and not self.new_below:
             self.new_below = True
             self.label_widget.update(self._label_text())
 
     def follow(self) -> None:
         """Back to the newest output, and keep following it (after a decision, a message, or ``end``)."""
+        self.reading = False
         self.log_widget.anchor()
         self._show_caught_up()
 
@@ -288,10 +293,14 @@ class ChatPane(Vertical):
             self.new_below = False
             self.label_widget.update(self._label_text())
 
-    def scrolled(self, at_end: bool) -> None:
-        """The person scrolled the history; back at the end, the marker goes."""
+    def scrolled(self, up: bool, at_end: bool) -> None:
+        """The person scrolled the history: up, they are reading (new output is marked); back at the end,
+        the marker goes. Following the output only ever scrolls down."""
         if at_end:
+            self.reading = False
             self._show_caught_up()
+        elif up:
+            self.reading = True
 
     def _label_text(self) -> Text:
         text = Text(self.label)
