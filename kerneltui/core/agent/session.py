@@ -186,13 +186,15 @@ class AgentSession:
         """The conversation as the model saw it (for the session log's resume); no keys in it."""
         from kerneltui.core.agent.conversation import conversation_to_json
 
-        return conversation_to_json(self.messages)
+        return conversation_to_json(self.messages, self.pending_notes)
 
     def restore_conversation(self, text: str) -> None:
-        """Resume: put back a conversation saved with :meth:`conversation_json`."""
-        from kerneltui.core.agent.conversation import conversation_from_json
+        """Resume: put back a conversation saved with :meth:`conversation_json`, with the decision notes
+        that were still waiting for the next turn."""
+        from kerneltui.core.agent.conversation import conversation_from_json, pending_notes_from_json
 
         self.messages = conversation_from_json(text)
+        self.pending_notes = pending_notes_from_json(text)
 
     @property
     def busy(self) -> bool:
