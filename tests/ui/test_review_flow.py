@@ -184,3 +184,43 @@ async def test_a_theme_picked_in_the_palette_is_kept_for_the_next_start(example_
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert again.theme == "kerneltui-light"
+
+
+def _snapshot_app(task: Path):
+    from kerneltui.config import load_config
+
+    settings = load_config(file=Path("/home/you/.config/kerneltui/config.toml"), env={})
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False, clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
+    return create_app(task, settings=settings, options=options,
+                      parts=fixed_data.parts(history=fixed_data.history(), asm=fixed_data.listing()))
+
+
+async def _review_state(pilot, passed: bool, press_accept: bool) -> None:
+    app = pilot.app
+    await pilot.pause()
+    app.editor.cursor_blink = False
+    app.chat.query_one("#chat-input").cursor_blink = False
+    for event in fixed_data.finished_run():
+        app.bridge.emit(event)
+    _proposal_with_trial(app, "p2", passed=passed, hunks=2)
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.press("f2")
+    if press_accept:
+        await pilot.press("a")
+    await pilot.pause(0.3)
+
+
+def test_snapshot_a_failed_proposal_after_the_first_a(snap_compare, example_task) -> None:
+    async def run_before(pilot) -> None:
+        await _review_state(pilot, passed=False, press_accept=True)
+
+    assert snap_compare(_snapshot_app(example_task("vector_add")), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_snapshot_a_passing_proposal_with_two_hunks(snap_compare, example_task) -> None:
+    async def run_before(pilot) -> None:
+        await _review_state(pilot, passed=True, press_accept=False)
+
+    assert snap_compare(_snapshot_app(example_task("vector_add")), terminal_size=(160, 48), run_before=run_before)
