@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
 from kerneltui.core.task import TaskError, source_hash
-from kerneltui.ui.messages import ProposalDecision
+from kerneltui.ui.messages import EditProposal, ProposalDecision
 
 if TYPE_CHECKING:
     from kerneltui.ui.app import KernelApp
@@ -33,7 +33,25 @@ class AgentControl:
         self._run(self.app.agent.send(text))
 
     def decide(self, message: ProposalDecision) -> None:
-        self._run(self.app.agent.decide(message.proposal_id, message.decision, message.feedback, message.hunks))
+        self._run(self.app.agent.decide(message.proposal_id, message.decision, message.feedback, message.hunks,
+                                        message.edited_source))
+
+    def edit(self, message: EditProposal) -> None:
+        """The proposal's text into the editor, to change before accepting (ctrl+s accepts it); asked
+        again for the proposal being edited, the editor goes back to the file on disk."""
+        app = self.app
+        if app.refuse_writes():
+            return
+        editor = app.editor
+        if editor.editing_proposal == message.proposal_id:
+            editor.stop_proposal_edit()
+            app.notify(f"{message.proposal_id}: edit dropped; the editor shows the file on disk", timeout=4)
+            return
+        if editor.dirty and not editor.editing_proposal:
+            saved = app.task_files.backup(app.kernel_task.kernel_path.name, editor.text)
+            app.notify(f"your unsaved edits are kept in {saved}", timeout=8)
+        editor.start_proposal_edit(message.proposal_id, message.text)
+        app.main.focus_pane("editor")
 
     def undo(self) -> None:
         """Put the kernel back to the checkpoint before the last accept, then rerun the loop."""
@@ -69,6 +87,10 @@ class AgentControl:
             app.notify(str(exc), severity="error")
             return
         editor = app.editor
+        if editor.editing_proposal and editor.text == text:  # the person's edit of a proposal, now accepted
+            editor.stop_proposal_edit(text)
+            app.runs.request(origin)
+            return
         if source_hash(text) == source_hash(editor.disk_text) and not editor.dirty:
             if not app.runs.started_for(path.resolve(), text):
                 app.runs.request(origin)

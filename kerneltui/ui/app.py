@@ -271,10 +271,8 @@ class KernelApp(App[None]):
 
     @on(KernelEditor.DirtyChanged)
     def _editor_dirty(self, message: KernelEditor.DirtyChanged) -> None:
-        if not self.ready:
-            return
-        mark = " [dim](replay, read-only)[/]" if self.replay is not None else " ●" if message.dirty else ""
-        self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
+        if self.ready:
+            self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{self.editor.mark()} [dim]F3[/]"
 
     @on(msg.OpenProfile)  # from the rung table's p; the palette runs the action itself
     def action_profile(self) -> None:
@@ -321,6 +319,10 @@ class KernelApp(App[None]):
     @on(msg.ProposalDecision)
     def _decision(self, message: msg.ProposalDecision) -> None:
         self.agent_control.decide(message)
+
+    @on(msg.EditProposal)
+    def _edit_proposal(self, message: msg.EditProposal) -> None:
+        self.agent_control.edit(message)
 
     def action_agent_undo(self) -> None:
         self.agent_control.undo()

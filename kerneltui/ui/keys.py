@@ -44,6 +44,7 @@ CHAT_LOG = [
     _b("a", "decide('accept')", "Accept", "proposal_accept"),
     _b("r", "decide('reject')", "Reject (reason)", "proposal_reject"),
     _b("f", "feedback", "Feedback", "proposal_feedback"),
+    _b("e", "edit", "Edit, then accept", "proposal_edit"),
     _b("u", "app.agent_undo", "Undo accept", "proposal_undo"),
     *[_b(str(n), f"toggle_hunk({n})", f"Hunk {n} in/out", f"proposal_hunk_{n}", show=False) for n in range(1, 10)],
     _b("escape", "app.agent_interrupt", "Stop the agent", "chat_interrupt", show=False),

@@ -38,9 +38,11 @@ class AgentController(Protocol):
     async def send(self, text: str) -> None:
         """The person's message (the controller emits a UserMessage and the reply)."""
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
-        """``decision`` is "accept" (``hunks``: only these, 0-based; None: all), "reject" (``feedback``: an
-        optional reason) or "redirect" (``feedback`` says where to go instead); the text reaches the model."""
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
+        """``decision`` is "accept" (``hunks``: only these, 0-based; None: all), "edit" (accept
+        ``edited_source``, the person's edit of the proposal), "reject" (``feedback``: an optional reason)
+        or "redirect" (``feedback`` says where to go instead); the text reaches the model."""
 
     async def undo(self) -> None:
         """Put the kernel back to the checkpoint before the last accepted edit (and tell the model)."""

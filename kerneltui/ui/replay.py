@@ -106,7 +106,8 @@ class ReplayAgent:
 
     busy = False  # nothing runs in a replay
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
         await self.send("")
 
     async def undo(self) -> None:

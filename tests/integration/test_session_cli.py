@@ -155,3 +155,24 @@ def test_export_carries_the_chat_proposals_and_decisions_with_their_author(examp
     assert "| p1 | BLOCK 2048" in md and "| accepted |" in md
     assert "## Conversation" in md and "**you:** make it faster" in md
     assert "**agent:** half a reply [interrupted]" in md
+
+
+def test_the_run_on_screen_after_a_jump_is_the_files_not_a_trials(example_task, tmp_path: Path) -> None:
+    from kerneltui.core import events as ev
+    from kerneltui.core.rungs.result import fail, ok
+    from kerneltui.core.session import SessionLog
+    from kerneltui.core.task_loaders.load import load_task
+
+    task = load_task(str(example_task("vector_add")))
+    log = SessionLog.create(tmp_path, task, "tui", name="trial-last")
+    digest = log.store_source(task.kernel_source(), "checked")
+    log.write(ev.RunStarted(run_id="file", task=task.name, kernel_file="kernel.py", source_hash=digest,
+                            rungs=["correctness"], origin="save"))
+    log.write(ev.RunFinished(run_id="file", ok=True, results=[ok("correctness", "fine")], duration_s=1.0))
+    log.write(ev.RunStarted(run_id="trial", task=task.name, kernel_file="kernel.py", source_hash="other",
+                            rungs=["correctness"], origin="proposal"))
+    log.write(ev.RunFinished(run_id="trial", ok=False, results=[fail("correctness", "wrong")], duration_s=1.0))
+    log.close()
+    timeline = Timeline(load_session(log.folder))
+    plan = timeline.plan(len(timeline))
+    assert isinstance(plan[0], ev.RunStarted) and plan[0].run_id == "file"

@@ -224,3 +224,49 @@ def test_snapshot_a_passing_proposal_with_two_hunks(snap_compare, example_task) 
         await _review_state(pilot, passed=True, press_accept=False)
 
     assert snap_compare(_snapshot_app(example_task("vector_add")), terminal_size=(160, 48), run_before=run_before)
+
+
+async def test_edit_a_proposal_then_accept_it_with_ctrl_s(example_task) -> None:
+    from dataclasses import replace
+
+    from kerneltui.config import load_config
+    from kerneltui.core.agent.providers.scripted import Script
+    from kerneltui.ui.adapters.agent_session import scripted_agent
+    from tests.integration.agent_helpers import BLOCK_2048, propose
+    from tests.ui.conftest import wait_for
+
+    task = example_task("vector_add")
+    kernel = task / "kernel.py"
+    original = kernel.read_text()
+    settings = load_config(env={"KERNELTUI_AGENT_TRIAL_RUNGS": "prechecks"})
+    script = Script.from_dict({"name": "edit", "turns": [{"tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},
+                                                        {"text": "Your call."}]})
+    parts = replace(fixed_data.parts(), agent=lambda t, pool: scripted_agent(t, pool, script, "test", settings))
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False, rungs=["prechecks"])
+    app = create_app(task, settings=settings, options=options, parts=parts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("f2", "i", *"go", "enter")
+        await wait_for(pilot, lambda: "p1" in app.chat.cards and app.chat.cards["p1"].state == "trial_done"
+                       and not app.agent.busy, 120, "the proposal's trial")
+        await pilot.press("f2", "e")
+        await pilot.pause()
+        assert app.editor.editing_proposal == "p1" and "BLOCK = 2048" in app.editor.text
+        assert "editing p1" in str(app.main.panes["editor"].border_title)
+        assert kernel.read_text() == original  # nothing written until the edit is accepted
+        await pilot.press("f2", "e")  # again: back out, the editor shows the file
+        await pilot.pause()
+        assert not app.editor.editing_proposal and app.editor.text == original
+        await pilot.press("f2", "e")
+        await pilot.pause()
+        app.editor.insert("# tuned by hand\n", location=app.editor.document.end)
+        edited = app.editor.text
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.chat.cards["p1"].state == "accepted", 60, "the edited accept")
+        await wait_for(pilot, lambda: any(isinstance(e, ev.RunStarted) and e.origin == "accept"
+                                          for e in app.bridge.log), 30, "the run of the accepted edit")
+        assert kernel.read_text() == edited and "BLOCK = 2048" in edited
+        assert not app.editor.editing_proposal and not app.editor.dirty and app.editor.text == edited
+        decision = app.chat.cards["p1"].proposal["decision"]
+        assert decision["decision"] == "accepted_with_edits" and "tuned by hand" in decision["person_edits"]

@@ -66,9 +66,10 @@ class SessionAgent:
     def busy(self) -> bool:
         return self.session.busy
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None) -> None:
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
         try:
-            await self.session.decide(proposal_id, decision, reason=feedback, hunks=hunks)
+            await self.session.decide(proposal_id, decision, reason=feedback, hunks=hunks, edited_source=edited_source)
         except Exception as exc:
             self._relay(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
 

@@ -18,7 +18,7 @@ from textual.widgets import Collapsible, Input, Markdown, Static
 
 from kerneltui.core import events as ev
 from kerneltui.ui import keys
-from kerneltui.ui.messages import ChatSubmitted, ProposalDecision
+from kerneltui.ui.messages import ChatSubmitted, EditProposal, ProposalDecision
 from kerneltui.ui.proposal_view import FAILED, PASSED, RUNNING, Verdict, verdict_of
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
@@ -110,7 +110,7 @@ class ProposalCard(Vertical):
             outcome = self.verdict.outcome
             text = Text(f"{ {PASSED: '✓', FAILED: '✗', RUNNING: '…'}.get(outcome, '·')} {outcome}  ",
                         style="bold")
-            for key, rest in (("a", "ccept"), ("r", "eject"), ("f", "eedback")):
+            for key, rest in (("a", "ccept"), ("e", "dit"), ("r", "eject"), ("f", "eedback")):
                 text.append("[")
                 text.append(key, style="bold")
                 text.append(f"]{rest}  ")
@@ -195,6 +195,9 @@ class ChatLog(VerticalScroll, can_focus=True):
 
     def action_feedback(self) -> None:
         self._pane().start_feedback()
+
+    def action_edit(self) -> None:
+        self._pane().edit_proposal()
 
     def action_toggle_hunk(self, number: int) -> None:
         self._pane().toggle_hunk(number)
@@ -394,6 +397,14 @@ class ChatPane(Vertical):
         card.disarm()
         self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
         self.post_message(ProposalDecision(card.proposal_id, decision, hunks=card.hunks_to_accept()))
+
+    def edit_proposal(self) -> None:
+        card = self.open_proposal()
+        if card is None or not card.proposal.get("new_source"):
+            self.notify("no open proposal to edit", severity="warning")
+            return
+        card.disarm()
+        self.post_message(EditProposal(card.proposal_id, str(card.proposal["new_source"])))
 
     def toggle_hunk(self, number: int) -> None:
         card = self.open_proposal()
