@@ -110,12 +110,14 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Ses
 
 
 def live_label(session: AgentSession) -> str:
-    """Provider, model, server and where the key comes from: the one line that says what is talked to."""
+    """Provider, model, where the key comes from, then the server (cut first in a narrow status line):
+    the one line that says what is talked to."""
     try:
         key = resolve_api_key(session.settings).source
     except ProviderError:
         key = "none"  # a provider that takes no key (the scripted one)
-    return f"{session.provider.describe()} · key: {key}"
+    settings = session.settings
+    return f"{session.provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
 
 
 def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,
