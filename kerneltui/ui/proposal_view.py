@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RUNNING, PASSED, FAILED, NO_TRIAL = "running", "passed", "failed", "no trial"
+UNCHECKED = "not checked"  # the trial ran and nothing failed, but correctness was not among its rungs
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Verdict:
     def warning(self, proposal_id: str, file: str) -> str:
         """What the first ``a`` on an unsafe proposal says."""
         why = {RUNNING: "its trial is still running", NO_TRIAL: "it has no trial result",
+               UNCHECKED: "its trial did not check correctness",
                FAILED: f"its trial failed ({self.headline.removeprefix('trial FAILED · ')})"}[self.outcome]
         return f"{proposal_id}: {why}. Press a again to write it to {file} anyway (u undoes it)."
 
@@ -91,6 +93,9 @@ def verdict_of(proposal: dict[str, Any], disk_median_s: float | None = None) -> 
         speed = _speed(trial, disk_median_s)
         return Verdict(PASSED, "trial passed" + (f" · {speed}" if speed else " · correct (no benchmark)"), stat, rows)
     failed = next((row for row in rows if row.status == "fail"), None)
+    if failed is None and trial.get("ok"):
+        return Verdict(UNCHECKED, f"trial not verified · {_first_line(trial.get('headline') or 'correctness not checked')}",
+                       stat, rows)
     if failed is not None:
         reason = f"{failed.rung}: {failed.text}"
     else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kerneltui.ui.proposal_view import FAILED, NO_TRIAL, PASSED, RUNNING, verdict_of
+from kerneltui.ui.proposal_view import FAILED, NO_TRIAL, PASSED, RUNNING, UNCHECKED, verdict_of
 
 
 def _proposal(trial: dict | None, hunks: int = 2) -> dict:
@@ -44,3 +44,7 @@ def test_running_cancelled_and_untried_are_not_safe() -> None:
     cancelled = verdict_of(_proposal({"cancelled": True, "ok": False, "headline": "trial cancelled: the file changed"}))
     assert cancelled.outcome == NO_TRIAL and cancelled.headline == "trial cancelled: the file changed"
     assert not verdict_of(_proposal(None)).safe_to_accept
+    only_prechecks = verdict_of(_proposal({"ok": True, "correct": False, "headline": "not correct (the correctness "
+                                           "rung did not run)", "rungs": _rungs(("prechecks", "ok", "clean", ""))}))
+    assert only_prechecks.outcome == UNCHECKED and not only_prechecks.safe_to_accept
+    assert "did not check correctness" in only_prechecks.warning("p3", "kernel.py")

@@ -212,12 +212,12 @@ class ChatLog(VerticalScroll, can_focus=True):
 class ChatInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_INPUT)
 
-    async def action_leave(self) -> None:
-        """Back to the history; a turn in flight is stopped too (esc means stop, wherever the focus is)."""
+    def action_leave(self) -> None:
+        """Back to the history (where a second esc stops a turn in flight: leaving the input to press a
+        must not stop the trial it is waiting for)."""
         pane = next(a for a in self.ancestors if isinstance(a, ChatPane))
         pane.cancel_feedback()
         pane.log_widget.focus()
-        await self.run_action("app.agent_interrupt")
 
 
 class ChatPane(Vertical):
