@@ -5,7 +5,8 @@ Tests queue replies (server-sent event streams or error responses); the real ``o
 parsing, error classes and retries run exactly as they would against the real services. Every
 request is recorded (path, headers, JSON body, its size in bytes) for assertions.
 
-Faults: a stream cut short (``truncated``: the body ends cleanly before the end marker) and a
+A slow stream (``SSE(pause_s=…)``) lets a client interrupt a reply mid-way. Faults: a stream cut
+short (``truncated``: the body ends cleanly before the end marker) and a
 connection dropped mid-stream (``SSE(cut=True)``: the socket closes inside the chunked body). A
 reply may also be a function of the recorded request (to answer with usage computed from it).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +27,7 @@ from typing import Any
 class SSE:
     events: list[tuple[str | None, Any]]  # (event name or None, data: dict or raw string)
     cut: bool = False  # drop the connection after the events, inside the chunked body
+    pause_s: float = 0.0  # wait between events: a slow stream, for a client to interrupt mid-reply
 
 
 @dataclass
@@ -94,11 +97,16 @@ class LLMServer:
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
                 for name, data in reply.events:
+                    if reply.pause_s:
+                        time.sleep(reply.pause_s)
                     payload = data if isinstance(data, str) else json.dumps(data)
                     text = (f"event: {name}\n" if name else "") + f"data: {payload}\n\n"
                     chunk = text.encode()
-                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                    self.wfile.flush()
+                    try:
+                        self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        return  # the client stopped reading (an interrupted reply)
                 if reply.cut:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -27,21 +27,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-watch", action="store_true", help="do not rerun on saves made outside the app")
     p.add_argument("--resume", nargs="?", const="latest", metavar="SESSION",
                    help="continue a saved session (default: the newest): its task, kernel, chat and agent context")
+    p.add_argument("--provider", help="the agent: anthropic, openai, openai-compatible (vllm, ollama, llamacpp) or "
+                                      "scripted (default: [agent] provider)")
+    p.add_argument("--model", help="the agent's model (default: [agent] model, else the provider's default)")
+    p.add_argument("--base-url", help="the agent's server, e.g. http://localhost:8000/v1 for vLLM")
     p.set_defaults(func=main)
 
 
+# Flags that override a setting, as (flag, attribute of the parsed args, section, key).
+FLAG_SETTINGS = (("--theme", "theme", "ui", "theme"), ("--provider", "provider", "agent", "provider"),
+                 ("--model", "model", "agent", "model"), ("--base-url", "base_url", "agent", "base_url"))
+
+
+def load_settings(args: argparse.Namespace) -> Config:
+    """Defaults, the config file, KERNELTUI_* variables, then the flags: the order of every command.
+
+    Every section is known to ``load_config`` (``config.SECTIONS``), so KERNELTUI_AGENT_* and
+    KERNELTUI_UI_* are read as every other command reads them. Raises ConfigError.
+    """
+    from kerneltui.config import Setting, load_config
+
+    settings = load_config()
+    for flag, attribute, section, key in FLAG_SETTINGS:
+        value = getattr(args, attribute, None)
+        if value:
+            settings.settings.setdefault(section, {})[key] = Setting(value, flag)
+    return settings
+
+
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.config import ConfigError, load_config
-    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
+    from kerneltui.config import ConfigError
     from kerneltui.core.task import TaskError
     from kerneltui.core.task_loaders.load import load_task
 
+    try:
+        settings = load_settings(args)
+    except ConfigError as exc:
+        print(f"kerneltui: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     resume = None
     if args.resume:
         from kerneltui.core.session import SessionError, load_session, resolve_session
 
         try:
-            resume = resolve_session(args.resume, load_config())
+            resume = resolve_session(args.resume, settings)
             root = str(load_session(resume).task.get("root") or "")
         except (SessionError, ConfigError) as exc:
             print(f"kerneltui --resume: {exc}", file=sys.stderr)
@@ -61,15 +90,6 @@ def main(args: argparse.Namespace) -> int:
         print("kerneltui: the app needs a terminal; for scripts use `kerneltui check TASK` or `kerneltui watch TASK`",
               file=sys.stderr)
         return EXIT_USAGE
-    try:
-        settings = load_config()
-    except ConfigError as exc:
-        print(f"kerneltui: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.theme:
-        from kerneltui.config import Setting
-
-        settings.settings.setdefault("ui", {})["theme"] = Setting(args.theme, "--theme")
     # The app's workers run below its priority (core.worker.child): keystrokes first.
     os.environ.setdefault(WORKER_NICE_ENV, str(WORKER_NICE))
     try:

@@ -27,10 +27,11 @@ from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui import defaults as _defaults  # noqa: F401  (registers the [ui] and [keys] defaults)
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
+from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
-from kerneltui.ui.replay import REPLAY_ACTIONS, REPLAY_KEYS, ReplayDriver
+from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
 from kerneltui.ui.screens.main import MainScreen
@@ -75,8 +76,9 @@ class KernelApp(App[None]):
         self.task_files = TaskFiles(self)
         self.stage_edits = StageEdits(self)
         self.runs = RunView(self)
+        self.agent_control = AgentControl(self)
         self.theming = Theming(self, self.options.theme_folders)
-        self.theming.start(str(self.ui_settings.get("theme") or FALLBACK))
+        self.theming.start(str(self.ui_settings.get("theme") or FALLBACK), settings.source("ui", "theme") or "default")
         self.replaying = False
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)
@@ -165,6 +167,7 @@ class KernelApp(App[None]):
             self.bridge.subscribe(self.agent.observe)
         self.theming.apply_to_editor(self.editor)
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
+        self.status.state.agent = self.agent.label
         self.status.show(self.options.clock())
         self.load_history()
         self._panes_ready.set()
@@ -208,8 +211,17 @@ class KernelApp(App[None]):
             self.notify(problem, severity="warning", timeout=10)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The replay keys exist only in replay mode."""
+        """The replay keys exist only in replay mode; ctrl+c and esc stop the agent only while it works
+        (else they keep their usual meaning: copy, leave, how to quit)."""
+        if action == "agent_interrupt":
+            return self.agent.busy
         return self.replay is not None if action in REPLAY_ACTIONS else True
+
+    def refuse_writes(self) -> bool:
+        """True (and said) in a replay: nothing there may write a file of the task."""
+        if self.replay is not None:
+            self.notify(READ_ONLY, severity="warning", timeout=6)
+        return self.replay is not None
 
     # -- running the loop -----------------------------------------------------------------------
 
@@ -255,7 +267,7 @@ class KernelApp(App[None]):
 
     # -- editor, asm, rungs, overrides ------------------------------------------------------------
 
-    @on(msg.JumpToSource)
+    @on(msg.JumpToSource)  # the rung table's enter and the asm view's enter
     def _jump(self, message: msg.JumpToSource) -> None:
         self.editor.goto_line(message.line, message.column)
         self.main.focus_pane("editor")
@@ -266,10 +278,8 @@ class KernelApp(App[None]):
 
     @on(KernelEditor.DirtyChanged)
     def _editor_dirty(self, message: KernelEditor.DirtyChanged) -> None:
-        if not self.ready:
-            return
-        mark = " [dim](replay, read-only)[/]" if self.replay is not None else " ●" if message.dirty else ""
-        self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{mark} [dim]F3[/]"
+        if self.ready:
+            self.main.panes["editor"].border_title = f"{self.kernel_task.kernel_path.name}{self.editor.mark()} [dim]F3[/]"
 
     @on(msg.OpenProfile)  # from the rung table's p; the palette runs the action itself
     def action_profile(self) -> None:
@@ -281,7 +291,8 @@ class KernelApp(App[None]):
 
     @on(msg.EditStage)
     def _edit_stage(self, message: msg.EditStage) -> None:
-        self.stage_edits.edit(message.stage, message.text, self.runs.last_report_dir)
+        if not self.refuse_writes():
+            self.stage_edits.edit(message.stage, message.text, self.runs.last_report_dir)
 
     # -- agent ----------------------------------------------------------------------------------
 
@@ -291,8 +302,10 @@ class KernelApp(App[None]):
             return  # the panes are gone (closing) or not built yet
         if isinstance(message.event, ev.TokenUsage):
             self.status.show_usage(message.event)
-        else:
-            self.chat.render_event(message.event)
+            return
+        self.chat.render_event(message.event)
+        if isinstance(message.event, ev.ProposalEvent):
+            self.agent_control.proposal_changed(message.event)
 
     @on(msg.NoticeEvent)
     def _notice(self, message: msg.NoticeEvent) -> None:
@@ -308,13 +321,21 @@ class KernelApp(App[None]):
 
     @on(msg.ChatSubmitted)
     def _chat(self, message: msg.ChatSubmitted) -> None:
-        self.run_worker(self.recorder.after(self.agent.send(message.text), self.agent), group="agent",
-                        exit_on_error=False)
+        self.agent_control.send(message.text)
 
     @on(msg.ProposalDecision)
     def _decision(self, message: msg.ProposalDecision) -> None:
-        decision = self.agent.decide(message.proposal_id, message.decision, message.feedback)
-        self.run_worker(self.recorder.after(decision, self.agent), group="agent", exit_on_error=False)
+        self.agent_control.decide(message)
+
+    @on(msg.EditProposal)
+    def _edit_proposal(self, message: msg.EditProposal) -> None:
+        self.agent_control.edit(message)
+
+    def action_agent_undo(self) -> None:
+        self.agent_control.undo()
+
+    def action_agent_interrupt(self) -> None:
+        self.agent_control.interrupt()
 
     # -- panes, help, themes --------------------------------------------------------------------
 
@@ -344,14 +365,7 @@ class KernelApp(App[None]):
     # -- tasks and sessions -----------------------------------------------------------------------
 
     def action_switch_task(self) -> None:
-        from kerneltui.ui.screens.prompt import PromptScreen
-
-        def chosen(value: str | None) -> None:
-            if value:
-                self.run_worker(self.switch_task(value), group="switch", exclusive=True)
-
-        self.push_screen(PromptScreen("Switch task", "a task directory, a KernelBench file or a GPU MODE directory",
-                                      str(self.kernel_task.root)), chosen)
+        self.task_files.ask_to_switch()
 
     async def switch_task(self, path: str) -> bool:
         """Close everything bound to the task on screen and open ``path`` with a new workbench; True
@@ -373,18 +387,18 @@ class KernelApp(App[None]):
 
     # -- replay -----------------------------------------------------------------------------------
 
+    def _replay(self) -> ReplayDriver:
+        assert self.replay is not None  # check_action offers the replay keys in replay mode only
+        return self.replay
+
     def action_replay_step(self, delta: int) -> None:
-        if self.replay is not None:
-            self.replay.move(delta)
+        self._replay().move(delta)
 
     def action_replay_play(self) -> None:
-        if self.replay is not None:
-            self.replay.toggle_play()
+        self._replay().toggle_play()
 
     def action_replay_speed(self, delta: int) -> None:
-        if self.replay is not None:
-            self.replay.change_speed(delta)
+        self._replay().change_speed(delta)
 
     def action_replay_jump(self) -> None:
-        if self.replay is not None:
-            self.replay.ask_version()
+        self._replay().ask_version()

@@ -37,11 +37,15 @@ def palette_items(app: KernelApp) -> list[PaletteItem]:
                         "trace"))
     items.append(PaletteItem("Run the hand-edited override", "the loop on the PTX/TTGIR written by the asm view's e",
                              app.stage_edits.run))
+    items.append(PaletteItem("Agent: stop the turn", "interrupt the reply in flight (ctrl+c, esc)",
+                             app.agent_control.interrupt))
+    items.append(PaletteItem("Agent: undo the last accepted edit", "back to the checkpoint before it, then rerun the "
+                             "loop (u in the chat history)", app.agent_control.undo))
     items.append(action("Switch task…", "open another task directory", "switch_task"))
     items.append(PaletteItem("Open session…", "replay a saved session log in these panes", app.sessions.ask_to_show))
     items.append(PaletteItem("Resume session…", "continue a saved session: its task, kernel, chat and agent context",
                              app.sessions.pick_to_resume))
-    items += [PaletteItem(title, help_text, partial(setattr, app, "theme", name))
+    items += [PaletteItem(title, help_text, partial(app.theming.choose, name))
               for name, title, help_text in app.theming.palette_themes()]
     for pane in PANES:
         items.append(action(f"Focus pane: {pane}", "move the keyboard focus there", f"focus_pane('{pane}')"))

@@ -32,6 +32,7 @@ APP = [
     _b("alt+left", "resize('narrower')", "Narrow the focused pane's column", "pane_narrower", show=False),
     _b("alt+down", "resize('taller')", "Grow the focused pane's row", "pane_taller", show=False),
     _b("alt+up", "resize('shorter')", "Shrink the focused pane's row", "pane_shorter", show=False),
+    _b("ctrl+c", "agent_interrupt", "Stop the agent", "agent_interrupt", show=False, priority=True),
     _b("ctrl+q", "quit", "Quit", "quit", show=False, priority=True),
 ]
 
@@ -41,9 +42,14 @@ EDITOR = [
 
 CHAT_LOG = [
     _b("a", "decide('accept')", "Accept", "proposal_accept"),
-    _b("r", "decide('reject')", "Reject", "proposal_reject"),
+    _b("r", "decide('reject')", "Reject (reason)", "proposal_reject"),
     _b("f", "feedback", "Feedback", "proposal_feedback"),
+    _b("e", "edit", "Edit, then accept", "proposal_edit"),
+    _b("u", "app.agent_undo", "Undo accept", "proposal_undo"),
+    *[_b(str(n), f"toggle_hunk({n})", f"Hunk {n} in/out", f"proposal_hunk_{n}", show=False) for n in range(1, 10)],
+    _b("escape", "app.agent_interrupt", "Stop the agent", "chat_interrupt", show=False),
     _b("i,enter", "compose", "Write", "chat_compose"),
+    _b("end", "follow", "Newest", "chat_follow", show=False),
 ]
 
 CHAT_INPUT = [

@@ -112,11 +112,27 @@ class SaveRequested(Message):
 
 
 class ProposalDecision(Message):
-    def __init__(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    """``decision``: accept (``hunks``: only these, None: all), edit (accept ``edited_source``), reject
+    (``feedback``: the optional reason) or redirect (``feedback``: where to go instead); both texts reach
+    the model."""
+
+    def __init__(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                 edited_source: str | None = None) -> None:
         super().__init__()
         self.proposal_id = proposal_id
         self.decision = decision
         self.feedback = feedback
+        self.hunks = hunks
+        self.edited_source = edited_source  # "edit": the person's version of the proposal, accepted as is
+
+
+class EditProposal(Message):
+    """Open the proposal's text in the editor; ctrl+s there accepts the edited text (again: back out)."""
+
+    def __init__(self, proposal_id: str, text: str) -> None:
+        super().__init__()
+        self.proposal_id = proposal_id
+        self.text = text
 
 
 class ChatSubmitted(Message):

@@ -24,6 +24,10 @@ class AgentController(Protocol):
 
     label: str  # shown above the chat: provider and model, or why it is scripted
 
+    @property
+    def busy(self) -> bool:
+        """A turn (or auto mode) is running: ctrl+c and esc interrupt it."""
+
     def attach(self, emit: Emit) -> None:
         """Called once by the app with the callback that carries agent events to the UI."""
 
@@ -34,8 +38,17 @@ class AgentController(Protocol):
     async def send(self, text: str) -> None:
         """The person's message (the controller emits a UserMessage and the reply)."""
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
-        """``decision`` is "accept", "reject" or "redirect" (feedback says where to go instead)."""
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
+        """``decision`` is "accept" (``hunks``: only these, 0-based; None: all), "edit" (accept
+        ``edited_source``, the person's edit of the proposal), "reject" (``feedback``: an optional reason)
+        or "redirect" (``feedback`` says where to go instead); the text reaches the model."""
+
+    async def undo(self) -> None:
+        """Put the kernel back to the checkpoint before the last accepted edit (and tell the model)."""
+
+    def interrupt(self) -> bool:
+        """Stop the turn in flight now; whether anything was running."""
 
     def conversation(self) -> str | None:
         """The conversation as the model saw it, for the session log (None: nothing to keep)."""

@@ -39,6 +39,7 @@ REPLAY_KEYS = [
     Binding("f12", "replay_speed(1)", "Faster", priority=True),
 ]
 REPLAY_ACTIONS = frozenset(b.action.split("(")[0] for b in REPLAY_KEYS)
+READ_ONLY = "a replay is read-only: nothing is saved or run (resume the session with kerneltui --resume to change it)"
 
 
 @dataclass
@@ -103,8 +104,17 @@ class ReplayAgent:
         self._emit(ev.Notice(level="warning", source="replay",
                              message="a replay is read-only: resume the session (kerneltui --resume) to talk to the agent"))
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    busy = False  # nothing runs in a replay
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
         await self.send("")
+
+    async def undo(self) -> None:
+        await self.send("")
+
+    def interrupt(self) -> bool:
+        return False
 
     def conversation(self) -> str | None:
         return None
@@ -138,7 +148,7 @@ class ReplayDriver:
     def mount(self) -> None:
         """Build the bar under the panes and show the session's first step (called once the panes exist)."""
         app = self.app
-        app.editor.read_only = True
+        app.editor.make_read_only(READ_ONLY)
         app.main.panes["editor"].border_title = f"{app.kernel_task.kernel_path.name} [dim](replay, read-only)[/]"
         self.bar = ReplayBar(id="replay-bar")
         app.main.mount(self.bar, before=app.status)

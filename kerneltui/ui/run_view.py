@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.trials import median_seconds
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import TaskError, source_hash
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from kerneltui.ui.app import KernelApp
 
 RUN_EVENTS = (ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.RunFinished)  # the events of one run, after its start
+# Runs of a proposal's text on a scratch copy: the proposal's card shows them, never the rung pane or
+# the status line, which describe the kernel file on disk.
+TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 
 
 class RunView:
@@ -28,6 +32,7 @@ class RunView:
         self.run_hashes: dict[str, str] = {}  # run id -> source hash (replay shows each run's own version)
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.last_report_dir: Path | None = None
+        self.trial_runs: set[str] = set()  # run ids of trials (their events stay out of the panes)
 
     def forget(self) -> None:
         """Another task: its runs and versions are not this one's."""
@@ -70,6 +75,11 @@ class RunView:
         app = self.app
         now = app.options.clock()
         status = app.status
+        if isinstance(event, ev.RunStarted) and event.origin in TRIAL_ORIGINS:
+            self.trial_runs.add(event.run_id)
+            return
+        if isinstance(event, RUN_EVENTS) and event.run_id in self.trial_runs:
+            return
         if isinstance(event, ev.RunStarted):
             self.current_run = event.run_id
             self.run_digest = event.source_hash  # the version folder's name (an override's differs from the file's)
@@ -115,6 +125,8 @@ class RunView:
             s.last_at = app.options.wall_time(event.at)
             failed = next((r for r in event.results if r.status == "fail"), None)
             s.failed_rung = failed.name if failed else ""
+            bench = next((r for r in event.results if r.name == "benchmark"), None)
+            app.chat.disk_median_s = median_seconds(bench)
             self._after_run(event)
         app.status.show(now)
 

@@ -92,6 +92,9 @@ class SessionControl:
     # -- resuming ---------------------------------------------------------------------------------
 
     def pick_to_resume(self) -> None:
+        if self.app.refuse_writes():
+            return
+
         def chosen(folder: Path | None) -> None:
             if folder is not None:
                 self.app.run_worker(self.resume(folder), group="resume", exclusive=True)
@@ -101,6 +104,8 @@ class SessionControl:
     async def resume(self, folder: Path) -> None:
         """Continue a saved session: its task, the kernel at its last version, the chat, the rungs of its
         last run, the agent's conversation; later events append to the same log."""
+        if self.app.refuse_writes():
+            return
         self.resuming = True
         try:
             await self._resume(folder)

@@ -41,6 +41,21 @@ class TaskFiles:
             saved = self.backup(name, editor.text)
             self.app.notify(f"unsaved edits of {name} kept in {saved}", timeout=10)
 
+    def ask_to_switch(self) -> None:
+        """Prompt for another task and switch to it (not in a replay: the switch would write)."""
+        from kerneltui.ui.screens.prompt import PromptScreen
+
+        app = self.app
+        if app.refuse_writes():
+            return
+
+        def chosen(value: str | None) -> None:
+            if value:
+                app.run_worker(app.switch_task(value), group="switch", exclusive=True)
+
+        app.push_screen(PromptScreen("Switch task", "a task directory, a KernelBench file or a GPU MODE directory",
+                                     str(app.kernel_task.root)), chosen)
+
     def watch(self) -> None:
         """Every save of a task file becomes a FileChanged event (recorded, then routed back here)."""
         self.app.run_worker(self._watch(), group="watch", exclusive=True)

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from kerneltui.ui.app import KernelApp
 
 FALLBACK = "kerneltui-dark"
+# Where a theme picked in the palette is kept for the next start (the config file is the person's own
+# text, never rewritten); an environment variable or --theme still wins.
+CHOSEN_FILE = "theme-chosen"
+EXPLICIT_SOURCES = ("env ", "--")
 
 
 def with_app_variables(theme: Theme, generated: dict[str, str]) -> dict[str, str]:
@@ -46,13 +50,40 @@ class Theming:
             self.files[name] = tf
         return set(found.themes)
 
-    def start(self, wanted: str) -> None:
-        """Load the themes and show ``wanted`` ([ui] theme), or say why not and use the fallback."""
+    def start(self, wanted: str, source: str = "default") -> None:
+        """Load the themes and show ``wanted`` ([ui] theme, from ``source``), or the theme last picked in the
+        palette unless ``wanted`` came from the environment or a flag; else say why not and use the fallback."""
         self.load()
+        chosen = self.chosen()
+        if chosen and chosen in self.app.available_themes and not source.startswith(EXPLICIT_SOURCES):
+            wanted = chosen
         if wanted not in self.app.available_themes:
             self.problems.append(f"[ui] theme = {wanted!r}: no such theme; using {FALLBACK}")
             wanted = FALLBACK if FALLBACK in self.app.available_themes else "textual-dark"
         self.app.theme = wanted
+
+    @staticmethod
+    def chosen_file() -> Path:
+        return paths.data_dir() / CHOSEN_FILE
+
+    def chosen(self) -> str:
+        try:
+            return self.chosen_file().read_text(encoding="utf-8").strip()
+        except OSError:
+            return ""
+
+    def choose(self, name: str) -> None:
+        """The palette's pick: shown now and kept for the next start."""
+        self.app.theme = name
+        target = self.chosen_file()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(name + "\n", encoding="utf-8")
+        except OSError as exc:
+            self.app.notify(f"theme {name} shown, but it cannot be kept for the next start: {exc}", severity="warning")
+            return
+        self.app.notify(f"theme {name}: kept for the next start (KERNELTUI_UI_THEME or --theme override it)",
+                        timeout=4)
 
     def reload(self) -> None:
         """A user theme file changed: load them all again and re-apply the current one's new colours."""

@@ -255,6 +255,10 @@ async def test_interrupt_keeps_the_conversation_valid(example_task, tmp_path):
         result = await task
         assert result.interrupted and not session.busy
         assert rec.of(AgentMessage)[-1].text.endswith("[interrupted]")
+        # The interrupted request is counted (an estimate: the server sent no usage), not dropped.
+        counted = rec.of(TokenUsage)[-1]
+        assert counted.output_tokens > 0 and counted.input_tokens > 0 and counted.reported is False
+        assert session.meter.requests == 1 and session.meter.output_tokens == counted.output_tokens
         second = await session.send("still there?")
         assert second.text.endswith("after the interrupt")
         roles = [m.role for m in session.messages]
@@ -314,3 +318,26 @@ async def test_front_end_attach_and_label(example_task, tmp_path):
     assert not rec.events and any(isinstance(e, Notice) and "scripted replay" in e.message for e in seen)
     card = [e for e in seen if isinstance(e, ProposalEvent) and e.state == "redirected"][0].proposal
     assert card["decision_reason"] == "try 4096 instead"
+
+
+async def test_a_decision_note_not_yet_sent_survives_a_resume(example_task, tmp_path):
+    """Issue 20, defect 8: an accept's note waits for the next turn; the saved conversation must carry
+    it, so that the resumed session's next request still tells the model what was decided."""
+    task_dir = example_task("vector_add")
+    turns = [{"text": "Proposing.", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "Your call."}]
+    session, _, _ = make_session(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    try:
+        await session.send("make it faster")
+        await session.decide("p1", "accept", reason="looks right")
+        saved = session.conversation_json()
+    finally:
+        await session.close()
+    resumed, _, provider = make_session(task_dir, [{"text": "Noted.", "expect": "looks right"}], tmp_path)
+    try:
+        resumed.restore_conversation(saved)
+        turn = await resumed.send("what next?")
+        assert turn.error is None, turn.error
+        note = decision_json(last_sent(provider))
+        assert note["decision"] == "accepted" and note["proposal"] == "p1" and note["reason"] == "looks right"
+    finally:
+        await resumed.close()

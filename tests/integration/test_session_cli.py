@@ -113,3 +113,66 @@ def test_ask_records_the_conversation_and_its_context(example_task) -> None:
     proposed = next(e for e in loaded.events if type(e).__name__ == "ProposalEvent")
     assert loaded.source(proposed.proposal["new_hash"]) == proposed.proposal["new_source"]
     assert "sk-never-written" not in (folder / "log.jsonl").read_text()
+
+
+def test_export_carries_the_chat_proposals_and_decisions_with_their_author(example_task, tmp_path: Path) -> None:
+    """Issue 20, defect 8: the report had versions only, and an accepted agent edit showed as `save`
+    (the watcher's run of the file the accept wrote)."""
+    from kerneltui.core import events as ev
+    from kerneltui.core.rungs.result import ok
+    from kerneltui.core.session import SessionLog
+    from kerneltui.core.task_loaders.load import load_task
+
+    task = load_task(str(example_task("vector_add")))
+    log = SessionLog.create(tmp_path, task, "tui", name="reviewed")
+    original = task.kernel_source()
+    edited = original.replace("BLOCK = 1024", "BLOCK = 2048")
+    results = [ok(n, "fine") for n in ("prechecks", "compile", "run", "correctness")]
+    first, second = log.store_source(original, "checked"), log.store_source(edited, "checked")
+    log.write(ev.RunStarted(run_id="r1", task=task.name, kernel_file="kernel.py", source_hash=first,
+                            rungs=[r.name for r in results], origin="start"))
+    log.write(ev.RunFinished(run_id="r1", ok=True, results=results, duration_s=1.0))
+    log.write(ev.UserMessage(text="make it faster"))
+    log.write(ev.AgentMessage(turn_id="t1", text="A bigger block halves the programs.", provider="openai", model="m"))
+    trial = {"ok": True, "correct": True, "headline": "correct · no benchmark"}
+    proposal = {"id": "p1", "rationale": "BLOCK 2048", "added": 1, "removed": 1, "new_hash": second, "trial": trial}
+    log.write(ev.ProposalEvent(proposal_id="p1", state="trial_done", proposal=proposal))
+    log.write(ev.ProposalEvent(proposal_id="p2", state="rejected", proposal={
+        "id": "p2", "rationale": "x * y", "added": 1, "removed": 1, "trial": {"ok": False, "headline": "not correct"},
+        "decision": {"decision": "rejected", "by": "person", "reason": "wrong operator"},
+        "decision_reason": "wrong operator"}))
+    log.write(ev.ProposalEvent(proposal_id="p1", state="accepted", proposal={
+        **proposal, "decision": {"decision": "accepted", "by": "person", "applied_hash": second}}))
+    log.write(ev.AgentMessage(turn_id="t2", text="half a reply [interrupted]", provider="openai", model="m"))
+    log.write(ev.RunStarted(run_id="r2", task=task.name, kernel_file="kernel.py", source_hash=second,
+                            rungs=[r.name for r in results], origin="save"))
+    log.write(ev.RunFinished(run_id="r2", ok=True, results=results, duration_s=1.0))
+    log.close()
+    md = render_markdown(load_session(log.folder))
+    (v2,) = [line for line in md.splitlines() if line.startswith("| v2 |")]
+    assert "| agent p1 (accepted) |" in v2 and "save" not in v2
+    assert "## Proposals" in md and "| p2 | x * y" in md and "FAIL: not correct | rejected | person | wrong operator |" in md
+    assert "| p1 | BLOCK 2048" in md and "| accepted |" in md
+    assert "## Conversation" in md and "**you:** make it faster" in md
+    assert "**agent:** half a reply [interrupted]" in md
+
+
+def test_the_run_on_screen_after_a_jump_is_the_files_not_a_trials(example_task, tmp_path: Path) -> None:
+    from kerneltui.core import events as ev
+    from kerneltui.core.rungs.result import fail, ok
+    from kerneltui.core.session import SessionLog
+    from kerneltui.core.task_loaders.load import load_task
+
+    task = load_task(str(example_task("vector_add")))
+    log = SessionLog.create(tmp_path, task, "tui", name="trial-last")
+    digest = log.store_source(task.kernel_source(), "checked")
+    log.write(ev.RunStarted(run_id="file", task=task.name, kernel_file="kernel.py", source_hash=digest,
+                            rungs=["correctness"], origin="save"))
+    log.write(ev.RunFinished(run_id="file", ok=True, results=[ok("correctness", "fine")], duration_s=1.0))
+    log.write(ev.RunStarted(run_id="trial", task=task.name, kernel_file="kernel.py", source_hash="other",
+                            rungs=["correctness"], origin="proposal"))
+    log.write(ev.RunFinished(run_id="trial", ok=False, results=[fail("correctness", "wrong")], duration_s=1.0))
+    log.close()
+    timeline = Timeline(load_session(log.folder))
+    plan = timeline.plan(len(timeline))
+    assert isinstance(plan[0], ev.RunStarted) and plan[0].run_id == "file"

@@ -199,3 +199,31 @@ def agent_turn() -> list[ev.Event]:
         ev.ProposalEvent(proposal_id="p1a2b3", state="pending", at=AT, proposal={
             "id": "p1a2b3", "kind": "edit", "rationale": "Use 2048-element blocks.", "diff": diff}),
     ]
+
+
+def trial(proposal_id: str, passed: bool, run_id: str = "trial0000001") -> tuple[list[ev.Event], dict]:
+    """A proposal's trial on a scratch copy (origin "proposal"): its run events, and the trial summary
+    the proposal then carries (``core.agent.trials.summarise``'s shape)."""
+    checked = RungResult("correctness", "ok", "24 checks · exact", duration_s=2.0) if passed else RungResult(
+        "correctness", "fail", "3 of 24 checks failed", error="n=1000 seed=1: max_abs=2.0e+00 > atol 1e-05 (x*y, not x+y)",
+        duration_s=2.0)
+    results = [RungResult("prechecks", "ok", "clean"), RungResult("compile", "ok", "add_kernel"), checked]
+    events: list[ev.Event] = [ev.RunStarted(run_id=run_id, task="vector_add", kernel_file="kernel.py",
+                                            source_hash=f"new{proposal_id}", rungs=[r.name for r in results],
+                                            origin="proposal", at=AT)]
+    events += [ev.RungFinished(run_id=run_id, result=r, at=AT) for r in results]
+    events.append(ev.RunFinished(run_id=run_id, ok=passed, results=results, duration_s=2.1, at=AT))
+    summary = {"run_id": run_id, "ok": passed, "correct": passed, "cancelled": False, "median_s": None,
+               "pct_roofline": None, "headline": "correct · no benchmark" if passed else "not correct",
+               "rungs": [{"name": r.name, "status": r.status, "summary": r.summary, "error": r.error, "metrics": {}}
+                         for r in results]}
+    return events, summary
+
+
+def proposal(proposal_id: str, hunks: int = 1) -> dict:
+    """A proposal as ProposalEvent carries it, with ``hunks`` one-line hunks."""
+    hunk_list = [{"index": n, "header": f"@@ -{10 * n + 1},1 +{10 * n + 1},1 @@", "lines": ["-a", "+b"]}
+                 for n in range(hunks)]
+    diff = "--- kernel.py\n+++ kernel.py (proposed)\n" + "".join(f"{h['header']}\n-a\n+b\n" for h in hunk_list)
+    return {"id": proposal_id, "file": "kernel.py", "kind": "diff", "rationale": f"change {proposal_id}",
+            "diff": diff, "hunks": hunk_list, "added": hunks, "removed": hunks}

@@ -395,7 +395,7 @@ async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "scripted" in app.agent.label and "key" in app.agent.label.lower()
-        await pilot.press("f2", *"how do I make it faster?", "enter")
+        await pilot.press("f2", "i", *"how do I make it faster?", "enter")
         await wait_for(pilot, lambda: any(isinstance(e, (ev.AgentTextDelta, ev.AgentMessage, ev.AgentError))
                                           for e in app.bridge.log), 60, "the scripted reply")
         assert not any(isinstance(e, ev.AgentError) for e in app.bridge.log), [
@@ -416,7 +416,7 @@ async def test_without_a_key_another_task_gets_the_offline_script(example_task) 
         assert app.agent.label.startswith("scripted agent · no API key")
         assert any(isinstance(e, ev.Notice) and "The agent is scripted: no API key" in e.message
                    for e in app.bridge.log)
-        await pilot.press("f2", *"make it faster", "enter")
+        await pilot.press("f2", "i", *"make it faster", "enter")
         await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "does not apply" in e.text
                                           for e in app.bridge.log), 60, "the scripted reply")
         read = [e for e in app.bridge.log if isinstance(e, ev.ToolCallFinished) and e.name == "read_file"]

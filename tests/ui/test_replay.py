@@ -71,7 +71,7 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 120, "the first run")
         app.chat.query_one("#chat-input").value = "make it faster"
-        await pilot.press("f2", "enter")
+        await pilot.press("f2", "i", "enter")
         await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 30, "the scripted proposal")
         # The turn ends after the proposal's trial, with the agent's last words.
         await wait_for(pilot, lambda: any(isinstance(e, ev.AgentMessage) and "trial has run" in e.text
@@ -113,7 +113,7 @@ async def test_a_live_session_replays_to_the_same_panes_and_reverifies(example_t
         replay.runs.request("manual")
         app_input = replay.chat.query_one("#chat-input")
         app_input.value = "more"
-        await pilot.press("f2", "enter")
+        await pilot.press("f2", "i", "enter")
         await pilot.pause()
         assert not any(isinstance(e, ev.RunStarted) for e in replay.bridge.log[before:])
         assert any("read-only" in str(n.message) for n in replay._notifications)

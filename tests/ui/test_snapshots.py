@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from kerneltui.config import load_config
+from kerneltui.core import events as ev
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
 
 SIZES = [(120, 40), (200, 50)]
+# The layout degrades by design: an SSH window (80x24, 100x30) to a wide screen (160x48, 240x60).
+LAYOUT_SIZES = [(80, 24), (100, 30), (160, 48), (240, 60)]
 
 
 def snapshot_app(task: Path):
@@ -32,8 +35,12 @@ async def _feed(pilot) -> None:
     await pilot.pause()
     app.editor.cursor_blink = False
     app.chat.query_one("#chat-input").cursor_blink = False
-    for event in fixed_data.finished_run() + fixed_data.agent_turn():
+    events, failed = fixed_data.trial("p2", passed=False)
+    proposal = fixed_data.proposal("p2")
+    for event in fixed_data.finished_run() + fixed_data.agent_turn() + events:
         app.bridge.emit(event)
+    app.bridge.emit(ev.ProposalEvent(proposal_id="p2", state="trial_done", proposal={**proposal, "trial": failed},
+                                     at=fixed_data.AT))
     await pilot.pause()
     await app.workers.wait_for_complete()
     # The asm and history views arrive as messages from thread workers: wait until both are shown.
@@ -46,7 +53,7 @@ async def _feed(pilot) -> None:
     await pilot.pause()
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", LAYOUT_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_main_screen(snap_compare, example_task, size) -> None:
     assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=_feed)
 

@@ -50,9 +50,10 @@ async def test_after_a_task_switch_the_agent_edits_the_new_task(example_task, tm
         await pilot.pause()
         await app.switch_task(str(other))
         await wait_for(pilot, lambda: app.ready, 30, "the panes of the other task")
-        await pilot.press("f2", *"make it faster", "enter")
-        await wait_for(pilot, lambda: app.chat.open_proposal() is not None, 60, "the proposal")
-        await pilot.press("escape", "a")
+        await pilot.press("f2", "i", *"make it faster", "enter")
+        await wait_for(pilot, lambda: app.chat.open_proposal() is not None
+                       and app.chat.open_proposal().verdict.outcome == "not checked", 60, "the proposal's trial")
+        await pilot.press("escape", "a", "a")  # a trial without the correctness rung is not a verified one
         await wait_for(pilot, lambda: any(isinstance(e, ev.ProposalEvent) and e.state in ("accepted", "stale")
                                           for e in app.bridge.log), 60, "the decision")
         assert "BLOCK = 2048" in (other / "kernel.py").read_text()

@@ -67,12 +67,21 @@ class Message:
         )
 
 
-def conversation_to_json(messages: list[Message]) -> str:
-    return json.dumps([m.to_dict() for m in messages])
+def conversation_to_json(messages: list[Message], pending_notes: list[str] | None = None) -> str:
+    """The messages as a JSON list; with notes not yet sent (a decision's note waits for the next
+    turn), an object holding both, so that a resume sends them too."""
+    listed = [m.to_dict() for m in messages]
+    return json.dumps({"messages": listed, "pending_notes": list(pending_notes)} if pending_notes else listed)
 
 
 def conversation_from_json(text: str) -> list[Message]:
-    return [Message.from_dict(d) for d in json.loads(text)]
+    data = json.loads(text)
+    return [Message.from_dict(d) for d in (data["messages"] if isinstance(data, dict) else data)]
+
+
+def pending_notes_from_json(text: str) -> list[str]:
+    data = json.loads(text)
+    return [str(note) for note in data.get("pending_notes", [])] if isinstance(data, dict) else []
 
 
 @dataclass

@@ -185,13 +185,15 @@ class AgentSession:
         """The conversation as the model saw it (for the session log's resume); no keys in it."""
         from kerneltui.core.agent.conversation import conversation_to_json
 
-        return conversation_to_json(self.messages)
+        return conversation_to_json(self.messages, self.pending_notes)
 
     def restore_conversation(self, text: str) -> None:
-        """Resume: put back a conversation saved with :meth:`conversation_json`."""
-        from kerneltui.core.agent.conversation import conversation_from_json
+        """Resume: put back a conversation saved with :meth:`conversation_json`, with the decision notes
+        that were still waiting for the next turn."""
+        from kerneltui.core.agent.conversation import conversation_from_json, pending_notes_from_json
 
         self.messages = conversation_from_json(text)
+        self.pending_notes = pending_notes_from_json(text)
 
     @property
     def busy(self) -> bool:
@@ -356,12 +358,18 @@ class AgentSession:
         try:
             return await self.provider.complete(request, on_text)
         except asyncio.CancelledError:
+            partial = "".join(streamed)
             if streamed:
-                partial = "".join(streamed)
                 self.emit(AgentMessage(turn_id=turn_id, text=partial + " [interrupted]", provider=self.provider.name,
                                        model=self.provider.model))
                 self.messages.append(Message(role="assistant", text=partial + " [interrupted by the person]"))
-            self.emit(Notice(level="info", message="agent interrupted", source="agent"))
+            # The server counts (and bills) a stream cut by the client as far as it got, and sends no
+            # usage: count an estimate, marked as not reported, rather than nothing.
+            self._account(turn_id, Usage(input_tokens=self.estimator.estimate(request_chars(request)),
+                                         output_tokens=self.estimator.estimate(len(partial)), reported=False),
+                          "", cut_off=True)
+            self.emit(Notice(level="info", message="agent interrupted: the reply so far is kept, marked [interrupted]; "
+                                                   "its tokens are counted as an estimate", source="agent"))
             raise
         except ProviderError as exc:
             if exc.usage is not None or exc.kind == CUT_OFF:

@@ -1,5 +1,6 @@
-"""A session as a Markdown report: the task, the versions with their numbers, the final kernel, a chart
-(always as text; also as a PNG when matplotlib is installed), token use and cost."""
+"""A session as a Markdown report: the task, the versions with their numbers and where each came from,
+the proposals with their trials and decisions, the conversation, the final kernel, a chart (always as
+text; also as a PNG when matplotlib is installed), token use and cost."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kerneltui.core import events as ev
 from kerneltui.core.redact import redact
 from kerneltui.core.session.reader import LoadedSession
 from kerneltui.core.session.timeline import Timeline, Version
@@ -61,8 +63,75 @@ def _ms(value: float | None) -> str:
     return f"{value * 1000:.1f} µs" if value is not None else "—"
 
 
+def agent_edits(session: LoadedSession) -> dict[str, str]:
+    """Kernel hashes written by an accepted proposal -> "agent p2": a version's author, whatever run
+    (the file watcher's "save", the app's "accept") checked it afterwards."""
+    by_hash: dict[str, str] = {}
+    for event in session.events:
+        if isinstance(event, ev.ProposalEvent) and event.state == "accepted":
+            decision = event.proposal.get("decision") or {}
+            applied = decision.get("applied_hash") or event.proposal.get("new_hash")  # hunks or edits change it
+            if applied:
+                by_hash[str(applied)] = f"agent {event.proposal_id}"
+    return by_hash
+
+
+ORIGIN_WORDS = {"save": "saved by hand", "watch": "saved by hand", "manual": "run by hand", "start": "opened",
+                "undo": "undo", "accept": "accepted edit", "verify": "checked by the agent",
+                "proposal": "agent trial", "auto": "auto mode"}
+
+
+def version_origin(origin: str, digest: str, edits: dict[str, str]) -> str:
+    author = edits.get(digest)
+    return f"{author} (accepted)" if author else ORIGIN_WORDS.get(origin, origin)
+
+
+def _one_line(text: object, limit: int = 200) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def proposals_section(session: LoadedSession) -> list[str]:
+    """Each proposal's last state: the trial's verdict and the decision with its reason."""
+    last: dict[str, ev.ProposalEvent] = {}
+    for event in session.events:
+        if isinstance(event, ev.ProposalEvent):
+            last[event.proposal_id] = event
+    if not last:
+        return ["no proposals in this session"]
+    out = ["| proposal | change | trial | decision | by | reason or feedback |", "|---|---|---|---|---|---|"]
+    for pid, event in last.items():
+        p = event.proposal
+        trial = p.get("trial") or {}
+        verdict = "—" if not trial else ("pass" if trial.get("ok") else "FAIL") + f": {_one_line(trial.get('headline'), 80)}"
+        decision = p.get("decision") or {}
+        hunks = decision.get("applied_hunks")
+        partial = f" (hunks {', '.join(str(h + 1) for h in hunks)})" if decision.get("decision") == "partially_accepted" \
+            and hunks else ""
+        out.append(f"| {pid} | {_one_line(p.get('rationale'), 80)} (+{p.get('added', 0)} −{p.get('removed', 0)}) | "
+                   f"{verdict} | {event.state}{partial} | {decision.get('by', '')} | "
+                   f"{_one_line(p.get('decision_reason') or decision.get('reason') or '', 120)} |")
+    return out
+
+
+def conversation_section(session: LoadedSession) -> list[str]:
+    """What was said: the person's messages, the agent's replies (interrupted ones marked), tool calls."""
+    out: list[str] = []
+    for event in session.events:
+        if isinstance(event, ev.UserMessage):
+            out += [f"**you:** {event.text}", ""]
+        elif isinstance(event, ev.AgentMessage):
+            out += [f"**agent:** {event.text}", ""]
+        elif isinstance(event, ev.ToolCallFinished):
+            out += [f"- tool `{event.name}`: {'ok' if event.ok else 'failed'} · {_one_line(event.summary, 160)}", ""]
+        elif isinstance(event, ev.AgentError):
+            out += [f"- agent error ({event.kind}): {_one_line(event.message)}", ""]
+    return out or ["no conversation in this session"]
+
+
 def render_markdown(session: LoadedSession, png_name: str | None = None, png_note: str = "") -> str:
     timeline = Timeline(session)
+    edits = agent_edits(session)
     task = session.task
     created = float(session.header.get("created_at") or 0.0)
     out = [f"# Session {session.id}", ""]
@@ -78,8 +147,10 @@ def render_markdown(session: LoadedSession, png_name: str | None = None, png_not
     for v in timeline.versions:
         correct = {True: "pass", False: "fail", None: "not run"}[v.correct]
         speed = f"{v.speedup:.2f}×" if v.speedup is not None else "—"
-        out.append(f"| v{v.number} | `{v.source_hash[:10]}` | {v.origin} | {'PASS' if v.ok else 'FAIL'} | "
+        out.append(f"| v{v.number} | `{v.source_hash[:10]}` | {version_origin(v.origin, v.source_hash, edits)} | "
+                   f"{'PASS' if v.ok else 'FAIL'} | "
                    f"{'yes' if v.accepted else ''} | {correct} | {_ms(v.median_ms)} | {speed} |")
+    out += ["", "## Proposals", "", *proposals_section(session)]
     out += ["", "## Chart", "", "```", text_chart(timeline.versions), "```", ""]
     if png_name:
         out += [f"![median per version]({png_name})", ""]
@@ -93,6 +164,7 @@ def render_markdown(session: LoadedSession, png_name: str | None = None, png_not
         cost = f"${usage.session_cost_usd:.4f}" if usage.session_cost_usd is not None else "unknown (no price for this model)"
         out.append(f"{usage.provider} · {usage.model}: {usage.session_input_tokens} input tokens, "
                    f"{usage.session_output_tokens} output tokens, cost {cost}")
+    out += ["", "## Conversation", "", *conversation_section(session)]
     final = timeline.final_hash()
     text = session.source(final) if final else None
     out += ["", "## Final kernel", ""]

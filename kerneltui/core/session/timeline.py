@@ -108,10 +108,10 @@ class Timeline:
         for i, raw in enumerate(self.session.events.raw):
             kind = raw.get("type")
             if kind == "RunStarted":
-                self._run_starts.append(i)
                 origin, digest = str(raw.get("origin", "manual")), str(raw.get("source_hash", ""))
                 origins[str(raw.get("run_id"))] = (origin, digest)
-                if origin not in TRIAL_ORIGINS:
+                if origin not in TRIAL_ORIGINS:  # a trial is its proposal's, never "the run on screen"
+                    self._run_starts.append(i)
                     kernel_changed(i + 1, digest)
             elif kind == "RunFinished":
                 origin, digest = origins.get(str(raw.get("run_id")), ("manual", ""))
@@ -181,7 +181,8 @@ class Timeline:
         return done[-1] if done else None
 
     def run_start_before(self, step: int) -> int:
-        """Index of the last RunStarted among the first ``step`` events, -1 if none."""
+        """Index of the last RunStarted of the kernel file (not a trial) among the first ``step`` events,
+        -1 if none."""
         pos = bisect.bisect_left(self._run_starts, step) - 1
         return self._run_starts[pos] if pos >= 0 else -1
 

@@ -13,7 +13,7 @@ from kerneltui.core.agent import AgentSession, ProviderError, demo_script_path, 
 from kerneltui.core.agent.diffs import unified_diff
 from kerneltui.core.agent.prices import PriceTable
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
-from kerneltui.core.agent.settings import AgentSettings
+from kerneltui.core.agent.settings import AgentSettings, resolve_api_key
 from kerneltui.core.events import AgentError, Emit, Event, Notice
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.pool import WorkerPool
@@ -62,11 +62,25 @@ class SessionAgent:
         except Exception as exc:  # a provider failure must reach the chat, not end the app
             self._relay(AgentError(turn_id="", kind="provider", message=f"{type(exc).__name__}: {exc}"))
 
-    async def decide(self, proposal_id: str, decision: str, feedback: str = "") -> None:
+    @property
+    def busy(self) -> bool:
+        return self.session.busy
+
+    async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
+                     edited_source: str | None = None) -> None:
         try:
-            await self.session.decide(proposal_id, decision, reason=feedback)
+            await self.session.decide(proposal_id, decision, reason=feedback, hunks=hunks, edited_source=edited_source)
         except Exception as exc:
             self._relay(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
+
+    async def undo(self) -> None:
+        try:
+            await self.session.undo()
+        except Exception as exc:
+            self._relay(AgentError(turn_id="", kind="tool", message=f"undo: {exc}"))
+
+    def interrupt(self) -> bool:
+        return self.session.interrupt()
 
     def conversation(self) -> str | None:
         return self.session.conversation_json()
@@ -82,7 +96,7 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Ses
     relay = Relay()
     try:
         session = open_session(task, relay, settings, pool=pool)
-        return SessionAgent(session, f"{session.provider.name} · {session.settings.model}", relay)
+        return SessionAgent(session, live_label(session), relay)
     except ProviderError as exc:
         reason = str(exc).splitlines()[0]
     script = demo_script_path()
@@ -93,6 +107,17 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Ses
         except ProviderError:
             pass  # the recorded demo cannot be read: the offline script still can
     return scripted_agent(task, pool, offline_script(task), reason, settings)
+
+
+def live_label(session: AgentSession) -> str:
+    """Provider, model, where the key comes from, then the server (cut first in a narrow status line):
+    the one line that says what is talked to."""
+    try:
+        key = resolve_api_key(session.settings).source
+    except ProviderError:
+        key = "none"  # a provider that takes no key (the scripted one)
+    settings = session.settings
+    return f"{session.provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
 
 
 def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,

@@ -47,7 +47,7 @@ def bindings_table(keymap: dict[str, str], config_file: str) -> Table:
     table.add_row(Text("Built in", style="bold underline"), "", "")
     table.add_row("ctrl+p", "command palette (run rungs, profile, themes, panes, tasks, sessions)", "")
     table.add_row("tab / shift+tab", "next / previous widget (in the editor, tab indents: use F2–F6)", "")
-    table.add_row("escape", "close a dialog; leave the chat input; restore a maximised pane", "")
+    table.add_row("escape", "close a dialog; leave the chat input; restore a maximised pane; in the chat history, stop the agent's turn", "")
     table.add_row("", "", "")
     table.add_row(Text("Remap", style="bold underline"), Text(f"[keys] in {config_file}, e.g. run_loop = \"f5\"",
                                                                style="dim"), "")

@@ -53,8 +53,18 @@ class Layout:
     columns: list[float] = field(default_factory=lambda: [1.0, 1.8, 1.3])
     top: float = 1.2
     bottom: float = 1.0
+    chosen: bool = False  # the person resized: the terminal's size no longer picks the shares
+
+    def fit(self, width: int, height: int) -> None:
+        """Shares for the terminal's size: in a short window (an SSH session's 24 or 30 rows) the chat and
+        the editor take most of the height; in a narrow one the chat and rungs columns get wider."""
+        if self.chosen:
+            return
+        self.top = 2.4 if height < 32 else 1.6 if height < 44 else 1.2
+        self.columns = [1.1, 1.4, 1.3] if width < 110 else [1.0, 1.8, 1.3]
 
     def resize(self, pane: str, how: str) -> None:
+        self.chosen = True
         step = 0.15
         if how in ("wider", "narrower"):
             col = COLUMN_OF[pane]
@@ -156,7 +166,7 @@ class MainScreen(Screen[None]):
     def pane_target(self, name: str) -> Widget:
         """The widget that takes focus for a pane."""
         w = self.widgets
-        targets: dict[str, Widget] = {"chat": w.chat_input, "editor": w.editor, "rungs": w.rung_table,
+        targets: dict[str, Widget] = {"chat": w.chat.log_widget, "editor": w.editor, "rungs": w.rung_table,
                                       "chart": w.chart, "asm": w.asm_lines}
         return targets[name]
 
@@ -199,12 +209,17 @@ class MainScreen(Screen[None]):
         self.maximize(pane, container=False)
         self.pane_target(name).focus()
 
+    def on_resize(self) -> None:
+        if hasattr(self, "columns"):  # the panes are there
+            self.apply_layout()
+
     def resize(self, how: str) -> None:
         pane = self.focused_pane() or "editor"
         self.layout_state.resize(pane, how)
         self.apply_layout()
 
     def apply_layout(self) -> None:
+        self.layout_state.fit(self.app.size.width, self.app.size.height)
         cols = self.layout_state.columns
         for col_id, frac in zip(("col-left", "col-middle", "col-right"), cols, strict=True):
             self.columns[col_id].styles.width = f"{frac:g}fr"

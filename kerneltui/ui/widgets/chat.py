@@ -18,7 +18,8 @@ from textual.widgets import Collapsible, Input, Markdown, Static
 
 from kerneltui.core import events as ev
 from kerneltui.ui import keys
-from kerneltui.ui.messages import ChatSubmitted, ProposalDecision
+from kerneltui.ui.messages import ChatSubmitted, EditProposal, ProposalDecision
+from kerneltui.ui.proposal_view import FAILED, PASSED, RUNNING, Verdict, verdict_of
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
 
@@ -42,22 +43,38 @@ class ToolCallEntry(Collapsible):
 
 
 class ProposalCard(Vertical):
+    """A proposal, verdict first: the trial's pass/fail and numbers, then what it changes, then the keys."""
+
     DEFAULT_CSS = """
     ProposalCard { height: auto; border: round $accent; padding: 0 1; margin: 1 0; }
     ProposalCard.-closed { border: round $panel; }
-    ProposalCard .proposal-head { text-style: bold; }
+    ProposalCard.-failed { border: round $error; }
+    ProposalCard .proposal-verdict { text-style: bold; }
+    ProposalCard.-passed .proposal-verdict { color: $success; }
+    ProposalCard.-failed .proposal-verdict { color: $error; }
+    ProposalCard .proposal-head { color: $text-muted; }
     ProposalCard .proposal-keys { color: $text-muted; }
+    ProposalCard .proposal-armed { color: $warning; text-style: bold; }
     """
 
-    def __init__(self, proposal_id: str, proposal: dict, state: str) -> None:
+    def __init__(self, proposal_id: str, proposal: dict, state: str, disk_median_s: float | None = None) -> None:
         super().__init__()
         self.proposal_id = proposal_id
         self.proposal = dict(proposal)
         self.state = state
+        self.disk_median_s = disk_median_s
+        self.armed = ""  # the first ``a`` on an unsafe proposal: what it said; a second ``a`` accepts
+        self.left_out: set[int] = set()  # hunks (0-based) toggled out of an accept
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict_of(self.proposal, self.disk_median_s)
 
     def compose(self) -> ComposeResult:
+        yield Static(self._verdict_text(), classes="proposal-verdict")
         yield Static(Text(self._head()), classes="proposal-head")
         yield Static(Text(str(self.proposal.get("rationale", ""))), classes="proposal-rationale")
+        yield Static(self._rows_text(), classes="proposal-rows")
         diff = self.proposal.get("diff") or ""
         if diff:
             from rich.syntax import Syntax  # pygments is slow to import: only when a diff is shown
@@ -65,38 +82,110 @@ class ProposalCard(Vertical):
             yield Static(Syntax(diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
                                 word_wrap=True), classes="proposal-diff")
         yield Static(self._keys(), classes="proposal-keys")
+        self._set_classes()
+
+    def _verdict_text(self) -> Text:
+        verdict = self.verdict
+        mark = {PASSED: "✓ ", FAILED: "✗ ", RUNNING: "… "}.get(verdict.outcome, "")
+        return Text(mark + verdict.headline)
 
     def _head(self) -> str:
-        kind = self.proposal.get("kind", "edit")
-        return f"proposal {self.proposal_id} · {kind} · {self.state}"
+        return (f"{self.proposal_id} · {self.proposal.get('file') or 'kernel'} · {self.verdict.diff_stat} · "
+                f"{self.state.replace('_', ' ')}")
+
+    def _rows_text(self) -> Text:
+        text = Text()
+        for row in self.verdict.rows:
+            mark = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–"}.get(row.status, "?")
+            text.append(f"{mark} {row.rung} ", style="bold" if row.status == "fail" else "")
+            text.append(row.text + "\n", style="" if row.status == "fail" else "dim")
+        text.rstrip()
+        return text
 
     def _keys(self) -> Text:
+        if self.armed:
+            return Text(self.armed, style="bold")
         if self.state in OPEN_STATES:
-            text = Text()
-            for key, rest in (("a", "ccept"), ("r", "eject"), ("f", "eedback")):
+            # The verdict again where a narrow, bottom-anchored chat shows the card first: next to the keys.
+            outcome = self.verdict.outcome
+            text = Text(f"{ {PASSED: '✓', FAILED: '✗', RUNNING: '…'}.get(outcome, '·')} {outcome}  ",
+                        style="bold")
+            for key, rest in (("a", "ccept"), ("e", "dit"), ("r", "eject"), ("f", "eedback")):
                 text.append("[")
                 text.append(key, style="bold")
                 text.append(f"]{rest}  ")
+            hunks = len(self.proposal.get("hunks") or [])
+            if hunks > 1:
+                chosen = " ".join(f"{n + 1}{'✗' if n in self.left_out else '✓'}" for n in range(hunks))
+                text.append(f"hunks {chosen} (1-{min(hunks, 9)} toggle)  ")
             text.append("(typing? esc first)", style="dim")
             return text
         reason = self.proposal.get("decision_reason") or ""
-        return Text(f"{self.state}" + (f": {reason}" if reason else ""))
+        more = "  [u]ndo" if self.state == "accepted" else ""
+        return Text(f"{self.state}" + (f": {reason}" if reason else "") + more)
 
     @property
     def is_open(self) -> bool:
         return self.state in OPEN_STATES
 
+    def hunks_to_accept(self) -> list[int] | None:
+        """None: every hunk; else the ones not toggled out."""
+        if not self.left_out:
+            return None
+        return [n for n in range(len(self.proposal.get("hunks") or [])) if n not in self.left_out]
+
+    def toggle_hunk(self, number: int) -> bool:
+        """Leave hunk ``number`` (1-based) out of an accept, or put it back; False when there is none."""
+        if not 1 <= number <= len(self.proposal.get("hunks") or []):
+            return False
+        self.left_out ^= {number - 1}
+        self.armed = ""
+        self._refresh()
+        return True
+
+    def arm(self, warning: str) -> None:
+        self.armed = warning
+        self._refresh()
+
+    def disarm(self) -> None:
+        if self.armed:
+            self.armed = ""
+            self._refresh()
+
     def update_state(self, state: str, proposal: dict) -> None:
         self.state = state
         self.proposal.update({k: v for k, v in proposal.items() if v not in (None, "")})
+        self.armed = "" if state not in OPEN_STATES else self.armed
+        self._refresh()
+
+    def _set_classes(self) -> None:
+        outcome = self.verdict.outcome
         self.set_class(not self.is_open, "-closed")
+        self.set_class(outcome == PASSED, "-passed")
+        self.set_class(outcome == FAILED, "-failed")
+
+    def _refresh(self) -> None:
+        self._set_classes()
         if self.is_mounted:
+            self.query_one(".proposal-verdict", Static).update(self._verdict_text())
             self.query_one(".proposal-head", Static).update(Text(self._head()))
-            self.query_one(".proposal-keys", Static).update(self._keys())
+            self.query_one(".proposal-rows", Static).update(self._rows_text())
+            keys = self.query_one(".proposal-keys", Static)
+            keys.update(self._keys())
+            keys.set_class(bool(self.armed), "proposal-armed")
 
 
 class ChatLog(VerticalScroll, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_LOG)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        pane = next((a for a in self.ancestors if isinstance(a, ChatPane)), None)
+        if pane is not None:
+            pane.scrolled(up=new_value < old_value, at_end=self.max_scroll_y - new_value <= 1)
+
+    def on_mount(self) -> None:
+        self.anchor()  # follow new output (released when the person scrolls up, restored at the end)
 
     def _pane(self) -> ChatPane:
         return next(a for a in self.ancestors if isinstance(a, ChatPane))
@@ -107,6 +196,15 @@ class ChatLog(VerticalScroll, can_focus=True):
     def action_feedback(self) -> None:
         self._pane().start_feedback()
 
+    def action_edit(self) -> None:
+        self._pane().edit_proposal()
+
+    def action_toggle_hunk(self, number: int) -> None:
+        self._pane().toggle_hunk(number)
+
+    def action_follow(self) -> None:
+        self._pane().follow()
+
     def action_compose(self) -> None:
         self._pane().input_widget.focus()
 
@@ -115,6 +213,8 @@ class ChatInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_INPUT)
 
     def action_leave(self) -> None:
+        """Back to the history (where a second esc stops a turn in flight: leaving the input to press a
+        must not stop the trial it is waiting for)."""
         pane = next(a for a in self.ancestors if isinstance(a, ChatPane))
         pane.cancel_feedback()
         pane.log_widget.focus()
@@ -122,8 +222,8 @@ class ChatInput(Input):
 
 class ChatPane(Vertical):
     DEFAULT_CSS = """
-    ChatPane #chat-label { height: auto; color: $text-muted; padding: 0 1; }
-    ChatPane ChatLog { height: 1fr; padding: 0 1; }
+    ChatPane #chat-label { height: auto; max-height: 2; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
+    ChatPane ChatLog { height: 1fr; min-height: 3; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
     ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
     ChatPane .notice { color: $text-muted; }
@@ -138,7 +238,11 @@ class ChatPane(Vertical):
         self.reply_text: dict[str, str] = {}
         self.tools: dict[str, ToolCallEntry] = {}
         self.cards: dict[str, ProposalCard] = {}
+        self.new_below = False  # output arrived below the view while the person reads further up
+        self.reading = False  # the person scrolled up (the history's anchor is released)
         self.feedback_for: str | None = None
+        self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
+        self.disk_median_s: float | None = None  # the file on disk's benchmark: cards compare trials with it
         self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
 
     def compose(self) -> ComposeResult:
@@ -151,7 +255,7 @@ class ChatPane(Vertical):
 
     def set_label(self, label: str) -> None:
         self.label = label
-        self.label_widget.update(Text(label))
+        self.label_widget.update(self._label_text())
 
     def clear(self) -> None:
         """Empty the conversation (a replay going back in time rebuilds it)."""
@@ -161,15 +265,51 @@ class ChatPane(Vertical):
         self.tools.clear()
         self.cards.clear()
         self._pending.clear()
+        self.new_below = self.reading = False
 
     # -- rendering events ---------------------------------------------------------------------
 
     def _append(self, widget: Widget) -> None:
+        self.log_widget.mount(widget)
+        self._grew()
+
+    def _grew(self) -> None:
+        """New output: the history is anchored to its end (Textual keeps it there until the person scrolls
+        up); when it is not at the end once laid out, the label says that there is more below."""
+        self.log_widget.call_after_refresh(self._check_below)
+
+    def _check_below(self) -> None:
         log = self.log_widget
-        at_end = log.max_scroll_y - log.scroll_y <= 2
-        log.mount(widget)
+        below = log.max_scroll_y - log.scroll_y > 1
+        if self.reading and below and not self.new_below:
+            self.new_below = True
+            self.label_widget.update(self._label_text())
+
+    def follow(self) -> None:
+        """Back to the newest output, and keep following it (after a decision, a message, or ``end``)."""
+        self.reading = False
+        self.log_widget.anchor()
+        self._show_caught_up()
+
+    def _show_caught_up(self) -> None:
+        if self.new_below:
+            self.new_below = False
+            self.label_widget.update(self._label_text())
+
+    def scrolled(self, up: bool, at_end: bool) -> None:
+        """The person scrolled the history: up, they are reading (new output is marked); back at the end,
+        the marker goes. Following the output only ever scrolls down."""
         if at_end:
-            log.call_after_refresh(log.scroll_end, animate=False)
+            self.reading = False
+            self._show_caught_up()
+        elif up:
+            self.reading = True
+
+    def _label_text(self) -> Text:
+        text = Text(self.label)
+        if self.new_below:
+            text.append("  ↓ new below (end)", style="bold reverse")
+        return text
 
     def render_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.UserMessage):
@@ -201,11 +341,12 @@ class ChatPane(Vertical):
         elif isinstance(event, ev.ProposalEvent):
             card = self.cards.get(event.proposal_id)
             if card is None:
-                card = ProposalCard(event.proposal_id, event.proposal, event.state)
+                card = ProposalCard(event.proposal_id, event.proposal, event.state, self.disk_median_s)
                 self.cards[event.proposal_id] = card
                 self._append(card)
             else:
                 card.update_state(event.state, event.proposal)
+                self._grew()
         elif isinstance(event, ev.AgentError):
             self._append(Static(Text(f"agent error ({event.kind}): {event.message}"), classes="agent-error"))
         elif isinstance(event, ev.Notice):
@@ -224,14 +365,11 @@ class ChatPane(Vertical):
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, set()
-        log = self.log_widget
-        at_end = log.max_scroll_y - log.scroll_y <= 2
         for turn_id in pending:
             md = self.replies.get(turn_id)
             if md is not None:
                 _update_markdown(md, self.reply_text[turn_id])
-        if at_end:
-            log.call_after_refresh(log.scroll_end, animate=False)
+        self._grew()
 
     # -- input --------------------------------------------------------------------------------
 
@@ -246,16 +384,47 @@ class ChatPane(Vertical):
         if card is None:
             self.notify("no open proposal to decide on", severity="warning")
             return
-        self.post_message(ProposalDecision(card.proposal_id, decision))
+        if decision == "reject":
+            self._ask(card, "reject", f"why reject {card.proposal_id}? (optional, sent to the model; enter rejects, "
+                                      "esc cancels)")
+            return
+        if decision == "accept":
+            verdict = card.verdict
+            if not verdict.safe_to_accept and not card.armed:
+                # A failed (or unfinished) trial is never one key away from the file.
+                card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")))
+                return
+        card.disarm()
+        self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
+        self.post_message(ProposalDecision(card.proposal_id, decision, hunks=card.hunks_to_accept()))
+
+    def edit_proposal(self) -> None:
+        card = self.open_proposal()
+        if card is None or not card.proposal.get("new_source"):
+            self.notify("no open proposal to edit", severity="warning")
+            return
+        card.disarm()
+        self.post_message(EditProposal(card.proposal_id, str(card.proposal["new_source"])))
+
+    def toggle_hunk(self, number: int) -> None:
+        card = self.open_proposal()
+        if card is None or not card.toggle_hunk(number):
+            self.notify(f"no hunk {number} in an open proposal", severity="warning")
 
     def start_feedback(self) -> None:
         card = self.open_proposal()
         if card is None:
             self.notify("no open proposal to give feedback on", severity="warning")
             return
+        self._ask(card, "redirect", f"feedback on proposal {card.proposal_id}: where should it go instead? "
+                                    "(esc cancels)")
+
+    def _ask(self, card: ProposalCard, decision: str, placeholder: str) -> None:
+        card.disarm()
         self.feedback_for = card.proposal_id
+        self.feedback_kind = decision
         box = self.input_widget
-        box.placeholder = f"feedback on proposal {card.proposal_id}: where should it go instead? (esc cancels)"
+        box.placeholder = placeholder
         box.focus()
 
     def cancel_feedback(self) -> None:
@@ -265,15 +434,19 @@ class ChatPane(Vertical):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         text = event.value.strip()
+        if self.feedback_for is not None and (text or self.feedback_kind == "reject"):
+            event.input.value = ""
+            pid = self.feedback_for
+            self.cancel_feedback()
+            self.log_widget.focus()
+            self.follow()
+            self.post_message(ProposalDecision(pid, self.feedback_kind, text))
+            return
         if not text:
             return
         event.input.value = ""
-        if self.feedback_for is not None:
-            pid = self.feedback_for
-            self.cancel_feedback()
-            self.post_message(ProposalDecision(pid, "redirect", text))
-        else:
-            self.post_message(ChatSubmitted(text))
+        self.follow()
+        self.post_message(ChatSubmitted(text))
 
 
 def _update_markdown(md: Markdown, text: str) -> None:

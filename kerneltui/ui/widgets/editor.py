@@ -18,7 +18,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
 from kerneltui.ui import keys
-from kerneltui.ui.messages import EditorCursorMoved, SaveRequested
+from kerneltui.ui.messages import EditorCursorMoved, ProposalDecision, SaveRequested
 
 if TYPE_CHECKING:
     from tree_sitter import Language
@@ -53,6 +53,8 @@ class KernelEditor(TextArea):
         self.path = path
         self.disk_text = text
         self.highlighting_note = ""
+        self.read_only_note = ""  # why the editor is read-only (a replay); a save says it instead of writing
+        self.editing_proposal = ""  # a proposal's text being edited: ctrl+s accepts it instead of saving
         self._cursor_row = 0
 
     def on_mount(self) -> None:
@@ -97,7 +99,39 @@ class KernelEditor(TextArea):
         self.scroll_to(scroll.x, scroll.y, animate=False)
         self.dirty = False
 
+    def make_read_only(self, note: str) -> None:
+        """Nothing typed, nothing saved: ctrl+s (or any caller of ``action_save``) says ``note`` instead."""
+        self.read_only = True
+        self.read_only_note = note
+
+    def mark(self) -> str:
+        """What the pane's title adds to the file name: read-only, a proposal being edited, unsaved edits."""
+        if self.read_only_note:
+            return " [dim](replay, read-only)[/]"
+        if self.editing_proposal:
+            return f" [b]editing {self.editing_proposal}[/] [dim](ctrl+s accepts it)[/]"
+        return " ●" if self.dirty else ""
+
+    def start_proposal_edit(self, proposal_id: str, text: str) -> None:
+        """Show a proposal's text to change; the file on disk stays as it is until ctrl+s accepts it."""
+        self.editing_proposal = proposal_id
+        self.load_text(text)
+        self.dirty = text != self.disk_text
+        self.post_message(self.DirtyChanged(self.dirty))
+
+    def stop_proposal_edit(self, disk_text: str | None = None) -> None:
+        """Back to the file on disk (``disk_text``: its text now, when the accept just wrote it)."""
+        self.editing_proposal = ""
+        self.replace_from_disk(self.disk_text if disk_text is None else disk_text)
+        self.post_message(self.DirtyChanged(False))
+
     def action_save(self) -> None:
+        if self.read_only_note:
+            self.notify(self.read_only_note, severity="warning", timeout=6)
+            return
+        if self.editing_proposal:
+            self.post_message(ProposalDecision(self.editing_proposal, "edit", edited_source=self.text))
+            return
         text = self.text
         self.path.write_text(text, encoding="utf-8")
         self.disk_text = text

@@ -23,6 +23,7 @@ DEFENCE_ICONS = {"caught": "✗", "warned": "!", "passed": "✓", "stopped": "·
 ICONS = {"idle": "·", "queued": "○", "running": "◐", "ok": "✓", "warn": "!", "fail": "✗", "skip": "–",
          "cancelled": "⊘"}
 SPINNER = "◐◓◑◒"
+WIDE_MIN = 48  # the pane's width from which name, time and headline get a column each
 VARIABLE_FOR = {"ok": "pass", "warn": "warn", "fail": "fail", "skip": "skip", "running": "running", "queued": "skip",
                 "idle": "skip", "cancelled": "skip"}
 
@@ -84,7 +85,7 @@ class RungTable(DataTable):
 
 class RungsPanel(Vertical):
     DEFAULT_CSS = """
-    RungsPanel RungTable { height: auto; max-height: 14; overflow-x: hidden; }
+    RungsPanel RungTable { height: auto; max-height: 75%; overflow-x: hidden; }
     RungsPanel #rung-note { color: $text-muted; padding: 0 1; height: auto; }
     RungsPanel #rung-detail-scroll { height: 1fr; border-top: solid $panel; }
     RungsPanel #rung-detail { padding: 0 1; }
@@ -96,14 +97,11 @@ class RungsPanel(Vertical):
         self.now = 0.0
         self.device: dict = {}
         self._tick = 0
+        self._built_width = -1
 
     def compose(self) -> ComposeResult:
-        table = self.table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
-        table.add_column("", key="icon", width=1)
-        table.add_column("rung", key="rung", width=12)
-        table.add_column("time", key="time", width=6)
-        table.add_column("headline", key="headline")
-        yield table
+        self.table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
+        yield self.table
         self.note = Static("", id="rung-note")
         self.detail = Static("", id="rung-detail")
         yield self.note
@@ -111,11 +109,40 @@ class RungsPanel(Vertical):
             yield self.detail
 
     def on_mount(self) -> None:
-        table = self.table
-        for row in self.rows.values():
-            table.add_row(*self._cells(row), key=row.name)
+        self._build()
         self._update_note()
         self._show_detail()
+
+    def on_resize(self) -> None:
+        if self.size.width != self._built_width:
+            self._build()
+
+    def _build(self) -> None:
+        """Lay the table out for the pane's width: the headline wraps in its own column, or, when the pane
+        is narrow, under the rung's name. Never cut to a few characters."""
+        table = self.table
+        width = self._built_width = self.size.width
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("", key="icon", width=1)
+        pad = 2 * table.cell_padding
+        if width >= WIDE_MIN:
+            table.add_column("rung", key="rung", width=12)
+            table.add_column("time", key="time", width=6)
+            table.add_column("headline", key="headline", width=max(8, width - 1 - 12 - 6 - 4 * pad - 1))
+        else:
+            table.add_column("rung", key="body", width=max(8, width - 1 - 2 * pad - 1))
+        for row in self.rows.values():
+            table.add_row(*self._shown(row), key=row.name, height=None)
+        if self.rows:
+            table.move_cursor(row=max(0, min(cursor, len(self.rows) - 1)), animate=False)
+
+    def _shown(self, row: RungRow) -> tuple[Text, ...]:
+        icon, name, time_text, head = self._cells(row)
+        if len(self.table.columns) == 4:
+            return icon, name, time_text, head
+        first = Text.assemble(name, "  ", time_text)
+        return icon, (Text.assemble(first, "\n", head) if head.plain else first)
 
     # -- state changes (called by the app) ------------------------------------------------------
 
@@ -208,13 +235,10 @@ class RungsPanel(Vertical):
                 Text(time_text, style="dim"), Text(head, style=colour if row.state in ("fail", "warn") else ""))
 
     def _refresh_rows(self, names: list[str] | None = None) -> None:
-        if not self.is_mounted:
-            return
-        table = self.table
-        for name in names or list(self.rows):
-            row = self.rows[name]
-            for key, cell in zip(("icon", "rung", "time", "headline"), self._cells(row), strict=True):
-                table.update_cell(name, key, cell, update_width=key == "headline")
+        # Rebuilt whole: a row's height follows its wrapped headline, which DataTable measures when a
+        # row is added (a dozen rows; a running rung updates four times a second).
+        if self.is_mounted:
+            self._build()
 
     def refresh_theme(self) -> None:
         self._refresh_rows()

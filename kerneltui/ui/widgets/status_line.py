@@ -24,6 +24,7 @@ class StatusState:
     failed_rung: str = ""
     cost: str = ""  # "1.2k in · 300 out · $0.004"
     message: str = ""  # the latest notice
+    agent: str = ""  # provider, model, server, key source (the agent's label)
 
 
 class StatusLine(Static):
@@ -81,4 +82,7 @@ class StatusLine(Static):
         if s.cost:
             text.append("  │ ", style="dim")
             text.append(s.cost, style="dim")
+        if s.agent:
+            text.append("  │ ", style="dim")
+            text.append(s.agent, style="dim")
         return text

@@ -1,0 +1,102 @@
+"""The person's side of the agent: messages, decisions on proposals, undo and interrupt.
+
+Each call runs as a background task of the app (never on its event loop), and the conversation is
+kept in the session log after it (``SessionRecorder.after``). An accept or an undo writes the kernel
+file; the editor then shows the file on disk and the loop reruns on it, so the rung pane and the
+status line describe the file, never a trial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from kerneltui.core import events as ev
+from kerneltui.core.task import TaskError, source_hash
+from kerneltui.ui.messages import EditProposal, ProposalDecision
+
+if TYPE_CHECKING:
+    from kerneltui.ui.app import KernelApp
+
+WRITING_STATES = {"accepted": "accept", "undone": "undo"}  # proposal states that changed a file -> run origin
+
+
+class AgentControl:
+    def __init__(self, app: KernelApp) -> None:
+        self.app = app
+
+    def _run(self, call: Awaitable[None]) -> None:
+        app = self.app
+        app.run_worker(app.recorder.after(call, app.agent), group="agent", exit_on_error=False)
+
+    def send(self, text: str) -> None:
+        self._run(self.app.agent.send(text))
+
+    def decide(self, message: ProposalDecision) -> None:
+        self._run(self.app.agent.decide(message.proposal_id, message.decision, message.feedback, message.hunks,
+                                        message.edited_source))
+
+    def edit(self, message: EditProposal) -> None:
+        """The proposal's text into the editor, to change before accepting (ctrl+s accepts it); asked
+        again for the proposal being edited, the editor goes back to the file on disk."""
+        app = self.app
+        if app.refuse_writes():
+            return
+        editor = app.editor
+        if editor.editing_proposal == message.proposal_id:
+            editor.stop_proposal_edit()
+            app.notify(f"{message.proposal_id}: edit dropped; the editor shows the file on disk", timeout=4)
+            return
+        if editor.dirty and not editor.editing_proposal:
+            saved = app.task_files.backup(app.kernel_task.kernel_path.name, editor.text)
+            app.notify(f"your unsaved edits are kept in {saved}", timeout=8)
+        editor.start_proposal_edit(message.proposal_id, message.text)
+        app.main.focus_pane("editor")
+
+    def undo(self) -> None:
+        """Put the kernel back to the checkpoint before the last accept, then rerun the loop."""
+        if self.app.refuse_writes():
+            return
+        self._run(self._undo())
+
+    async def _undo(self) -> None:
+        await self.app.agent.undo()
+        self.show_disk("undo")  # a checkpoint of an earlier session has no proposal event to say so
+
+    def interrupt(self) -> None:
+        """Stop the agent's turn in flight (its partial reply is kept and marked)."""
+        if self.app.agent.interrupt():
+            self.app.notify("agent interrupted", timeout=3)
+        else:
+            self.app.notify("the agent is not working on anything (ctrl+q quits)", timeout=4)
+
+    def proposal_changed(self, event: ev.ProposalEvent) -> None:
+        origin = WRITING_STATES.get(event.state)
+        if origin is not None and not event.proposal.get("override"):
+            self.show_disk(origin)
+
+    def show_disk(self, origin: str) -> None:
+        """The kernel file changed under the editor (an accept, an undo): show it and check it."""
+        app = self.app
+        if app.replay is not None or app.replaying or not app.ready:
+            return  # a replay or a resume shows what was, and writes or runs nothing
+        path = app.kernel_task.kernel_path
+        try:
+            text = app.kernel_task.kernel_source()
+        except TaskError as exc:
+            app.notify(str(exc), severity="error")
+            return
+        editor = app.editor
+        if editor.editing_proposal and editor.text == text:  # the person's edit of a proposal, now accepted
+            editor.stop_proposal_edit(text)
+            app.runs.request(origin)
+            return
+        if source_hash(text) == source_hash(editor.disk_text) and not editor.dirty:
+            if not app.runs.started_for(path.resolve(), text):
+                app.runs.request(origin)
+            return
+        if editor.dirty:
+            saved = app.task_files.backup(path.name, editor.text)
+            app.notify(f"your unsaved edits of {path.name} are kept in {saved}", timeout=10)
+        editor.replace_from_disk(text)
+        app.runs.request(origin)
