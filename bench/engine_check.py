@@ -13,10 +13,15 @@ the benchmark, roofline and dump). The engine gets a folder of its own, so nothi
 4. back-to-back (×N): the same folder, the next check started as soon as the previous one ended.
 5. without the engine (×N): `--no-engine`, the same folder.
 
+`--slow-inputs` replaces the task's reference with one whose `generate_input` draws its floats with
+a CPU generator and then moves them to the device (as KernelBench's `get_inputs` does: about 1 s of
+host work per set at vector_add's 2^26 floats), the case in which the benchmark used to stall.
+
 Prints a table and appends it to bench/RESULTS.md with the machine, the load (`uptime` before and
 after), the versions and the command.
 
     PYTHONPATH=$PWD python3 bench/engine_check.py --runs 5 [--task kerneltui/examples/vector_add] [--rungs ...]
+    PYTHONPATH=$PWD python3 bench/engine_check.py --runs 3 --slow-inputs
 """
 
 from __future__ import annotations
@@ -36,6 +41,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
+
+def host_generator(reference: str) -> str:
+    """vector_add's reference with its inputs drawn by a CPU generator, then moved to the device."""
+    text = reference.replace("torch.Generator(device=device)", "torch.Generator()").replace(
+        ", device=device, dtype=torch.float32)", ", dtype=torch.float32).to(device)")
+    if text.count(".to(device)") != 2:
+        raise SystemExit("--slow-inputs knows vector_add's reference.py only")
+    return text
 
 
 @dataclass
@@ -103,6 +116,14 @@ def summary(values: list[float | None]) -> str:
     return f"{med:.2f} s ({min(got):.2f}–{max(got):.2f}, n={len(got)})"
 
 
+def publish(text: str, record: bool) -> None:
+    """Print a result and, unless told not to, append it to bench/RESULTS.md."""
+    print(text)
+    if record:
+        with RESULTS.open("a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+
+
 def uptime() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split(" ")[:3])
@@ -116,9 +137,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rungs", help="passed to check (default: the default set)")
     parser.add_argument("--no-record", action="store_true", help="print only; do not append to bench/RESULTS.md")
+    parser.add_argument("--slow-inputs", action="store_true",
+                        help="the task with a generate_input that works on the host (see above)")
     args = parser.parse_args()
     task = Path(args.task).resolve()
     work = Path(tempfile.mkdtemp(prefix="kte-bench-", dir="/tmp"))
+    if args.slow_inputs:
+        task = fresh_copy(task, work, f"{task.name}_host_inputs")
+        (task / "reference.py").write_text(host_generator((task / "reference.py").read_text()))
     env = dict(os.environ, KERNELTUI_ENGINE_DIR=str(work / "e"), KERNELTUI_ENGINE_ENABLED="1",
                KERNELTUI_SESSIONS_DIR=str(work / "sessions"))
     extra = ["--rungs", args.rungs] if args.rungs else []
@@ -157,13 +183,10 @@ def main() -> int:
     head = (f"\n## `kerneltui check` with and without the engine ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
             f"Machine: {platform.node()}, {os.cpu_count()} CPUs, {device}. Python {platform.python_version()}. "
             f"Load average (1, 5, 15 min) before {load_before}, after {load_after}.\n"
-            f"Task: {task.name}. Command: `PYTHONPATH=$PWD {Path(sys.executable).name} bench/engine_check.py "
+            f"Task: {task.name}{' (generate_input on the host)' if args.slow_inputs else ''}. Command: `PYTHONPATH=$PWD {Path(sys.executable).name} bench/engine_check.py "
             f"{' '.join(sys.argv[1:])}` (bench/engine_check.py; times from the command's start; "
             "median (min–max, n)).\n\n")
-    print(head + table)
-    if not args.no_record:
-        with RESULTS.open("a", encoding="utf-8") as handle:
-            handle.write(head + table + "\n")
+    publish(head + table, record=not args.no_record)
     return 0
 
 

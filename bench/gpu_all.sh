@@ -12,6 +12,7 @@
 #   timing        bench/bench_timing.py --runs 5 (kerneltui vs do_bench vs ncu)
 #   dump          bench/dump_examples.py (every example's compiler output on the GPU)
 #   watch         bench/watch_latency.py on softmax (the GPU target; vector_add's is on the CPU)
+#   check-speed   bench/engine_check.py on vector_add, then on vector_add with a host-side generate_input
 #   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
 #   py:SCRIPT     any further bench script (with arguments separated by commas)
 set -uo pipefail
@@ -52,6 +53,8 @@ for spec in "$@"; do
       run_step dump "$limit" "$PY" bench/dump_examples.py ;;
     watch)
       run_step watch-softmax "$limit" "$PY" bench/watch_latency.py --example softmax --saves 10 ;;
+    check-speed)
+      run_step check-speed "$limit" bash -c "$PY bench/engine_check.py --runs 5 && $PY bench/engine_check.py --runs 3 --slow-inputs" ;;
     pytest:*)
       files="${step#pytest:}"
       run_step "$step" "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider ${files//,/ } ;;

@@ -8,7 +8,8 @@ confirmation if there was one) go to OUT/sidework.json so a rule can be studied 
 series (``--max-seconds``) keep the study inside one device call; the check works the same way.
 
 Usage: python bench/sidework_data.py --out DIR [--examples vector_add,softmax,matmul] [--runs 20]
-       [--gallery] [--cheats] [--max-seconds 1.5] [--results bench/RESULTS.md]
+       [--gallery] [--cheats] [--max-seconds 1.5] [--spares 2] [--deadline-seconds S]
+       [--results bench/RESULTS.md]
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def prepare(work: Path, name: str, example: str, kernel: str | None, prefix: str
     return dest
 
 
-async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any], spares: int,
+                  deadline: float) -> list[dict[str, Any]]:
     from kerneltui.config import benchmark_settings
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
@@ -46,11 +48,16 @@ async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]
     from kerneltui.core.worker.pool import WorkerPool
 
     task = load_task(task_dir)
-    pool = WorkerPool(task.backend, spares=1)
+    # Workers are single-use: with several spares per role their start (torch, CUDA) overlaps the
+    # runs before them instead of adding to each.
+    pool = WorkerPool(task.backend, spares=spares)
     loop = Loop(task, pool=pool)
     out = []
     try:
         for i in range(runs):
+            if time.time() > deadline:
+                print(f"{name}: stopped after {i} runs (--deadline-seconds reached)", flush=True)
+                break
             t0 = time.perf_counter()
             report = await loop.run(RunOptions(rungs=["benchmark"], seeds=1, record=False, origin="check",
                                                benchmark=benchmark_settings(overrides=settings)))
@@ -80,6 +87,9 @@ def main() -> int:
     ap.add_argument("--cheats", action="store_true", help="also every GPU side-work cheat, twice each")
     ap.add_argument("--max-seconds", type=float, default=1.5)
     ap.add_argument("--results", default=None)
+    ap.add_argument("--spares", type=int, default=2, help="ready workers kept per role (default 2)")
+    ap.add_argument("--deadline-seconds", type=float, default=float("inf"),
+                    help="start no further run after this many seconds; what ran is reported")
     args = ap.parse_args()
     settings = {"torch_compile": False, "max_seconds": args.max_seconds}
     work = Path(tempfile.mkdtemp(prefix="kerneltui-sidework-"))
@@ -97,10 +107,11 @@ def main() -> int:
         for c in GPU_CHEATS:
             jobs.append((f"cheat:{c.name}", prepare(work, c.name, c.task, c.kernel, c.task_toml_prefix), 2, False))
     started = time.time()
+    deadline = started + args.deadline_seconds
     data: list[dict[str, Any]] = []
     rows = []
     for name, task_dir, runs, honest in jobs:
-        got = asyncio.run(measure(name, task_dir, runs, settings))
+        got = asyncio.run(measure(name, task_dir, runs, settings, args.spares, deadline))
         data += got
         failed = [g for g in got if g["status"] == "fail"]
         side = [g for g in failed if "still busy after the timed stream" in g["error"]]
@@ -108,12 +119,16 @@ def main() -> int:
                     f"{(failed[0]['error'][:90] if failed else '').replace('|', '/')} |")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "sidework.json").write_text(json.dumps(data))
-    honest_runs = sum(1 for d in data if not d["kernel"].startswith("cheat:"))
-    false_alarms = sum(1 for d in data if not d["kernel"].startswith("cheat:") and d["status"] == "fail")
+    honest = [d for d in data if not d["kernel"].startswith("cheat:")]
+    # A skipped benchmark (no GPU in the worker) measured nothing: it is neither a pass nor an alarm.
+    skipped = sum(1 for d in honest if d["status"] == "skip")
+    honest_runs = len(honest) - skipped
+    false_alarms = sum(1 for d in honest if d["status"] == "fail")
     text = (f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} · sidework_data\n\n"
             f"Command: `python bench/sidework_data.py {' '.join(sys.argv[1:])}`; benchmark rung with "
             f"max_seconds={args.max_seconds}, no torch.compile baseline. Honest runs failed: {false_alarms} of "
-            f"{honest_runs}.\n\n| kernel | kind | runs | benchmark failed | by the side-work check | first message |\n"
+            f"{honest_runs} measured" + (f" ({skipped} skipped: the benchmark did not run)" if skipped else "")
+            + ".\n\n| kernel | kind | runs | benchmark failed | by the side-work check | first message |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
     print(text)
     if args.results:

@@ -5,7 +5,10 @@ Method
     vector_add in Textual's headless mode; the time runs from just before the process is spawned to
     the app's first ready frame (Textual calls the auto-pilot after the first screen is painted).
     The app starts as a person would start it: a worker is prestarted and the first run begins, in
-    the background. Median of N samples; target ≤ 0.8 s on a 2-core CPU machine.
+    the background (at the priority ``kerneltui`` gives its workers). Median of N samples (10 by
+    default); target ≤ 0.8 s on a 2-core CPU machine. With ``--before TREE`` the same starts run
+    with another source tree on PYTHONPATH too, one of each in turn, so a change in the machine's
+    load falls on both alike; the load average is stated before and after.
   * Keystroke echo: in one process, the app with a real worker runs the loop on vector_add (the
     correctness rung under the Triton interpreter, several seconds); while it runs, keys are typed
     into the editor one by one and each is timed from the key press until the character is in the
@@ -13,7 +16,7 @@ Method
     posted the way the terminal driver posts them (not through the test pilot, whose own waiting
     would dominate). Compared with one frame at 60 Hz (16.7 ms).
 
-Run:  python bench/tui_latency.py [--samples 7] [--keys 40]
+Run:  python bench/tui_latency.py [--samples 10] [--keys 40] [--before /work/main] [--starts-only]
 Prints a table and appends it to bench/RESULTS.md.
 """
 
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,14 +40,19 @@ sys.path.insert(0, str(ROOT))
 
 CHILD = r"""
 import sys, time
+t0 = time.time()
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
+t1 = time.time()
 app = create_app(sys.argv[1], options=AppOptions(watch_themes=False))
+t2 = time.time()
 async def first_frame(pilot):
-    print(f"FRAME {time.time():.6f}", flush=True)
+    t3 = time.time()
+    print(f"FRAME {t3:.6f} {t0:.6f} {t1 - t0:.6f} {t2 - t1:.6f} {t3 - t2:.6f}", flush=True)
     app.exit()
 app.run(headless=True, auto_pilot=first_frame, size=(160, 45))
 """
+PHASES = ("interpreter start", "import the app", "create_app", "run → first frame")
 
 
 def scratch_task() -> Path:
@@ -52,19 +61,39 @@ def scratch_task() -> Path:
     return target
 
 
-def cold_start(samples: int) -> list[float]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), KERNELTUI_CONFIG_DIR=tempfile.mkdtemp())
-    times = []
+def cold_start(samples: int, trees: tuple[Path, ...] = (ROOT,),
+               phases: list[dict[str, list[float]]] | None = None) -> list[list[float]]:
+    """Seconds to the first frame, per tree, the trees' starts interleaved; ``phases`` gets each
+    tree's split (PHASES) when given."""
+    from kerneltui.commands.tui import WORKER_NICE, WORKER_NICE_ENV
+
+    times: list[list[float]] = [[] for _ in trees]
+    split = phases if phases is not None else []
+    split.extend({name: [] for name in PHASES} for _ in trees)
     for _ in range(samples):
-        task = scratch_task()
-        start = time.time()
-        out = subprocess.run([sys.executable, "-c", CHILD, str(task)], capture_output=True, text=True, env=env,
-                             timeout=120)
-        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("FRAME ")), None)
-        if line is None:
-            raise SystemExit(f"the app did not start:\n{out.stderr[-3000:]}")
-        times.append(float(line.split()[1]) - start)
+        for tree, got, parts in zip(trees, times, split, strict=True):
+            env = dict(os.environ, PYTHONPATH=str(tree), KERNELTUI_CONFIG_DIR=tempfile.mkdtemp(),
+                       **{WORKER_NICE_ENV: str(WORKER_NICE)})
+            task = scratch_task()
+            start = time.time()
+            out = subprocess.run([sys.executable, "-c", CHILD, str(task)], capture_output=True, text=True, env=env,
+                                 timeout=120, cwd=tree)
+            line = next((ln for ln in out.stdout.splitlines() if ln.startswith("FRAME ")), None)
+            if line is None:
+                raise SystemExit(f"the app did not start ({tree}):\n{out.stderr[-3000:]}")
+            frame, began, imported, created, ran = map(float, line.split()[1:])
+            got.append(frame - start)
+            for name, value in zip(PHASES, (began - start, imported, created, ran), strict=True):
+                parts[name].append(value)
     return times
+
+
+def split_note(split: dict[str, list[float]]) -> str:
+    return "medians: " + ", ".join(f"{name} {statistics.median(values):.2f}" for name, values in split.items())
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
 
 
 async def keystroke_echo(keys: int, during_run: bool = True) -> tuple[list[float], str]:
@@ -142,10 +171,27 @@ async def plain_textarea_echo(keys: int) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=7)
+    parser.add_argument("--samples", type=int, default=10)
     parser.add_argument("--keys", type=int, default=40)
+    parser.add_argument("--before", help="another source tree whose cold start is measured alongside")
+    parser.add_argument("--starts-only", action="store_true", help="only the cold starts (no keystroke echo)")
     args = parser.parse_args()
-    starts = cold_start(args.samples)
+    load_before = load_average()
+    trees = (ROOT, Path(args.before).resolve()) if args.before else (ROOT,)
+    phases: list[dict[str, list[float]]] = []
+    starts, *others = cold_start(args.samples, trees, phases)
+    start_rows = [("cold start → first frame (s)", f"{statistics.median(starts):.3f}", f"{min(starts):.3f}",
+                   f"{max(starts):.3f}", "≤ 0.8 median", f"{len(starts)} runs; {split_note(phases[0])}")]
+    for tree, other, split in zip(trees[1:], others, phases[1:], strict=True):
+        start_rows.append((f"cold start → first frame, {tree} (s)", f"{statistics.median(other):.3f}",
+                           f"{min(other):.3f}", f"{max(other):.3f}", "before",
+                           f"{len(other)} runs, interleaved; {split_note(split)}"))
+    if args.starts_only:
+        record(args, start_rows, load_before)
+        return
+    from kerneltui.commands.tui import WORKER_NICE, WORKER_NICE_ENV
+
+    os.environ.setdefault(WORKER_NICE_ENV, str(WORKER_NICE))  # as `kerneltui` starts the app
     bare = sorted(x * 1000 for x in asyncio.run(plain_textarea_echo(args.keys)))
     idle, _ = asyncio.run(keystroke_echo(args.keys, during_run=False))
     idle_ms = sorted(x * 1000 for x in idle)
@@ -153,8 +199,7 @@ def main() -> None:
     echoes_ms = sorted(x * 1000 for x in echoes)
     p95 = echoes_ms[int(0.95 * (len(echoes_ms) - 1))]
     rows = [
-        ("cold start → first frame (s)", f"{statistics.median(starts):.3f}", f"{min(starts):.3f}", f"{max(starts):.3f}",
-         "≤ 0.8 median", f"{len(starts)} runs"),
+        *start_rows,
         ("keystroke echo during a run (ms)", f"{statistics.median(echoes_ms):.1f}", f"{echoes_ms[0]:.1f}",
          f"{echoes_ms[-1]:.1f}", "≤ 16.7 (one frame)", f"{len(echoes_ms)} keys, p95 {p95:.1f}; rung still {state}"),
         ("keystroke echo, nothing running (ms)", f"{statistics.median(idle_ms):.1f}", f"{idle_ms[0]:.1f}",
@@ -162,16 +207,19 @@ def main() -> None:
         ("keystroke echo, bare Textual TextArea app (ms)", f"{statistics.median(bare):.1f}", f"{bare[0]:.1f}",
          f"{bare[-1]:.1f}", "floor here", f"{len(bare)} keys: the same method without kerneltui"),
     ]
+    record(args, rows, load_before)
+
+
+def record(args: argparse.Namespace, rows: Sequence[tuple[str, ...]], load_before: str) -> None:
     header = "| measure | median | min | max | target | notes |\n|---|---|---|---|---|---|"
     table = "\n".join([header] + [f"| {' | '.join(r)} |" for r in rows])
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-               f"load average {load:.1f} at the end")
+               f"load average (1, 5, 15 min) {load_before} before, {load_average()} after")
     print(table)
     print(machine)
     with (ROOT / "bench" / "RESULTS.md").open("a", encoding="utf-8") as fh:
         fh.write(f"\n## TUI latency · {time.strftime('%Y-%m-%d %H:%M')} · {machine}\n\n"
-                 f"`python bench/tui_latency.py --samples {args.samples} --keys {args.keys}`\n\n{table}\n")
+                 f"`python bench/tui_latency.py {' '.join(sys.argv[1:])}`\n\n{table}\n")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.core.events import Event, Notice, RungFinished
+    from kerneltui.core.events import BenchmarkProvisional, Event, Notice, RungFinished
     from kerneltui.core.history import observer_for
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
@@ -142,6 +142,8 @@ def main(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
             print(rung_line(event.result), flush=True)
+        if not args.json and isinstance(event, BenchmarkProvisional):
+            print(f"[benchmark] {event.describe()}", flush=True)  # the rung's own line replaces it
         if isinstance(event, Notice) and event.level in ("warning", "error"):
             print(f"kerneltui: {event.message}", file=sys.stderr, flush=True)  # e.g. a lost connection, retried
 

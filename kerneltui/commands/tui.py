@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
+from kerneltui.core.worker.child import NICE_ENV as WORKER_NICE_ENV
+
+WORKER_NICE = 10  # the app's workers yield the CPU to it
 
 if TYPE_CHECKING:
     from kerneltui.config import Config
@@ -66,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
         from kerneltui.config import Setting
 
         settings.settings.setdefault("ui", {})["theme"] = Setting(args.theme, "--theme")
+    # The app's workers run below its priority (core.worker.child): keystrokes first.
+    os.environ.setdefault(WORKER_NICE_ENV, str(WORKER_NICE))
     try:
         app = open_app(Path(args.task), kernel=args.kernel, settings=settings, timeout=args.timeout,
                        watch=not args.no_watch, resume=resume)

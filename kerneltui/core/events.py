@@ -148,6 +148,22 @@ class RungProgress(Event):
 
 @register_event
 @dataclass(frozen=True)
+class BenchmarkProvisional(Event):
+    """An early number while the benchmark still runs; the rung's result replaces it."""
+
+    run_id: str
+    case: str  # the benchmark case's label
+    kernel_ms: float  # median of the timed calls so far
+    runs: int
+    speedup_vs_reference: float | None = None  # against the reference's median on that case
+
+    def describe(self) -> str:
+        speed = f"{self.speedup_vs_reference:.2f}x" if self.speedup_vs_reference else f"{self.kernel_ms * 1e3:.1f} µs"
+        return f"provisional {speed} (n={self.runs}, {self.case})"
+
+
+@register_event
+@dataclass(frozen=True)
 class RungFinished(Event):
     run_id: str
     result: RungResult

@@ -171,6 +171,13 @@ class KernelApp(App[None]):
         if self.replay is not None:
             self.replay.mount()
             return
+        # Paint first: a worker starting (torch's import) would take the CPU the first frame needs.
+        self.call_after_refresh(self._start_work)
+
+    def _start_work(self) -> None:
+        """After the first frame of the panes: the spare workers, the file watcher, the first run."""
+        if not self.ready:
+            return
         if self.options.prestart_worker:
             self.bench.pool.prestart()
         if self.options.watch:

@@ -116,8 +116,8 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def normalised(report: dict[str, Any]) -> dict[str, Any]:
-    """A report without what changes from run to run: times, and the last digits of a metric over
-    inputs drawn with the run's own hidden seed."""
+    """A report without what changes from run to run: times, the names of the workers' cgroups, and the
+    last digits of a metric over inputs drawn with the run's own hidden seed."""
 
     def clean(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
@@ -125,6 +125,7 @@ def normalised(report: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, list):
             return [clean(v) for v in value]
         if isinstance(value, str):
+            value = re.sub(r"kerneltui-\d+-\d+", "kerneltui-#", value)  # a worker's cgroup, named by the process
             return re.sub(r"\d+\.\d+ ?s\b", "#s", value)
         if isinstance(value, float):
             return round(value, 6)

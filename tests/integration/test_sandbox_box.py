@@ -171,3 +171,116 @@ async def test_a_box_that_cannot_be_applied_stops_the_worker_with_a_reason(tmp_p
     assert "the sandbox could not be applied (the worker was not started: Landlock: Operation not permitted)" \
         in failure.value.message
     assert "kerneltui doctor" in failure.value.message and "KERNELTUI_SANDBOX_ENABLED=false" in failure.value.message
+
+
+THREAD_NAMES = """
+import os, threading
+def name_it():
+    tid = threading.get_native_id()
+    # What glibc's pthread_setname_np does for another thread, and CUDA for its threads in cuInit.
+    fd = os.open(f"/proc/self/task/{tid}/comm", os.O_RDWR)
+    os.write(fd, b"named-by-me")
+    os.close(fd)
+    with open(f"/proc/self/task/{tid}/comm") as fh:
+        print("own thread:", fh.read().strip())
+t = threading.Thread(target=name_it); t.start(); t.join()
+try:
+    fd = os.open(f"/proc/{os.getppid()}/comm", os.O_RDWR)  # another process: the supervisor
+    os.write(fd, b"renamed")
+    os.close(fd)
+    print("other process: written")
+except OSError as exc:
+    print("other process: refused", exc.errno)
+"""
+
+
+@pytest.mark.skipif(not MEASURED.landlock_abi, reason="Landlock is not available here")
+def test_boxed_process_names_its_own_threads_and_no_other_process(tmp_path):
+    """CUDA's cuInit writes /proc/self/task/<tid>/comm for the threads it starts and fails with
+    error 304 when it cannot (seen on the H200 with the box on): the box lets a process name its own
+    threads, and still not touch another process's files in /proc."""
+    import subprocess
+    import sys
+
+    from kerneltui.core.sandbox.box import open_box
+    from kerneltui.core.sandbox.settings import SandboxSettings
+
+    box = open_box(SandboxSettings(), MEASURED, python=sys.executable, lifeline=False)
+    try:
+        assert box.policy.box is not None and box.policy.box.landlock_abi
+        proc = subprocess.run(box.argv([sys.executable, "-c", THREAD_NAMES]), env=box.env, capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+    finally:
+        box.release()
+    assert proc.returncode == 0, proc.stderr
+    assert "own thread: named-by-me" in proc.stdout
+    assert "other process: refused" in proc.stdout
+
+
+DEFERRED = """
+import os, sys, threading
+from kerneltui.core.sandbox.confine import apply_deferred_landlock
+outside = sys.argv[1]
+open(outside + ".before", "w").write("the box is not on yet")  # the program's own start, before task code
+print("applied:", apply_deferred_landlock())
+try:
+    open(outside + ".after", "w").write("escaped")
+    print("write outside: done")
+except OSError as exc:
+    print("write outside: refused", exc.errno)
+fd = os.open(f"/proc/self/task/{threading.get_native_id()}/comm", os.O_RDWR)
+os.write(fd, b"named")
+os.close(fd)
+print("own thread named")
+"""
+
+
+@pytest.mark.skipif(not MEASURED.landlock_abi, reason="Landlock is not available here")
+def test_landlock_left_to_the_profiled_program_is_applied_by_it(tmp_path):
+    """ncu's target inits CUDA under a pid of its own, so the profile box leaves Landlock to it: the
+    supervisor's process runs without it, the target applies the same rules (and its own threads'
+    grant) before any task code."""
+    import subprocess
+    import sys
+
+    from kerneltui.core.sandbox.box import defer_filesystem_rules, open_box
+    from kerneltui.core.sandbox.settings import SandboxSettings
+
+    box = open_box(SandboxSettings(), MEASURED, python=sys.executable, lifeline=False)
+    try:
+        defer_filesystem_rules(box)
+        assert box.policy.box is not None and box.policy.box.landlock_abi == 0
+        proc = subprocess.run(box.argv([sys.executable, "-c", DEFERRED, str(tmp_path / "x")]), env=box.env,
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    finally:
+        box.release()
+    assert proc.returncode == 0, proc.stderr
+    assert "applied: True" in proc.stdout and "write outside: refused" in proc.stdout, proc.stdout
+    assert "own thread named" in proc.stdout
+    assert (tmp_path / "x.before").exists() and not (tmp_path / "x.after").exists()
+
+
+@pytest.mark.skipif(not MEASURED.landlock_abi, reason="Landlock is not available here")
+def test_landlock_is_turned_off_where_the_gpu_cannot_start_inside_it(tmp_path):
+    """On the H200 VM CUDA's cuInit fails in the box (error 304) and works outside it: there the
+    filesystem part must be off, with the reason, rather than every kernel failing. The decision is
+    made by trying; here a check that the box does break (reading a file in the temp folder, which the
+    box hides) stands for cuInit, and one that it does not break leaves Landlock on."""
+    from kerneltui.core.sandbox.support import gpu_under_landlock
+
+    hidden = tmp_path / "in-the-temp-folder"
+    hidden.write_text("x")
+    assert str(hidden).startswith("/tmp/")
+
+    def reads_hidden() -> int:
+        try:
+            hidden.read_text()
+            return 0
+        except OSError:
+            return 13
+
+    why = gpu_under_landlock(MEASURED.landlock_abi, reads_hidden, control_nodes=(str(hidden),))
+    assert why.startswith("CUDA cannot start under Landlock on this machine (cuInit returned 13")
+    assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 0, control_nodes=(str(hidden),)) == ""
+    assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 3, control_nodes=(str(hidden),)) == ""  # broken outside too
+    assert gpu_under_landlock(MEASURED.landlock_abi, reads_hidden, control_nodes=("/nonexistent/nvidiactl",)) == ""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kerneltui.core.bench.stats import BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.rungs.bench_bound import MIN_SERIES_S, WallBound
 from kerneltui.core.rungs.bench_series import time_kernel
 
 
@@ -96,3 +97,76 @@ def test_slots_the_judge_moved_are_sent_again():
     judge, kernel = Judge(sets=2, move=1), Kernel()
     run(judge, kernel)
     assert kernel.remaps[1] == {"1": {"slot": "new"}} and not kernel.remaps[2]
+
+
+class SlowKernel(Kernel):
+    """A kernel whose timings never settle (noisy samples), so only a cap ends its series."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    async def request(self, op: str, args: dict[str, Any], timeout: float = 0, on_progress: Any = None) -> dict[str, Any]:
+        reply = await super().request(op, args, timeout, on_progress)
+        if op == "bench_calls":
+            samples = []
+            for _ in args["order"]:
+                self.n += 1
+                samples.append([0.1 * (1 + 0.5 * (self.n % 3)), 20.0, 5.0])
+            reply["samples"] = samples
+        return reply
+
+
+def test_the_wall_time_bound_ends_every_case_and_says_so():
+    unsettled = BenchSettings.from_mapping({"warmup_runs": 2, "warmup_ms": 1, "min_runs": 5, "min_kernel_ms": 1e9,
+                                            "max_seconds": 60, "graph": "off", "max_wall_s": 1.0})
+    bound = WallBound(unsettled.max_wall_s)
+    seen: list[tuple[int, str, int]] = []
+
+    def watch(index: int, label: str, series: Any) -> str:
+        seen.append((index, label, len(series.times_ms)))
+        return "provisional"
+
+    result = asyncio.run(time_kernel(Judge(sets=4), SlowKernel(), 2, 7, unsettled, 60,  # type: ignore[arg-type]
+                                     lambda *a, **k: None, bound, watch))
+    cases = result["cases"]
+    assert len(cases) == 2
+    # each case got a share of the bound (at least MIN_SERIES_S), not its own 60 s cap
+    assert [c["stopped"] for c in cases] == [STOP_WALL_BOUND, STOP_WALL_BOUND]
+    assert all(c["times_ms"] and c["failure"] is None for c in cases)
+    assert bound.cut  # the stop labels above, not a wall-clock number, show the bound ended both series
+    assert {i for i, _, _ in seen} == {0, 1} and all(label == "n=8" for _, label, _ in seen)
+
+
+def test_a_series_within_its_own_cap_is_not_blamed_on_the_bound():
+    bound = WallBound(60.0)
+    given = bound.settings_for(SETTINGS, 2)
+    assert given == SETTINGS and not bound.cut
+    assert WallBound.relabel("time cap", SETTINGS, given) == "time cap"
+    tight = WallBound(0.1).settings_for(SETTINGS, 4)
+    assert tight.max_seconds == MIN_SERIES_S  # always enough for a number
+    assert WallBound.relabel("time cap", SETTINGS, tight) == STOP_WALL_BOUND
+    assert WallBound.relabel("converged", SETTINGS, tight) == "converged"
+
+
+def test_a_provisional_number_comes_once_a_case_has_its_minimum_of_runs(example_task):
+    from kerneltui.core.events import BenchmarkProvisional, Event
+    from kerneltui.core.rungs.bench_series import KernelSeries
+    from kerneltui.core.rungs.benchmark import _provisional
+    from kerneltui.core.rungs.context import RunContext, RunOptions
+    from kerneltui.core.task_loaders.load import load_task
+
+    task = load_task(str(example_task("vector_add")))
+    emitted: list[Event] = []
+    ctx = RunContext(task=task, source="", files={}, options=RunOptions(), pool=None,  # type: ignore[arg-type]
+                     run_id="r7", emit=emitted.append, source_hash="h", version_dir=task.root)
+    reference = {"cases": [{"index": 0, "times_ms": [0.4] * 30}]}
+    watch = _provisional(ctx, reference, SETTINGS)
+    series = KernelSeries(times_ms=[0.2] * (SETTINGS.min_runs - 1))
+    assert watch(0, "n=8", series) is None and not emitted  # too few runs to say anything
+    series.times_ms.append(0.2)
+    note = watch(0, "n=8", series)
+    (event,) = emitted
+    assert isinstance(event, BenchmarkProvisional) and event.run_id == "r7" and event.runs == SETTINGS.min_runs
+    assert event.speedup_vs_reference == 2.0 and note == "provisional 2.00x (n=20, n=8)"
+    assert watch(0, "n=8", series) is None and len(emitted) == 1  # not again within PROVISIONAL_EVERY_S

@@ -8,7 +8,7 @@ import pytest
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.report import build
-from kerneltui.core.bench.stats import BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 
 SETTINGS = BenchSettings()
 PEAKS = DevicePeaks(name="GPU", key="k", measured_at=0.0, copy_gbps=4000.0, matmul_tflops={"tf32": 400.0},
@@ -157,3 +157,10 @@ def test_a_side_work_flag_not_seen_again_when_measured_twice_is_noise_not_a_fail
                  confirm_straggle_us=[190.0] * 64, confirm_control_us=[22.0] * 64)
     v = build(*_answers([both]), PEAKS, SETTINGS)
     assert v.status == "fail" and "again when measured a second time" in v.error
+
+
+def test_a_series_cut_by_the_wall_time_bound_is_a_warning_that_names_it():
+    cut = _case(0.2, runs=40, noise=0.3, stopped=STOP_WALL_BOUND)
+    v = build(*_answers([cut]), PEAKS, SETTINGS)
+    assert v.status == "warn" and v.metrics["median_ms"] is not None
+    assert "stopped (the benchmark's wall-time bound, [benchmark] max_wall_s) after 40 runs" in v.summary

@@ -20,6 +20,7 @@ from typing import Any
 
 GRAPH_MODES = ("off", "on", "auto")
 FLUSH_MODES = ("write", "write_read", "read")
+FRESH_MODES = ("derive", "generate")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class BenchSettings:
     graph: str = "auto"  # CUDA-graph mode: off | on | auto (auto: when the kernel looks launch-bound)
     graph_below_ms: float = 0.02  # auto: a median under this is launch-bound territory
     torch_compile: bool = True  # time torch.compile of the reference as a second baseline
-    compile_cache: bool = True  # reuse a torch.compile baseline measured for the same reference/device
+    # Reuse the baselines (reference, torch.compile) measured before for the same reference files,
+    # cases, device, versions and method (core.rungs.baselines): a second check times only the kernel.
+    baseline_cache: bool = True
     pool_fraction: float = 0.25  # share of free device memory the input pool may use
     max_pool: int = 16  # input sets generated ahead per batch
     straggle_us: float = 20.0  # side-work detector: minimum threshold (calibrated upwards per device)
@@ -45,6 +48,13 @@ class BenchSettings:
     # write-back), or both. On the H200 (bench/l2_flush_study.py, bench/RESULTS.md) read gives
     # +0.8–0.9% against ncu where write gives +3.8–4.1%.
     flush: str = "read"
+    # Each timed call's inputs: "derive" (made on the device from a few sets the task generated,
+    # core.worker.fresh_inputs) or "generate" (the task's generate_input for every set: slow when it
+    # runs on the host; for inputs whose meaning a relative jitter breaks).
+    fresh_inputs: str = "derive"
+    # The benchmark rung's wall-time bound in seconds (baselines measured now and the kernel's
+    # series share it); a series cut short by it says so and is not a failure.
+    max_wall_s: float = 20.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,6 +76,11 @@ class BenchSettings:
             raise ValueError(f"[benchmark] graph must be one of {', '.join(GRAPH_MODES)}, not {settings.graph!r}")
         if settings.min_runs < 1 or settings.max_runs < settings.min_runs:
             raise ValueError("[benchmark] needs 1 <= min_runs <= max_runs")
+        if settings.fresh_inputs not in FRESH_MODES:
+            raise ValueError(f"[benchmark] fresh_inputs must be one of {', '.join(FRESH_MODES)}, "
+                             f"not {settings.fresh_inputs!r}")
+        if not settings.max_wall_s > 0:
+            raise ValueError(f"[benchmark] max_wall_s must be a positive number of seconds, not {settings.max_wall_s!r}")
         if not 0 < settings.pool_fraction <= 0.9:
             raise ValueError("[benchmark] pool_fraction must be in (0, 0.9]")
         return settings
@@ -196,6 +211,7 @@ class RunningStats:
 STOP_CONVERGED = "converged"
 STOP_TIME_CAP = "time cap"
 STOP_MAX_RUNS = "max runs"
+STOP_WALL_BOUND = "the benchmark's wall-time bound, [benchmark] max_wall_s"
 
 
 def stop_reason(n: int, total_ms: float, mean_ms: float, stderr_ms: float, wall_s: float,

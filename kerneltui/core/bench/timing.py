@@ -11,7 +11,9 @@ judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
    draws per run (the same seeds for every function timed in that run, so the baselines see the
    same inputs). A pool of sets is generated ahead (sized to a share of free device memory),
    outside the timed region; each set is used once, then its memory gets new contents. A cache
-   keyed on pointers therefore returns stale results, and one keyed on content never hits.
+   keyed on pointers therefore returns stale results, and one keyed on content never hits. Only the
+   first sets of a case come from ``generate_input``; the others are made from them on the device
+   (``core.worker.fresh_inputs``), so a generator that runs on the host does not stall the series.
 2. **Each call** runs the same code path, warm-up or not: a device-wide synchronisation (nothing
    left running), the persisting-L2 lines reset (``cuCtxResetPersistingL2Cache``), an L2 flush (a
    memset of a buffer at least twice the device's L2) on the launch stream, a spin kernel that
@@ -54,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench.stats import BenchSettings, RunningStats, median, stop_reason
+from kerneltui.core.worker.fresh_inputs import BASE_SETS, FreshInputs
 
 Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20
@@ -327,9 +330,20 @@ class InputPool:
     generate_s: float = 0.0
     in_place: bool = True
     dtypes: list[str] = field(default_factory=list)  # of the first set's input tensors
+    fresh: str = "derive"  # how each set is made: derived on the device from a base set, or generated
+    source: FreshInputs = field(init=False)
     _slots: list[Any] = field(default_factory=list)
     _ready: list[InputSet] = field(default_factory=list)
     _ready_slots: list[InputSet] = field(default_factory=list)  # what each slot holds now (judge side)
+
+    def __post_init__(self) -> None:
+        # The first seeds become the base sets (core.worker.fresh_inputs); no call is given one.
+        bases = [next(self.seeds) for _ in range(BASE_SETS)]
+        self.source = FreshInputs(self.rt, self.params, bases, self.fresh)
+
+    def inputs_for(self, seed: int) -> Any:
+        """The set of ``seed`` made again, untouched by any call (the recheck's full gate)."""
+        return self.source.inputs_for(seed)
 
     def next(self) -> InputSet:
         if not self._ready:
@@ -341,7 +355,7 @@ class InputPool:
         recheck, the reference's output on a clone of it."""
         rt = self.rt
         t0 = time.perf_counter()
-        inputs = rt.make_inputs(self.params, seed)
+        inputs = self.source(seed)
         if not self.dtypes:
             self.dtypes = input_dtypes(rt, inputs)
         if into is not None:
@@ -592,7 +606,8 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
     seeds = (bench_seed(cx.secret, case_index, k) for k in range(1 << 30))
     free, _ = torch.cuda.mem_get_info()
     pool = InputPool(rt=rt, params=params, seeds=seeds, with_reference=False,
-                     budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool)
+                     budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool,
+                     fresh=settings.fresh_inputs)
     timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
     result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
     if cx.target == "torch_compile":
@@ -619,7 +634,7 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
 
 def pool_facts(pool: InputPool) -> dict[str, Any]:
     return {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
-            "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3)}
+            "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3), **pool.source.facts()}
 
 
 def wants_graph(settings: BenchSettings, times_ms: list[float], host_us: list[float]) -> bool:
@@ -644,8 +659,8 @@ def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any
         return f"torch.compile of the reference failed: {type(exc).__name__}: {first[:300]}"
     from kerneltui.core.worker.recheck import OutputCheck
 
-    ref_out = rt.call(rt.make_inputs(params, item.seed))
-    reason = OutputCheck(cx.state, rt, "torch.compile", lambda seed: rt.make_inputs(params, seed)).verify(
+    ref_out = rt.call(pool.inputs_for(item.seed))
+    reason = OutputCheck(cx.state, rt, "torch.compile", pool.inputs_for).verify(
         out, ref_out, item.seed)
     if reason:
         return f"torch.compile's output differs from the reference ({reason}); it is not used as a baseline"

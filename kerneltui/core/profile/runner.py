@@ -41,7 +41,7 @@ from kerneltui.core.profile.locate import find_ncu
 from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec, target_argv, target_env
 from kerneltui.core.profile.summary import ProfileResult, summarise_report
 from kerneltui.core.redact import redact_tree
-from kerneltui.core.sandbox.box import WorkerBox, open_box
+from kerneltui.core.sandbox.box import WorkerBox, defer_filesystem_rules, open_box
 from kerneltui.core.sandbox.environment import SCRATCH_ENV
 from kerneltui.core.sandbox.settings import load_settings
 from kerneltui.core.sandbox.support import support
@@ -238,6 +238,7 @@ async def _open_profile_box(ncu: Path, workdir: Path, version_dir: Path, env: di
                    writable=writable, readable=[str(ncu.parent), str(ncu.resolve().parent.parent)],
                    keep_capabilities=NCU_CAPABILITIES if profiling_needs_admin() else "")
     box.env = target_env(box.env)
+    defer_filesystem_rules(box)  # the target inits CUDA under its own pid: it applies Landlock itself
     box.env.pop(SCRATCH_ENV, None)  # the target makes its task copy in the work folder, not the scratch
     caches = box.scratch / "caches"
     for variable in ("TRITON_CACHE_DIR", "KERNELTUI_CACHE_DIR", "CUTE_DSL_CACHE_DIR", "TILELANG_CACHE_DIR"):

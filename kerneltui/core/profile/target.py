@@ -125,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("spec", help="JSON file written by the profile rung")
     opts = parser.parse_args(argv)
     spec = json.loads(Path(opts.spec).read_text(encoding="utf-8"))
+    from kerneltui.core.sandbox.confine import BoxError, apply_deferred_landlock
+
+    try:
+        apply_deferred_landlock()  # before any task code: the box's filesystem rules, for this process
+    except BoxError as exc:
+        print(f"kerneltui profile target: the box could not be applied ({exc}); the task was not run",
+              file=sys.stderr)
+        return EXIT_ERROR
     result = run_target(spec)
     Path(spec["result"]).write_text(json.dumps(result, default=str), encoding="utf-8")
     if not result.get("ok"):

@@ -39,6 +39,13 @@ def rung_specs() -> tuple[RungSpec, ...]:
     return tuple(specs)
 
 
+def rung_rows() -> list[tuple[str, str, bool, bool]]:
+    """(name, title, needs_gpu, on_demand) of every rung, in order, without importing any rung
+    module (the TUI draws these in its first frame; the modules pull in the dump's and the
+    profiler's parsers)."""
+    return [(name, title, needs_gpu, on_demand) for name, title, _, needs_gpu, on_demand, _ in _TABLE]
+
+
 def rung_names() -> list[str]:
     return [name for name, *_ in _TABLE]
 

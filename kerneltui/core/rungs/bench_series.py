@@ -4,18 +4,24 @@ Per benchmark case: the judge makes the input slots (``judge_pool``) and the can
 them (``bench_begin``); then batches, each one call per slot (``bench_calls``), every output rechecked
 by the judge and the used slots renewed with unseen data before the next batch (``judge_recheck``).
 Warm-up batches first (discarded), then timed batches until the stopping rule of
-``core.benchstats`` says enough; the statistics are computed here, from the raw event times. A
+``core.bench.stats`` says enough; the statistics are computed here, from the raw event times. A
 batch lasts about BATCH_S so the rule is consulted often; the first call is alone (it may compile).
-Graph mode, where asked for, follows the same way (``bench_graph``).
+Graph mode, where asked for, follows the same way (``bench_graph``). Rechecks and renewals run
+between batches, never inside a timed call: the candidate's worker has synchronised the device and
+read its events before the judge touches an output. The rung's wall-time bound
+(``core.rungs.bench_bound``) caps each case's series; ``watch`` sees the series after every timed
+batch (the rung's provisional number).
 
-The result has the shape the report (``core.benchreport``) reads for the kernel's series.
+The result has the shape the report (``core.bench.report``) reads for the kernel's series.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from kerneltui.core.bench import timing
@@ -27,6 +33,7 @@ from kerneltui.core.bench.stats import (
     stop_reason,
     straggle_verdict,
 )
+from kerneltui.core.rungs.bench_bound import WallBound
 from kerneltui.core.worker.process import WorkerProcess
 
 BATCH_S = 0.25  # wall time a batch aims for
@@ -109,7 +116,8 @@ class CaseDriver:
 
 
 async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, secret: int,
-                      settings: BenchSettings, timeout: float, progress: Any) -> dict[str, Any]:
+                      settings: BenchSettings, timeout: float, progress: Any, bound: WallBound | None = None,
+                      watch: Watch | None = None) -> dict[str, Any]:
     """Time the kernel on every case; the reply's shape is that of a baseline's (``ops_judge_bench``)."""
     t0 = time.perf_counter()
     out_cases: list[dict[str, Any]] = []
@@ -128,7 +136,10 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
                                "dtype": pool.get("dtype")}
         if pool.get("out_bytes"):
             raw["out_bytes"] = pool["out_bytes"]
-        series = await _series(driver, settings, progress, f"kernel {label}")
+        case_settings = bound.settings_for(settings, cases - index) if bound else settings
+        series = await _series(driver, case_settings, progress, f"kernel {label}",
+                               partial(watch, index, label) if watch else None)
+        series.stopped = WallBound.relabel(series.stopped, settings, case_settings)
         raw.update(series.to_dict())
         end = await worker.request("bench_end", {"median_ms": median(series.times_ms) if series.times_ms else 0.0,
                                                  "release": driver.release}, timeout=timeout)
@@ -137,7 +148,8 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
         raw["stream_changes"] = end.get("stream_changes") or 0
         threads = list(end.get("threads_started_by_kernel") or [])
         if series.failure is None and series.times_ms and timing.wants_graph(settings, series.times_ms, series.host_us):
-            raw["graph"] = await _graph_series(driver, settings, progress, label)
+            raw["graph"] = await _graph_series(driver, case_settings, progress, label)
+            raw["graph"]["stopped"] = WallBound.relabel(raw["graph"].get("stopped") or "", settings, case_settings)
         check = driver.last_recheck
         raw["recheck"] = {"checked": check.get("checked", 0), "quick": check.get("quick", 0), "full": check.get("full", 0)}
         if check.get("pool"):
@@ -149,7 +161,12 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
             "seconds": round(time.perf_counter() - t0, 4)}
 
 
-async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, label: str) -> KernelSeries:
+# Called with the case index, its label and the series so far; returns a note for the progress line.
+Watch = Callable[[int, str, "KernelSeries"], "str | None"]
+
+
+async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, label: str,
+                  watch: Callable[[KernelSeries], str | None] | None = None) -> KernelSeries:
     """Warm-up, then timed batches until the stopping rule says enough."""
     series = KernelSeries()
     began = time.perf_counter()
@@ -186,7 +203,9 @@ async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, la
         series.stopped = stop_reason(running.n, running.total, running.mean, running.stderr, wall, settings) or ""
         if series.stopped:
             break
-        progress(f"{label}: {running.n} runs, mean {running.mean * 1e3:.1f} µs", min(1.0, wall / settings.max_seconds))
+        note = watch(series) if watch is not None else None
+        progress(f"{label}: {running.n} runs, mean {running.mean * 1e3:.1f} µs" + (f" · {note}" if note else ""),
+                 min(1.0, wall / settings.max_seconds))
     series.wall_s = time.perf_counter() - timed_began
     if series.failure is None and series.times_ms:
         await _confirm_side_work(driver, series, settings)
@@ -198,7 +217,7 @@ CONFIRM_CALLS = 64  # calls of the confirmation, each followed by an honest cont
 
 async def _confirm_side_work(driver: CaseDriver, series: KernelSeries, settings: BenchSettings) -> None:
     """A side-work flag is measured again before anything fails: calls and honest controls one for
-    one. The report fails the kernel only when both measurements flag it (``core.benchreport``)."""
+    one. The report fails the kernel only when both measurements flag it (``core.bench.report``)."""
     kernel_us = 1e3 * median(series.times_ms)
     first = straggle_verdict(series.straggle_us, [], settings.straggle_us, kernel_us=kernel_us,
                              control_us=series.control_straggle_us)

@@ -1,5 +1,5 @@
 """The ``benchmark`` rung: time the kernel, the reference and torch.compile of it, on every
-``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.timing``).
+``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.bench.timing``).
 
 In this order: the device's peaks (measured once per device, then cached), the reference's work per
 case, the reference and torch.compile baselines timed in the run's judge (a process that never runs
@@ -11,8 +11,6 @@ Statistics and the verdict are computed here, in the parent, from the raw event 
 
 from __future__ import annotations
 
-import hashlib
-import json
 import secrets
 import time
 from typing import Any
@@ -20,8 +18,11 @@ from typing import Any
 from kerneltui.config import ConfigError
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench import report as benchreport
-from kerneltui.core.bench.stats import BenchSettings
-from kerneltui.core.rungs.bench_series import time_kernel
+from kerneltui.core.bench.stats import BenchSettings, median
+from kerneltui.core.events import BenchmarkProvisional
+from kerneltui.core.rungs import baselines
+from kerneltui.core.rungs.bench_bound import WallBound
+from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
@@ -61,21 +62,17 @@ async def run(ctx: RunContext) -> RungResult:
         mark = 0
         try:
             peaks, peaks_note = await _peaks(judge, progress)
+            # The bound starts after the device's peaks: measured once per device, then cached.
+            bound = WallBound(settings.max_wall_s)
             phase = "reading the reference's work per case"
             setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
             phase = "estimating the reference's work"
             await _estimate_work(judge, setup, ctx, progress)
             secret = secrets.randbits(62)
-            common = {"secret": secret, "settings": settings.to_dict()}
-            phase = "timing the reference"
-            t0 = time.perf_counter()
-            reference = await judge.request("judge_benchmark", {"target": "reference", **common}, timeout=timeout,
-                                            on_progress=progress)
-            timings["reference_s"] = time.perf_counter() - t0
-            phase = "timing torch.compile of the reference"
-            t0 = time.perf_counter()
-            compiled, compile_note = await _compile_baseline(ctx, judge, settings, common, progress)
-            timings["torch_compile_s"] = time.perf_counter() - t0
+            phase = "timing the baselines"
+            measured = await _baselines(ctx, judge, settings, secret, bound, progress, timings)
+            reference, reference_note = measured["reference"]
+            compiled, compile_note = measured["torch_compile"]
             phase = "loading the kernel"
             t0 = time.perf_counter()
             worker = await ctx.pool.acquire()
@@ -90,7 +87,7 @@ async def run(ctx: RunContext) -> RungResult:
                             location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
             phase = "timing the kernel"
             candidate = await time_kernel(judge, worker, len(ctx.task.benchmarks), secret, settings,
-                                          timeout, progress)
+                                          timeout, progress, bound, _provisional(ctx, reference, settings))
             timings["candidate_s"] = time.perf_counter() - t0
         except WorkerFailure as exc:
             return ctx.failure(NAME, exc, worker, mark,
@@ -106,6 +103,10 @@ async def run(ctx: RunContext) -> RungResult:
     details = verdict.details
     if peaks_note:
         details += f"\n{peaks_note}"
+    details += f"\nreference baseline: {reference_note}"
+    if bound.cut:
+        details += (f"\nthe benchmark's wall-time bound ({settings.max_wall_s:g} s, [benchmark] max_wall_s) "
+                    "shortened some series")
     details += (f"\nL2 flush {candidate.get('flush_bytes', 0) / 2**20:.0f} MiB before every call; persisting L2 "
                 f"{candidate.get('persisting_l2')}; {timings.get('candidate_s', 0):.2f} s to load and time the kernel, "
                 f"{timings['total_s']:.2f} s in all")
@@ -149,42 +150,55 @@ async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePea
     return peaks, note
 
 
-def compile_baseline_key(ctx: RunContext, info: dict[str, Any]) -> str:
-    """What a cached torch.compile baseline depends on: the reference and task files, the
-    benchmark cases, the device and the software that compiled it."""
-    task = ctx.task
-    files = {name: ctx.files.get(name, "") for name in sorted(ctx.files) if name != task.kernel_file}
-    parts = {
-        "files": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest(),
-        "benchmarks": [c.to_dict() for c in task.benchmarks],
-        "device": device.device_key(info),
-        "torch": info.get("torch"), "triton": info.get("triton"), "cuda": info.get("cuda_runtime"),
-    }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
+PROVISIONAL_EVERY_S = 0.5  # the least time between two provisional numbers
 
 
-async def _compile_baseline(ctx: RunContext, worker: WorkerProcess, settings: BenchSettings,
-                            common: dict[str, Any], progress: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """torch.compile's times (cached per reference, device and software), or why there are none."""
-    if not settings.torch_compile:
-        return None, "not measured ([benchmark] torch_compile = false)"
-    from kerneltui.core.history import HistoryError, HistoryStore
+def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSettings) -> Watch:
+    """Report an early number (``BenchmarkProvisional``) once a case has its minimum of timed calls,
+    and every PROVISIONAL_EVERY_S after; the progress line carries it too."""
+    ref_ms = {int(c["index"]): median(c["times_ms"]) for c in reference.get("cases") or [] if c.get("times_ms")}
+    last = [float("-inf")]
 
-    store = HistoryStore.for_task(ctx.task)
-    key = compile_baseline_key(ctx, worker.info)
-    if settings.compile_cache:
-        try:
-            cached = store.get_baseline(key)
-        except (HistoryError, OSError, ValueError):
-            cached = None
-        if cached is not None:
-            data, when = cached
-            return data, f"cached from {time.strftime('%Y-%m-%d %H:%M', time.localtime(when))} (same reference, device and versions)"
-    progress("compiling the reference with torch.compile (once per reference and device)", None)
-    raw = await worker.request("judge_benchmark", {"target": "torch_compile", **common},
-                               timeout=ctx.timeout("benchmark"), on_progress=progress)
-    try:
-        store.put_baseline(key, "torch_compile", raw)
-    except (HistoryError, OSError) as exc:
-        return raw, f"measured now; not cached ({exc})"
-    return raw, "measured now"
+    def watch(index: int, label: str, series: KernelSeries) -> str | None:
+        if len(series.times_ms) < settings.min_runs or time.perf_counter() - last[0] < PROVISIONAL_EVERY_S:
+            return None
+        last[0] = time.perf_counter()
+        kernel_ms = median(series.times_ms)
+        ref = ref_ms.get(index)
+        event = BenchmarkProvisional(run_id=ctx.run_id, case=label, kernel_ms=kernel_ms, runs=len(series.times_ms),
+                                     speedup_vs_reference=ref / kernel_ms if ref and kernel_ms > 0 else None)
+        ctx.emit(event)
+        return event.describe()
+
+    return watch
+
+
+async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSettings, secret: int, bound: WallBound,
+                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[Any, str]]:
+    """The reference's and torch.compile's times, each cached (``core.rungs.baselines``) or measured
+    now within its share of the wall-time bound; with a note saying which. ``timings`` gets the
+    seconds each took here (``reference_s``, ``torch_compile_s``)."""
+    cases = len(ctx.task.benchmarks)
+    targets = ["reference"] + (["torch_compile"] if settings.torch_compile else [])
+    keys = {t: baselines.baseline_key(ctx, judge.info, t, settings) for t in targets}
+    found = {t: baselines.cached(ctx, keys[t]) if settings.baseline_cache else None for t in targets}
+    to_measure = [t for t in targets if found[t] is None]
+    out: dict[str, tuple[Any, str]] = {"torch_compile": (None, "not measured ([benchmark] torch_compile = false)")}
+    for target in targets:
+        hit = found[target]
+        timings[f"{target}_s"] = 0.0
+        if hit is not None:
+            out[target] = hit
+            continue
+        t0 = time.perf_counter()
+        given = bound.settings_for(settings, cases * (len(to_measure) + 1))
+        to_measure.remove(target)
+        if target == "torch_compile":
+            progress("compiling the reference with torch.compile (once per reference and device)", None)
+        raw = await judge.request("judge_benchmark", {"target": target, "secret": secret, "settings": given.to_dict()},
+                                  timeout=ctx.timeout("benchmark"), on_progress=progress)
+        for case in raw.get("cases") or []:
+            case["stopped"] = WallBound.relabel(case.get("stopped") or "", settings, given)
+        out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if settings.baseline_cache else "measured now")
+        timings[f"{target}_s"] = time.perf_counter() - t0
+    return out

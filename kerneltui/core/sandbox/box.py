@@ -10,6 +10,7 @@ a :class:`WorkerBox` whose ``argv``, ``env`` and ``pass_fds`` go to the process 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import itertools
 import json
@@ -26,6 +27,7 @@ from pathlib import Path
 import kerneltui
 from kerneltui import paths
 from kerneltui.core.sandbox import cgroup, linux
+from kerneltui.core.sandbox.confine import DEFERRED_LANDLOCK_ENV
 from kerneltui.core.sandbox.environment import (
     SharedCache,
     WorkerEnvironment,
@@ -237,6 +239,26 @@ def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
     except BaseException:
         shutil.rmtree(scratch, ignore_errors=True)
         raise
+
+
+def defer_filesystem_rules(box: WorkerBox, abi_cap: int = 5) -> None:
+    """Leave Landlock to the program the boxed process starts (ncu's profiling target): Landlock's
+    grant of ``/proc/<pid>/task`` (CUDA names its threads there) can only be made by the process that
+    will init CUDA, and the target is a child of ncu with a pid of its own. The target applies the
+    same filesystem rules to itself first thing (``confine.apply_deferred_landlock``), before any task
+    code is imported; ncu itself runs with the rest of the box. ``abi_cap`` 5 leaves out Landlock's
+    scopes for the target (abstract sockets, signals), which would cut it off from ncu outside its
+    domain; a profile decides no verdict."""
+    plan = box.policy.box
+    if plan is None or not plan.landlock_abi or plan.filesystem is None:
+        return
+    rules = box.scratch / "deferred-landlock.json"
+    rules.write_text(json.dumps({"abi": min(plan.landlock_abi, abi_cap), "filesystem": plan.filesystem.to_dict()}),
+                     encoding="utf-8")
+    box.env[DEFERRED_LANDLOCK_ENV] = str(rules)
+    box.policy = dataclasses.replace(box.policy, box=dataclasses.replace(plan, landlock_abi=0, filesystem=None))
+    if box.policy_file is not None:
+        box.policy_file.write_text(box.policy.to_json(), encoding="utf-8")
 
 
 def policy_here(request_json: str) -> tuple[LaunchPolicy, dict[str, str], SandboxState]:

@@ -8,13 +8,17 @@ what the box holds.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 
 from kerneltui.core.sandbox import landlock, linux
-from kerneltui.core.sandbox.filesystem import rules_for
+from kerneltui.core.sandbox.filesystem import FilesystemPlan, own_threads_rule, rules_for
 from kerneltui.core.sandbox.policy import BoxPlan
 from kerneltui.core.sandbox.support import enter_user_network_namespace
+
+# Names the rules file of a Landlock left to the boxed program's child (``box.defer_filesystem_rules``).
+DEFERRED_LANDLOCK_ENV = "KERNELTUI_DEFERRED_LANDLOCK"
 
 
 class BoxError(Exception):
@@ -74,7 +78,7 @@ def confine(plan: BoxPlan) -> None:
         raise BoxError(f"resource limits: {exc}") from exc
     try:
         if plan.landlock_abi and plan.filesystem is not None:
-            landlock.restrict_self(plan.landlock_abi, rules_for(plan.filesystem))
+            landlock.restrict_self(plan.landlock_abi, [*rules_for(plan.filesystem), own_threads_rule(os.getpid())])
         else:
             linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     except OSError as exc:
@@ -84,3 +88,20 @@ def confine(plan: BoxPlan) -> None:
             linux.drop_all_capabilities()
         except OSError as exc:
             raise BoxError(f"dropping capabilities: {exc.strerror or exc}") from exc
+
+
+def apply_deferred_landlock() -> bool:
+    """In a program whose box left Landlock to it: apply it now, with the grant of this process's own
+    threads. False when nothing was left to it; raises :class:`BoxError` when it cannot be applied
+    (the caller must then not run task code)."""
+    path = os.environ.pop(DEFERRED_LANDLOCK_ENV, "")
+    if not path:
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        plan = FilesystemPlan.from_dict(data["filesystem"])
+        landlock.restrict_self(int(data["abi"]), [*rules_for(plan), own_threads_rule(os.getpid())])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BoxError(f"Landlock: {exc}") from exc
+    return True

@@ -9,10 +9,19 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cache
 
 from kerneltui.core.sandbox import cgroup, landlock, linux
+from kerneltui.core.sandbox.filesystem import (
+    FilesystemPlan,
+    device_nodes,
+    own_threads_rule,
+    plan_hidden,
+    rules_for,
+)
 
 CAP_SYS_ADMIN = 21
 CAP_SETPCAP = 8
@@ -99,12 +108,67 @@ def _probe_cgroup() -> tuple[str, str, bool]:
     return str(base), "", pids
 
 
+CUDA_DRIVER = "libcuda.so.1"
+GPU_CONTROL_NODES = ("/dev/nvidiactl",)  # present where an NVIDIA driver is loaded
+
+
+def _cuda_init_status() -> int:
+    """``cuInit(0)``'s result in this process (0: CUDA is up), or -1 when there is no CUDA driver."""
+    import ctypes
+
+    try:
+        driver = ctypes.CDLL(CUDA_DRIVER)
+    except OSError:
+        return -1
+    return int(driver.cuInit(0))
+
+
+def _status_in_child(boxed: bool, abi: int, check: Callable[[], int]) -> int:
+    """``check()`` in a forked child, under a Landlock like a worker's when ``boxed``."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        code = 255
+        try:
+            if boxed:
+                plan = FilesystemPlan(hidden=plan_hidden(os.path.expanduser("~"), tempfile.gettempdir()),
+                                      readable=(), writable=("/dev/shm",), devices=device_nodes())
+                landlock.restrict_self(abi, [*rules_for(plan), own_threads_rule(os.getpid())])
+            code = check() & 0xFF
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def gpu_under_landlock(abi: int, check: Callable[[], int] = _cuda_init_status,
+                       control_nodes: tuple[str, ...] = GPU_CONTROL_NODES) -> str:
+    """Why Landlock must stay off here, or "" when it may be on: on some GPU machines CUDA's
+    ``cuInit`` fails inside Landlock (error 304, measured on an H200 VM with every rule kerneltui
+    knows to grant), and a box in which CUDA cannot start fails every kernel. Decided by trying:
+    ``check`` (``cuInit``) outside any box, then under a worker's rules; only a failure that the box
+    alone causes turns Landlock off."""
+    if not abi or not any(os.path.exists(p) for p in control_nodes):
+        return ""
+    outside = _status_in_child(False, abi, check)
+    if outside != 0:
+        return ""  # CUDA does not start here at all (no driver, or broken): the box changes nothing
+    inside = _status_in_child(True, abi, check)
+    if inside == 0:
+        return ""
+    return (f"CUDA cannot start under Landlock on this machine (cuInit returned {inside} in a box, 0 outside): "
+            "the filesystem part is off so kernels can run on the GPU; the network namespace, limits, "
+            "capabilities and the scrubbed environment stay on (see docs/integrity.md)")
+
+
 def probe_here() -> SandboxSupport:
     """Measure in this process (it forks for the parts that cannot be undone); single-threaded callers only."""
     if not linux.IS_LINUX:
         why = f"not Linux ({sys.platform})"
         return SandboxSupport(0, why, "", why, "", why)
     abi, landlock_why = landlock.abi_version()
+    gpu_why = gpu_under_landlock(abi)
+    if gpu_why:
+        abi, landlock_why = 0, gpu_why
     root = os.geteuid() == 0
     caps = linux.effective_capabilities()
     network, network_why = "", ""

@@ -23,6 +23,9 @@ from typing import IO, Any
 
 # Ops both kinds of worker serve.
 SHARED_OPS = frozenset({"ping", "device_peaks"})
+# Set by the TUI: its workers yield the CPU to the app, whose frames must not wait for a worker
+# importing torch or Triton compiling (a 2-core machine has no core to spare for either).
+NICE_ENV = "KERNELTUI_WORKER_NICE"
 # The judge's benchmark ops are named judge_* like the rest; the candidate's are not.
 
 
@@ -51,6 +54,17 @@ class Channel:
         self._out.flush()
 
 
+def _lower_priority(raw: str | None) -> None:
+    """Raise this worker's nice value by ``raw`` before the heavy imports (children inherit it)."""
+    if not raw:
+        return
+    try:
+        os.nice(int(raw))
+    except (ValueError, OSError) as exc:  # said on stderr, which the parent keeps with the rung
+        print(f"kerneltui worker: {NICE_ENV}={raw!r} not applied ({exc}); running at normal priority",
+              file=sys.stderr)
+
+
 def _read_key(proto_in: IO[bytes]) -> bytes:
     from kerneltui.core.worker.protocol import read_message
 
@@ -68,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--role", default="candidate", choices=("candidate", "judge"),
                         help="candidate: imports the kernel; judge: imports the reference, never the kernel")
     opts = parser.parse_args(argv)
+    _lower_priority(os.environ.get(NICE_ENV))
 
     proto_in, proto_out = _take_protocol_fds()
     channel = Channel(proto_out, _read_key(proto_in))

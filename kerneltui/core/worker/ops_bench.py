@@ -1,13 +1,13 @@
 """The candidate's worker's ops behind the benchmark rung (and ``device_peaks``, served by both kinds
 of worker for ``kerneltui device`` and the roofline).
 
-The kernel is timed here with the protocol of ``core.timing`` on inputs the judge made
+The kernel is timed here with the protocol of ``core.bench.timing`` on inputs the judge made
 (``core.worker.ops_judge_bench``): the judge's slots are mapped once per case (CUDA IPC) and
 renewed by the judge between batches, so every call sees data no call has seen. The parent drives
 the series in batches (``bench_calls``: one call per slot); each output goes back for the judge's
 recheck. This process never holds the reference or an expected output.
 
-Replies carry raw samples; the parent computes every statistic (``core.benchstats``).
+Replies carry raw samples; the parent computes every statistic (``core.bench.stats``).
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -
 
 
 def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """CUDA-graph mode (step 6 of ``core.timing``): capture once, then time replays, one per slot in
+    """CUDA-graph mode (step 6 of ``core.bench.timing``): capture once, then time replays, one per slot in
     ``order``; each replay's output goes back for the recheck (copied: the graph reuses it)."""
     bench, ex = _bench(state)
     _release(bench, ex, args)

@@ -2,14 +2,14 @@
 and the recheck of every output the kernel produced while it was timed.
 
 The judge never runs kernel code, so the baselines (the reference and torch.compile of it) are
-timed here with the protocol of ``core.timing``, and the kernel's input sets are made here: an
+timed here with the protocol of ``core.bench.timing``, and the kernel's input sets are made here: an
 ``InputPool`` of slots in GPU memory that the candidate's worker maps (CUDA IPC), seeds from the
 run's secret (the baselines saw the same sets). The parent drives the kernel's series in batches:
 the candidate's worker times a batch of calls, one per slot, and hands back each output; the
 judge rechecks every one against the reference's output for that slot, then renews the used slots
 with data no call has seen (in place: the same memory, new contents) before the next batch.
 
-Replies carry raw samples and facts; the parent computes every statistic (``core.benchstats``).
+Replies carry raw samples and facts; the parent computes every statistic (``core.bench.stats``).
 """
 
 from __future__ import annotations
@@ -103,10 +103,10 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     free, _ = torch.cuda.mem_get_info()
     pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
                             with_reference=True, budget_bytes=int(free * settings.pool_fraction),
-                            max_sets=settings.max_pool)
+                            max_sets=settings.max_pool, fresh=settings.fresh_inputs)
     progress(f"making {label}'s inputs")
     sets = pool.first_batch()
-    checker = OutputCheck(state, rt, label, lambda seed: rt.make_inputs(params, seed))
+    checker = OutputCheck(state, rt, label, pool.inputs_for)
     state.bench_pool = (index, pool, checker)  # type: ignore[attr-defined]
     slots = [judge.exchange.export(item.inputs, f"pool{index}", share_storage=True) for item in sets]
     state.sync()

@@ -46,8 +46,8 @@ class RungRow:
 
 def registry_rows() -> list[RungRow]:
     """One idle row per rung, in the registry's order."""
-    return [RungRow(name=s.name, title=s.title, needs_gpu=s.needs_gpu, on_demand=s.on_demand)
-            for s in rung_registry.rung_specs()]
+    return [RungRow(name=name, title=title, needs_gpu=needs_gpu, on_demand=on_demand)
+            for name, title, needs_gpu, on_demand in rung_registry.rung_rows()]
 
 
 class RungTable(DataTable):
