@@ -56,7 +56,7 @@ async def _roofline_result(task, bench: RungResult) -> RungResult:
     ctx = RunContext(task=task, source="", files={}, options=RunOptions(), pool=WorkerPool("torch"), run_id="r",
                      emit=lambda event: None, source_hash="h", version_dir=task.version_dir("h"))
     ctx.data.benchmark = bench.metrics
-    ctx.data.device_peaks = PEAKS.to_dict()
+    ctx.data.device_peaks = PEAKS
     return await roofline_rung.run(ctx)
 
 

@@ -99,7 +99,7 @@ async def run(ctx: RunContext) -> RungResult:
     ctx.data.benchmark = metrics
     ctx.data.benchmark_raw = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:
-        ctx.data.device_peaks = peaks.to_dict()
+        ctx.data.device_peaks = peaks
     details = verdict.details
     if peaks_note:
         details += f"\n{peaks_note}"

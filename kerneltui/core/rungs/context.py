@@ -6,8 +6,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging
@@ -16,6 +17,9 @@ from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import LoadReply
+
+if TYPE_CHECKING:  # the profiler's runner (and the sandbox under it) loads only when a profile runs
+    from kerneltui.core.profile.runner import ProfileOutcome
 
 
 @dataclass(frozen=True)
@@ -77,14 +81,19 @@ class RunData:
     correctness: dict[str, Any] | None = None  # checks, cases, seeds, worst metrics
     benchmark: dict[str, Any] | None = None  # the benchmark rung's metrics → roofline
     benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
-    device_peaks: dict[str, Any] | None = None  # DevicePeaks.to_dict() → roofline
+    device_peaks: DevicePeaks | None = None  # the device's measured peaks → roofline
     dump: dict[str, Any] | None = None  # the dump's folder, summary and metrics
-    profile: dict[str, Any] | None = None  # ProfileOutcome.to_dict()
+    profile: ProfileOutcome | None = None
     trace: dict[str, Any] | None = None  # the trace rung's metrics
 
     def to_dict(self) -> dict[str, Any]:
         """The parts the run produced, by name (what ``check --json`` and the engine carry)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = value.to_dict() if hasattr(value, "to_dict") else value
+        return out
 
 
 @dataclass

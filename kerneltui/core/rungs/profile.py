@@ -27,7 +27,7 @@ async def run(ctx: RunContext) -> RungResult:
         launch_count=asked.launch_count, arch=ctx.arch, on_progress=ctx.progress_for("profile"),
         override=ctx.options.override_folder,
     )
-    ctx.data.profile = outcome.to_dict()
+    ctx.data.profile = outcome
     problem = outcome.problem
     if problem is not None:
         details = problem.text() + ("\n\ncommand: " + " ".join(outcome.command) if outcome.command else "")

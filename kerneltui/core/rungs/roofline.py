@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from kerneltui.core.bench import roofline
-from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.stats import format_ms
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
@@ -46,10 +45,9 @@ async def run(ctx: RunContext) -> RungResult:
     bench = ctx.data.benchmark
     if not bench:
         return skip(NAME, "no benchmark numbers from this run")
-    peaks_data = ctx.data.device_peaks
-    if not peaks_data:
+    peaks = ctx.data.device_peaks
+    if peaks is None:
         return skip(NAME, "the device's peaks are unknown (they could not be measured)")
-    peaks = DevicePeaks.from_dict(peaks_data)
     points: list[tuple[str, roofline.RooflinePoint]] = []
     cases_out: list[dict[str, Any]] = []
     lines: list[str] = []
