@@ -14,6 +14,7 @@ from typing import Any
 
 RUNNING, PASSED, FAILED, NO_TRIAL = "running", "passed", "failed", "no trial"
 UNCHECKED = "not checked"  # the trial ran and nothing failed, but correctness was not among its rungs
+OUTCOME_MARKS = {PASSED: "✓", FAILED: "✗", RUNNING: "…"}
 
 
 @dataclass(frozen=True)

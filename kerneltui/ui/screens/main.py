@@ -110,6 +110,7 @@ class MainScreen(Screen[None]):
                              "comments": bool(ui_settings.get("asm_hide_comments", False)),
                              "hex": bool(ui_settings.get("asm_hide_hex", True))}
         self.layout_state = Layout()
+        self.columns: dict[str, Widget] = {}  # filled once the panes are mounted (``_collect``)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="columns"):
@@ -210,7 +211,7 @@ class MainScreen(Screen[None]):
         self.pane_target(name).focus()
 
     def on_resize(self) -> None:
-        if hasattr(self, "columns"):  # the panes are there
+        if self.columns:  # the panes are there
             self.apply_layout()
 
     def resize(self, how: str) -> None:

@@ -19,7 +19,7 @@ from textual.widgets import Collapsible, Input, Markdown, Static
 from kerneltui.core import events as ev
 from kerneltui.ui import keys
 from kerneltui.ui.messages import ChatSubmitted, EditProposal, ProposalDecision
-from kerneltui.ui.proposal_view import FAILED, PASSED, RUNNING, Verdict, verdict_of
+from kerneltui.ui.proposal_view import FAILED, OUTCOME_MARKS, PASSED, Verdict, verdict_of
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
 
@@ -86,8 +86,8 @@ class ProposalCard(Vertical):
 
     def _verdict_text(self) -> Text:
         verdict = self.verdict
-        mark = {PASSED: "✓ ", FAILED: "✗ ", RUNNING: "… "}.get(verdict.outcome, "")
-        return Text(mark + verdict.headline)
+        mark = OUTCOME_MARKS.get(verdict.outcome)
+        return Text(f"{mark} {verdict.headline}" if mark else verdict.headline)
 
     def _head(self) -> str:
         return (f"{self.proposal_id} · {self.proposal.get('file') or 'kernel'} · {self.verdict.diff_stat} · "
@@ -108,8 +108,7 @@ class ProposalCard(Vertical):
         if self.state in OPEN_STATES:
             # The verdict again where a narrow, bottom-anchored chat shows the card first: next to the keys.
             outcome = self.verdict.outcome
-            text = Text(f"{ {PASSED: '✓', FAILED: '✗', RUNNING: '…'}.get(outcome, '·')} {outcome}  ",
-                        style="bold")
+            text = Text(f"{OUTCOME_MARKS.get(outcome, '·')} {outcome}  ", style="bold")
             for key, rest in (("a", "ccept"), ("e", "dit"), ("r", "eject"), ("f", "eedback")):
                 text.append("[")
                 text.append(key, style="bold")
@@ -153,9 +152,11 @@ class ProposalCard(Vertical):
             self._refresh()
 
     def update_state(self, state: str, proposal: dict) -> None:
+        before = self.verdict.outcome
         self.state = state
         self.proposal.update({k: v for k, v in proposal.items() if v not in (None, "")})
-        self.armed = "" if state not in OPEN_STATES else self.armed
+        if state not in OPEN_STATES or self.verdict.outcome != before:
+            self.armed = ""  # a second a confirms what the first one said, not a verdict that came since
         self._refresh()
 
     def _set_classes(self) -> None:
