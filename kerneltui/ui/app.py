@@ -31,7 +31,7 @@ from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
-from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayDriver
+from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayActions, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
 from kerneltui.ui.screens.main import MainScreen
@@ -54,7 +54,7 @@ def _commands_provider() -> type:
     return KerneltuiCommands
 
 
-class KernelApp(App[None]):
+class KernelApp(ReplayActions, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "kerneltui"
     COMMANDS = App.COMMANDS | {_commands_provider}
@@ -384,21 +384,3 @@ class KernelApp(App[None]):
         await self.main.reset(self._new_editor(), registry_rows(), self.agent.label)
         await self._panes_ready.wait()
         return True
-
-    # -- replay -----------------------------------------------------------------------------------
-
-    def _replay(self) -> ReplayDriver:
-        assert self.replay is not None  # check_action offers the replay keys in replay mode only
-        return self.replay
-
-    def action_replay_step(self, delta: int) -> None:
-        self._replay().move(delta)
-
-    def action_replay_play(self) -> None:
-        self._replay().toggle_play()
-
-    def action_replay_speed(self, delta: int) -> None:
-        self._replay().change_speed(delta)
-
-    def action_replay_jump(self) -> None:
-        self._replay().ask_version()

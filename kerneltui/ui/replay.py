@@ -262,3 +262,25 @@ class ReplayDriver:
         self.bar.show(step=self.step, total=len(self.timeline), version=version.number if version else 0,
                       versions=len(self.timeline.versions), playing=self.playing, speed=self.speed, at=at,
                       wall_time=self.app.options.wall_time)
+
+
+class ReplayActions:
+    """The replay keys' actions, for the app (``check_action`` offers them in replay mode only)."""
+
+    replay: ReplayDriver | None
+
+    def _replay(self) -> ReplayDriver:
+        assert self.replay is not None
+        return self.replay
+
+    def action_replay_step(self, delta: int) -> None:
+        self._replay().move(delta)
+
+    def action_replay_play(self) -> None:
+        self._replay().toggle_play()
+
+    def action_replay_speed(self, delta: int) -> None:
+        self._replay().change_speed(delta)
+
+    def action_replay_jump(self) -> None:
+        self._replay().ask_version()
