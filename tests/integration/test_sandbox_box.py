@@ -266,11 +266,14 @@ def test_landlock_is_turned_off_where_the_gpu_cannot_start_inside_it(tmp_path):
     filesystem part must be off, with the reason, rather than every kernel failing. The decision is
     made by trying; here a check that the box does break (reading a file in the temp folder, which the
     box hides) stands for cuInit, and one that it does not break leaves Landlock on."""
+    import tempfile
+
     from kerneltui.core.sandbox.support import gpu_under_landlock
 
     hidden = tmp_path / "in-the-temp-folder"
     hidden.write_text("x")
-    assert str(hidden).startswith("/tmp/")
+    if not str(hidden.resolve()).startswith(os.path.realpath(tempfile.gettempdir()) + "/"):
+        pytest.skip("pytest's folders are not in the temp folder the box hides")
 
     def reads_hidden() -> int:
         try:
