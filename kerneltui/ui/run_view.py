@@ -11,6 +11,10 @@ from kerneltui.core import events as ev
 from kerneltui.core.agent.trials import median_seconds
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
+
+# Runs of a proposal's text on a scratch copy: the proposal's card shows them, never the rung pane or
+# the status line, which describe the kernel file on disk.
+from kerneltui.core.session.timeline import TRIAL_ORIGINS
 from kerneltui.core.task import TaskError, source_hash
 from kerneltui.ui.messages import AsmLoaded
 
@@ -18,9 +22,6 @@ if TYPE_CHECKING:
     from kerneltui.ui.app import KernelApp
 
 RUN_EVENTS = (ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.RunFinished)  # the events of one run, after its start
-# Runs of a proposal's text on a scratch copy: the proposal's card shows them, never the rung pane or
-# the status line, which describe the kernel file on disk.
-TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 
 
 class RunView:

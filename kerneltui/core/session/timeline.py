@@ -82,6 +82,7 @@ class Timeline:
         self._kernel_steps: list[int] = []  # steps where the kernel on disk changed
         self._kernel_hashes: list[str] = []
         self._run_starts: list[int] = []  # event indexes of RunStarted
+        self._trial_runs: set[str] = set()  # run ids of trials (a proposal's text on a scratch copy)
         self._chat_index: list[int] = []  # event indexes of chat events
         self._turn_done: dict[str, int] = {}  # turn id -> index of its AgentMessage
         self._usage_index: list[int] = []  # event indexes of TokenUsage
@@ -113,6 +114,8 @@ class Timeline:
                 if origin not in TRIAL_ORIGINS:  # a trial is its proposal's, never "the run on screen"
                     self._run_starts.append(i)
                     kernel_changed(i + 1, digest)
+                else:
+                    self._trial_runs.add(str(raw.get("run_id")))
             elif kind == "RunFinished":
                 origin, digest = origins.get(str(raw.get("run_id")), ("manual", ""))
                 if raw.get("cancelled") or not digest:
@@ -211,8 +214,8 @@ class Timeline:
             if ci < len(chat) and chat[ci] == i:
                 self._take_chat(i, step, out)
                 ci += 1
-            else:
-                out.append(events[i])
+            elif getattr(events[i], "run_id", None) not in self._trial_runs:
+                out.append(events[i])  # the file's run; a trial's events after it belong to its card
         while ci < len(chat):
             self._take_chat(chat[ci], step, out)
             ci += 1
