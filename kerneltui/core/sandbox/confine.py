@@ -13,7 +13,7 @@ import os
 import resource
 
 from kerneltui.core.sandbox import landlock, linux
-from kerneltui.core.sandbox.filesystem import FilesystemPlan, own_threads_rule, rules_for
+from kerneltui.core.sandbox.filesystem import FilesystemPlan, rules_here
 from kerneltui.core.sandbox.policy import BoxPlan
 from kerneltui.core.sandbox.support import enter_user_network_namespace
 
@@ -78,7 +78,7 @@ def confine(plan: BoxPlan) -> None:
         raise BoxError(f"resource limits: {exc}") from exc
     try:
         if plan.landlock_abi and plan.filesystem is not None:
-            landlock.restrict_self(plan.landlock_abi, [*rules_for(plan.filesystem), own_threads_rule(os.getpid())])
+            landlock.restrict_self(plan.landlock_abi, rules_here(plan.filesystem))
         else:
             linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     except OSError as exc:
@@ -101,7 +101,7 @@ def apply_deferred_landlock() -> bool:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         plan = FilesystemPlan.from_dict(data["filesystem"])
-        landlock.restrict_self(int(data["abi"]), [*rules_for(plan), own_threads_rule(os.getpid())])
+        landlock.restrict_self(int(data["abi"]), rules_here(plan))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BoxError(f"Landlock: {exc}") from exc
     return True

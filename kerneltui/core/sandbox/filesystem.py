@@ -125,3 +125,8 @@ def rules_for(plan: FilesystemPlan) -> list[Rule]:
     rules += [Rule(p, DEVICE) for p in plan.devices]
     rules += [Rule(p, WRITE) for p in plan.writable]
     return rules
+
+
+def rules_here(plan: FilesystemPlan) -> list[Rule]:
+    """The rules for the process about to restrict itself: the plan's, and its own threads' names."""
+    return [*rules_for(plan), own_threads_rule(os.getpid())]

@@ -18,9 +18,8 @@ from kerneltui.core.sandbox import cgroup, landlock, linux
 from kerneltui.core.sandbox.filesystem import (
     FilesystemPlan,
     device_nodes,
-    own_threads_rule,
     plan_hidden,
-    rules_for,
+    rules_here,
 )
 
 CAP_SYS_ADMIN = 21
@@ -132,7 +131,7 @@ def _status_in_child(boxed: bool, abi: int, check: Callable[[], int]) -> int:
             if boxed:
                 plan = FilesystemPlan(hidden=plan_hidden(os.path.expanduser("~"), tempfile.gettempdir()),
                                       readable=(), writable=("/dev/shm",), devices=device_nodes())
-                landlock.restrict_self(abi, [*rules_for(plan), own_threads_rule(os.getpid())])
+                landlock.restrict_self(abi, rules_here(plan))
             code = check() & 0xFF
         finally:
             os._exit(code)
