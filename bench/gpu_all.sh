@@ -43,7 +43,8 @@ for spec in "$@"; do
     env)
       run_step env "$limit" bash -c "nvidia-smi; $PY -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name())'; $PY -c 'import cutlass; print(\"cutlass-dsl\", cutlass.__version__)' || true; (ncu --version || true)" ;;
     gpu-tests)
-      run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider -n 4 \
+      # -v: one line per test as it ends, so a step cut off by its time limit still says what ran.
+      run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -v -rA -p no:cacheprovider -n "${GPU_TEST_WORKERS:-4}" \
         --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu ;;
     bench-tests)
       run_step bench-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider tests/gpu/test_benchmark_gpu.py ;;

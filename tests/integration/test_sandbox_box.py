@@ -177,8 +177,12 @@ THREAD_NAMES = """
 import os, threading
 def name_it():
     tid = threading.get_native_id()
-    # What glibc's pthread_setname_np does for another thread, and CUDA for its threads in cuInit.
+    # What glibc's pthread_setname_np does for another thread, and CUDA for its threads in cuInit:
+    # CUDA opens the file as fopen(..., "w") does, with O_TRUNC, so truncating is needed too.
     fd = os.open(f"/proc/self/task/{tid}/comm", os.O_RDWR)
+    os.write(fd, b"named-by-me")
+    os.close(fd)
+    fd = os.open(f"/proc/self/task/{tid}/comm", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.write(fd, b"named-by-me")
     os.close(fd)
     with open(f"/proc/self/task/{tid}/comm") as fh:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kerneltui.core.sandbox.landlock import DEVICE, READ, READ_DIR, WRITE, WRITE_FILE, Rule
+from kerneltui.core.sandbox.landlock import DEVICE, READ, READ_DIR, TRUNCATE, WRITE, WRITE_FILE, Rule
 
 # Device nodes a worker uses: Python and the C library (null, random, tty), CUDA (nvidia*), shared
 # memory (CUDA IPC reference counts, exchange folders). Not the disks, not the kernel's memory.
@@ -111,13 +111,14 @@ def read_rules(hidden: Iterable[str], readable: Iterable[str]) -> list[Rule]:
 def own_threads_rule(pid: int) -> Rule:
     """Writing the names of the process's own threads (``/proc/<pid>/task/<tid>/comm``).
 
-    CUDA names the threads it starts during ``cuInit`` by writing those files, and ``cuInit`` fails
-    with error 304 (operating system call failed) when it cannot. The grant is made by the boxed
+    CUDA names the threads it starts during ``cuInit`` by writing those files, opened with
+    ``O_TRUNC``, and ``cuInit`` fails with error 304 (operating system call failed) when it cannot
+    (measured on an H200 VM: everything granted beneath ``/`` but truncating or writing fails). The grant is made by the boxed
     process itself, for its own pid (``exec`` keeps the pid): Landlock binds a rule to the inode it
     names, so a grant on ``/proc/self`` made anywhere else would name another process. ``/proc`` as a
     whole is never granted: a worker that runs as root without capabilities could then write
     sysctls, whose permission check is the file's owner, not a capability."""
-    return Rule(f"/proc/{pid}/task", READ | WRITE_FILE)
+    return Rule(f"/proc/{pid}/task", READ | WRITE_FILE | TRUNCATE)
 
 
 def rules_for(plan: FilesystemPlan) -> list[Rule]:
