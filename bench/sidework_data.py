@@ -66,13 +66,15 @@ async def measure(name: str, task_dir: Path, runs: int, settings: dict[str, Any]
             cases = raw.get("cases") or [{}]
             entry = {"kernel": name, "run": i, "status": bench.status if bench else "missing",
                      "error": (bench.error or "") if bench else "the benchmark rung did not run",
+                     # A "warn" says why only here (a run that did not converge, a CUDA-graph note...).
+                     "summary": bench.summary if bench else "",
                      "wall_s": round(time.perf_counter() - t0, 2), "cases": [
                          {k: c.get(k) for k in ("label", "straggle_us", "control_straggle_us", "confirm_straggle_us",
                                                 "confirm_control_us", "times_ms")} for c in cases]}
             out.append(entry)
             med = statistics.median(cases[0].get("times_ms") or [0])
             print(f"{name} run {i}: {entry['status']} {med * 1e3:.1f} µs in {entry['wall_s']} s "
-                  f"{entry['error'][:140]}", flush=True)
+                  f"{(entry['error'] or entry['summary'])[:160]}", flush=True)
     finally:
         await loop.close()
     return out

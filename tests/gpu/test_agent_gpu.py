@@ -52,7 +52,9 @@ async def test_measured_times_decide_what_is_kept(example_task, tmp_path):
     ]
     session, rec, _ = make_session(task_dir, turns, tmp_path, trial_rungs=RUNGS)
     try:
-        result = await session.run_auto("", AutoLimits(iterations=2, target_pct_roofline=99.9))
+        # No roofline target: on the H200 the vector_add baseline already measures 100% of the
+        # roofline (184 µs, above the measured copy bandwidth), so any target would stop it at once.
+        result = await session.run_auto("", AutoLimits(iterations=2))
     finally:
         await session.close()
     assert result.iterations == 2 and len(result.verdicts) == 2, result.to_dict()

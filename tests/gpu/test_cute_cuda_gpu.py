@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.conftest import run_cli
+from tests.gpu.examples import needs_dsl
 
 pytestmark = pytest.mark.gpu
 
@@ -23,6 +24,7 @@ def _rung(report: dict, name: str) -> dict:
     return next(r for r in report["rungs"] if r["name"] == name)
 
 
+@needs_dsl("cute")
 def test_cute_example_is_correct_on_the_gpu(example_task):
     report = _check(example_task("cute_elementwise"))
     assert report["device"]["gpu"] is True

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -23,11 +22,10 @@ from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui.adapters.trace import TraceData, trace_data
 from tests.conftest import run_cli
+from tests.gpu.examples import needs_dsl
 
 pytestmark = pytest.mark.gpu
 TASKS = Path(__file__).resolve().parent / "trace_tasks"
-needs_tilelang = pytest.mark.skipif(importlib.util.find_spec("tilelang") is None,
-                                    reason="tilelang is not installed (stage its wheels: see bench/gpu_dsl.sh)")
 
 
 def _check(task: Path, *args: str) -> dict:
@@ -46,7 +44,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return dest
 
 
-@needs_tilelang
+@needs_dsl("tilelang")
 def test_tilelang_gemm_is_correct_and_benchmarks(example_task) -> None:
     task = example_task("tilelang_gemm")
     report = _check(task, "--rungs", "correctness,benchmark,dump")
@@ -85,9 +83,11 @@ def test_proton_traces_a_triton_kernel_into_the_trace_screen(tmp_path: Path) -> 
     assert {r["name"] for r in kernel["regions"]} == {"load", "reduce", "store"}
     assert all(r["ctas"] == 4096 and r["median_ns"] > 0 for r in kernel["regions"])
     assert metrics["traced_output_matches"] is True
-    # Proton's times are nanoseconds: the traced grid spans about as long as a traced call takes.
-    traced_ns = 1e6 * metrics["traced_ms"]
-    assert 0.05 * traced_ns < kernel["kernel_ns"] < 20 * traced_ns, (kernel["kernel_ns"], traced_ns)
+    # Proton's times are nanoseconds: the traced grid spans about as long as the kernel takes
+    # untraced. Not the traced call's time: with Proton's session open a call took 138 ms on the H200
+    # against a 46 µs grid (its per-call host work), a ratio that says nothing about units.
+    untraced_ns = 1e6 * metrics["untraced_ms"]
+    assert 0.05 * untraced_ns < kernel["kernel_ns"] < 20 * untraced_ns, (kernel["kernel_ns"], untraced_ns)
     assert data.traces[0].source == "proton" and data.traces[0].regions == ("load", "reduce", "store")
     assert json.loads(Path(metrics["chrome_trace"]).read_text())["traceEvents"]
 
@@ -105,6 +105,7 @@ def test_iket_traces_a_cute_kernel_into_the_trace_screen(tmp_path: Path) -> None
     assert "iket.trace.json" in kept and "iket.pftrace" in kept
 
 
+@needs_dsl("cute")
 def test_cute_example_check_and_dump_pass_on_the_gpu(example_task) -> None:
     task = example_task("cute_elementwise")
     report = _check(task, "--rungs", "correctness,dump")

@@ -14,10 +14,10 @@ from kerneltui.core.asm.store import Dump
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import EXAMPLES, ROOT, run_cli
+from tests.gpu.examples import example_params
 
 pytestmark = pytest.mark.gpu
 
-ALL_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "task.toml").exists())
 STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"},
           "tilelang": {"cuda", "ptx", "sass"}}
 
@@ -30,7 +30,7 @@ def _dump(task) -> tuple[dict, Dump]:
     return rung, Dump.load(t.version_dir(source_hash(t.kernel_source())))
 
 
-@pytest.mark.parametrize("name", ALL_EXAMPLES)
+@pytest.mark.parametrize("name", example_params())
 def test_every_example_dumps_on_the_gpu(example_task, name):
     task = example_task(name)
     backend = load_task(str(task)).backend

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import run_cli
+from tests.gpu.examples import example_params
 
 pytestmark = pytest.mark.gpu
 
-ALL_EXAMPLES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "task.toml").exists())
 
 
-@pytest.mark.parametrize("name", ALL_EXAMPLES)
+@pytest.mark.parametrize("name", example_params())
 def test_example_passes_on_gpu(example_task, name):
     task = example_task(name)
     proc = run_cli("check", str(task), "--json", "--rungs", "correctness", "--no-history")
