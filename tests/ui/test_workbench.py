@@ -74,3 +74,24 @@ async def test_the_agent_shares_the_pool_and_sees_the_apps_runs(example_task, se
         await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 180, "the run")
         run = next(e for e in app.bridge.log if isinstance(e, ev.RunFinished))
         assert run.ok and session.latest is not None and session.latest.run_id == run.run_id
+
+
+async def test_the_context_index_is_built_in_the_background_when_the_agent_attaches(example_task,
+                                                                                     tmp_path: Path) -> None:
+    """The model's first search must not wait for a cold index build: the TUI starts it when the agent
+    attaches, before anyone asks (it was built only on the first search)."""
+    task = example_task("vector_add")
+    (task / "context").mkdir()
+    (task / "context" / "notes.md").write_text("# Coalescing\n\nLoads of 128 bits per thread reach peak bandwidth.\n")
+    config = tmp_path / "config.toml"
+    config.write_text('[agent]\nprovider = "scripted"\n')
+    import kerneltui.ui.defaults  # noqa: F401
+
+    options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
+                         record_session=False)
+    app = create_app(task, settings=load_config(file=config, env={}), options=options)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready, 30, "the panes")
+        index = app.agent.session.index
+        await wait_for(pilot, lambda: index.refreshed_at() is not None, 60, "the context index, without a search")
+        assert any(hit.path.endswith("notes.md") for hit in index.search("coalescing bandwidth", 5))

@@ -166,6 +166,11 @@ class AgentSession:
         if self.provider.name == "scripted":
             self.emit(Notice(level="warning", source="agent",
                              message="the agent is a scripted replay: no model is called, replies are recorded"))
+        self.index_in_background()
+
+    def index_in_background(self) -> None:
+        """Bring the context index up to date off the event loop, so the model's first search does
+        not wait for a cold build; call on the running event loop."""
         if self.index.searchable() and self._index_task is None:
             self._index_task = asyncio.create_task(
                 asyncio.to_thread(self.index.ensure_fresh, self.settings.index_refresh_s))
