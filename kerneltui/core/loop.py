@@ -11,6 +11,7 @@ request in flight kills its worker's process group, and the loop reports the run
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import Callable
@@ -126,19 +127,24 @@ class Loop:
             self.pool.prestart(("candidate",), count=2)
         results: list[RungResult] = []
         cancelled = False
+        # A run of checks alone (no rung with a worker of its own) replaces the spares it takes when
+        # it ends, not beside it; a run that needs a further worker before it ends replaces as it goes.
+        holding = (contextlib.nullcontext() if any(rung_registry.spec(n).own_worker for n in names)
+                   else self.pool.hold_spares())
         try:
-            for i, name in enumerate(names):
-                result = await self._run_rung(ctx, name)
-                results.append(result)
-                ctx.results[name] = result
-                self.emit(RungFinished(run_id=run_id, result=result))
-                if name == "compile" and not self.pool.replenish and ctx.has_gpu and any(
-                    rung_registry.spec(n).own_worker for n in names[i + 1:]
-                ):
-                    # A pool that does not keep spares (one-shot commands) learns only now that a
-                    # GPU rung with a worker of its own will follow: start that worker while the
-                    # checks run (the run's judge serves that rung too).
-                    self.pool.prestart(("candidate",))
+            with holding:
+                for i, name in enumerate(names):
+                    result = await self._run_rung(ctx, name)
+                    results.append(result)
+                    ctx.results[name] = result
+                    self.emit(RungFinished(run_id=run_id, result=result))
+                    if name == "compile" and not self.pool.replenish and ctx.has_gpu and any(
+                        rung_registry.spec(n).own_worker for n in names[i + 1:]
+                    ):
+                        # A pool that does not keep spares (one-shot commands) learns only now that a
+                        # GPU rung with a worker of its own will follow: start that worker while the
+                        # checks run (the run's judge serves that rung too).
+                        self.pool.prestart(("candidate",))
         except asyncio.CancelledError:
             cancelled = True
             raise

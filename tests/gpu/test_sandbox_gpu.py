@@ -148,4 +148,5 @@ def test_sandbox_bench_runs(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "sandbox_overhead.py"), "--repeats", "2",
                            "--results", str(out)], capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    print(out.read_text())  # the numbers reach the run's log (-rA), for bench/RESULTS.md
     assert "box on" in out.read_text() and "box off" in out.read_text()

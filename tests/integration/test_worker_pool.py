@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kerneltui.core.worker.pool import WorkerPool
 
 
@@ -27,3 +29,61 @@ async def test_no_worker_starts_inside_a_quiet_block():
         await pool.release(third)
     finally:
         await pool.close()
+
+
+async def test_a_closed_worker_ends_by_itself_instead_of_being_killed_after_the_grace():
+    """Closing a worker waited out its 2 s grace on every close (the interpreter's teardown with
+    torch loaded outlasted it) and then killed it: seconds added to every run. The worker now ends
+    as soon as the parent is done with it."""
+    pool = WorkerPool("torch", spares=1, replenish=False)
+    try:
+        worker = await pool.acquire()
+        await pool.release(worker)
+        assert worker.proc.returncode == 0, f"the worker was killed (exit status {worker.proc.returncode})"
+    finally:
+        await pool.close()
+
+
+@pytest.mark.parametrize("few_cores", [True, False])
+async def test_spares_taken_by_a_checks_only_run_are_replaced_when_it_ends(example_task, few_cores):
+    """On a 2-core machine the replacements starting beside a run took the CPU its verdict needed
+    (5 s save → verdict instead of under 1 s): there a run of checks alone replaces the spares it
+    takes when it ends. With cores to spare they start at once, ready sooner for the next save."""
+    from kerneltui.core.events import RungFinished
+    from kerneltui.core.loop import Loop
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task_loaders.load import load_task
+
+    task = load_task(example_task("vector_add"))
+    pool = WorkerPool(task.backend, spares=1, hold_during_runs=few_cores)
+    pending_during: list[int] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, RungFinished):
+            pending_during.append(pool.spares_pending)
+
+    loop = Loop(task, pool=pool, emit=on_event)
+    try:
+        pool.prestart()
+        report = await loop.run(RunOptions(rungs=["correctness"], seeds=1, record=False, origin="check"))
+        assert report.ok, [(r.name, r.status, r.summary) for r in report.results]
+        assert pending_during and all(n == (0 if few_cores else 2) for n in pending_during), pending_during
+        assert pool.spares_pending == 2  # one candidate's and one judge's, started as the run ended
+    finally:
+        await loop.close()
+
+
+def test_the_judge_imports_what_its_first_case_needs_while_it_starts(tmp_path):
+    """torch.use_deterministic_algorithms (the judge calls it for every case it makes) imports
+    torch._inductor the first time it is called: 1 s and more, paid by the first case of every run
+    until the judge's start did it."""
+    import os
+    import subprocess
+    import sys
+
+    program = ("import sys; from kerneltui.core.worker.state import WorkerState; "
+               "WorkerState(backend_name='torch', role='judge').warm_up(); print('torch._inductor' in sys.modules)")
+    env = dict(os.environ, KERNELTUI_WORKER_SCRATCH=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True"

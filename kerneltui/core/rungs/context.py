@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -194,8 +195,8 @@ class RunContext:
         if self._judging is not None:
             await self._judging.close()
             self._judging = None
-        for worker in self._workers:
-            await self.pool.release(worker)
+        # Side by side: each close may wait for its worker to exit.
+        await asyncio.gather(*(self.pool.release(worker) for worker in self._workers))
         self._workers.clear()
         self._check_worker = None
 

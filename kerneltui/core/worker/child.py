@@ -104,9 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     while True:
         message = read_message(proto_in)
         if message is None:
-            if state.poisoned:
-                os._exit(4)  # see below: no destructors in a broken CUDA context
-            return 0
+            # The parent is done with this single-use worker. Exit without the interpreter's
+            # teardown (with torch and a DSL loaded it outlasted the parent's 2 s grace on every
+            # close, adding that to every run): nothing is left to write, every reply is sent, and
+            # a broken CUDA context must not run destructors (see below).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(4 if state.poisoned else 0)
         req_id = message.get("id")
         op = OPS.get(str(message.get("op")))
         if op is not None and (state.role == "judge") != str(message.get("op")).startswith("judge_") \

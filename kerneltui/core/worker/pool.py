@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import Runner, default_runner
 from kerneltui.core.worker.wire import exchange_root
 
 ROLES = ("candidate", "judge")
+FEW_CORES = 4  # a run's parent, judge and candidate each want a core; spares starting beside them too
 
 
 class WorkerPool:
     def __init__(self, backend: str, arch: str | None = None, runner: Runner | None = None,
-                 spares: int | dict[str, int] = 1, ready_timeout: float = 300.0, replenish: bool = True) -> None:
+                 spares: int | dict[str, int] = 1, ready_timeout: float = 300.0, replenish: bool = True,
+                 hold_during_runs: bool | None = None) -> None:
         self.backend = backend
         self.arch = arch
         self.runner: Runner = runner or default_runner()
@@ -37,12 +40,17 @@ class WorkerPool:
         # takes two candidate workers, the checks' and the benchmark's, and one judge).
         self.spares = spares
         self.replenish = replenish  # start the next spare as soon as one is taken
+        # Whether hold_spares() holds: on a machine with few cores a spare importing torch beside a
+        # run takes the CPU the run's verdict needs; with cores to spare it costs the run nothing and
+        # holding would only make a quick next save wait for a spare still starting.
+        self.hold_during_runs = (os.cpu_count() or 1) <= FEW_CORES if hold_during_runs is None else hold_during_runs
         self.ready_timeout = ready_timeout
         self._spare: dict[str, list[asyncio.Task[WorkerProcess]]] = {role: [] for role in ROLES}
         self._in_use: set[WorkerProcess] = set()
         self._closed = False
         self._quiet = 0  # nesting depth of quiet() blocks
-        self._deferred = False  # a spare was wanted while quiet
+        self._held = 0  # nesting depth of hold_spares() blocks
+        self._deferred = False  # a spare was wanted while quiet or held
         self.device_info: dict[str, object] = {}
 
     @property
@@ -55,7 +63,7 @@ class WorkerPool:
         spares); idempotent; deferred while quiet."""
         if self._closed:
             return
-        if self._quiet:
+        if self._quiet or self._held:
             self._deferred = True
             return
         for role in roles:
@@ -101,9 +109,29 @@ class WorkerPool:
             yield time.perf_counter() - started
         finally:
             self._quiet -= 1
-            if not self._quiet and self._deferred:
-                self._deferred = False
-                self.prestart()
+            self._start_deferred()
+
+    @contextlib.contextmanager
+    def hold_spares(self) -> Iterator[None]:
+        """A block during which spares taken are replaced only when it ends: a short run (the checks
+        up to the correctness verdict) uses the CPU for itself instead of sharing it with workers
+        importing torch (on a 2-core machine that sharing took save → verdict from 1.3–2.6 s to
+        4.7–5.2 s). Workers asked for inside the block still start. A no-op where the pool does not
+        hold during runs (machines with more than FEW_CORES cores)."""
+        if not self.hold_during_runs:
+            yield
+            return
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            self._start_deferred()
+
+    def _start_deferred(self) -> None:
+        if not self._quiet and not self._held and self._deferred:
+            self._deferred = False
+            self.prestart()
 
     async def _start_one(self, role: str = "candidate") -> WorkerProcess:
         worker = await WorkerProcess.start(self.runner, self.backend, self.arch, role,
@@ -122,8 +150,8 @@ class WorkerPool:
             raise WorkerFailure("start", "the worker pool is closed")
         if role not in ROLES:
             raise ValueError(f"unknown worker role {role!r}")
-        if self._quiet or not self.replenish:
-            self._fill(role, 1)  # the worker asked for must start even while quiet; spares wait
+        if self._quiet or self._held or not self.replenish:
+            self._fill(role, 1)  # the worker asked for must start even while quiet or held; spares wait
         else:
             self.prestart()
         task = self._spare[role].pop(0)

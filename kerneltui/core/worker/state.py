@@ -73,6 +73,10 @@ class WorkerState:
             # The judge runs no kernel: torch, and Triton on a GPU (the benchmark's recheck kernel).
             if self.has_gpu:
                 import triton  # noqa: F401
+            # torch.use_deterministic_algorithms, called for every case the judge makes (poisoned
+            # allocations), imports torch._inductor the first time: 1 s and more of a run's
+            # critical path on the CPU; here it is part of the spare's start.
+            import torch._inductor  # noqa: F401
             self.info = describe_device(self)
             self.info["backend"] = "judge"
             return self.info
