@@ -45,14 +45,10 @@ def load_settings(args: argparse.Namespace) -> Config:
     Every section is known to ``load_config`` (``config.SECTIONS``), so KERNELTUI_AGENT_* and
     KERNELTUI_UI_* are read as every other command reads them. Raises ConfigError.
     """
-    from kerneltui.config import Setting, load_config
+    from kerneltui.config import Flag, load_config
 
-    settings = load_config()
-    for flag, attribute, section, key in FLAG_SETTINGS:
-        value = getattr(args, attribute, None)
-        if value:
-            settings.settings.setdefault(section, {})[key] = Setting(value, flag)
-    return settings
+    return load_config(flags=[Flag(flag, section, key, getattr(args, attribute, None))
+                              for flag, attribute, section, key in FLAG_SETTINGS])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -104,10 +100,10 @@ def main(args: argparse.Namespace) -> int:
 
 def open_app(task: Path, *, settings: Config, kernel: str | None = None, timeout: float | None = None,
              watch: bool = True, resume: Path | None = None) -> KernelApp:
+    from kerneltui.ui.defaults import UiSettings
     from kerneltui.ui.launch import create_app
     from kerneltui.ui.options import AppOptions
 
-    ui = settings.section("ui")
-    options = AppOptions(watch=watch and bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)),
-                         run_timeout_s=timeout, resume=resume)
+    ui = settings.read(UiSettings)
+    options = AppOptions(watch=watch and ui.watch, run_on_start=ui.run_on_start, run_timeout_s=timeout, resume=resume)
     return create_app(task, kernel=kernel, settings=settings, options=options)
