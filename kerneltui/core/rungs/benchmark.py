@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.config import ConfigError
 from kerneltui.core.bench import device_peaks as device
@@ -26,6 +26,7 @@ from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import BenchSetupReply, WorkEstimateCase, WorkEstimateReply
 
 NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
@@ -65,7 +66,8 @@ async def run(ctx: RunContext) -> RungResult:
             # The bound starts after the device's peaks: measured once per device, then cached.
             bound = WallBound(settings.max_wall_s)
             phase = "reading the reference's work per case"
-            setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
+            setup = cast(BenchSetupReply, await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"),
+                                                              on_progress=progress))
             phase = "estimating the reference's work"
             await _estimate_work(judge, setup, ctx, progress)
             secret = secrets.randbits(62)
@@ -118,21 +120,23 @@ async def run(ctx: RunContext) -> RungResult:
     return ok(NAME, verdict.summary, metrics=metrics, details=details)
 
 
-async def _estimate_work(worker: WorkerProcess, setup: dict[str, Any], ctx: RunContext, progress: Any) -> None:
+async def _estimate_work(worker: WorkerProcess, setup: BenchSetupReply, ctx: RunContext, progress: Any) -> None:
     """Cases that declare no work (KernelBench, GPU MODE) get an estimate from the reference
     (``core.worker.work_estimate``), marked so: every problem gets a roofline."""
-    bare = [c for c in setup.get("cases") or [] if c.get("flops") is None and c.get("bytes") is None
+    bare = [c for c in setup["cases"] if c.get("flops") is None and c.get("bytes") is None
             and not c.get("flops_error") and not c.get("bytes_error")]
     if not bare:
         return
-    found = await worker.request("judge_estimate_work", {}, timeout=ctx.timeout("compile"), on_progress=progress)
-    estimates = {c["index"]: c for c in found.get("cases") or []}
+    found = cast(WorkEstimateReply, await worker.request("judge_estimate_work", {}, timeout=ctx.timeout("compile"),
+                                                         on_progress=progress))
+    estimates = {c["index"]: c for c in found["cases"]}
     for case in bare:
-        est = estimates.get(case["index"]) or {}
+        est: WorkEstimateCase = estimates.get(case["index"]) or {}
         if est.get("error") or not est.get("bytes"):
             case["work_note"] = f"no estimate of the work: {est.get('error') or 'the reference moved no bytes'}"
             continue
-        case.update(flops=est.get("flops"), bytes=est["bytes"], work_estimated=est.get("method") or "estimated")
+        case["flops"], case["bytes"] = est.get("flops"), est.get("bytes")
+        case["work_estimated"] = est.get("method") or "estimated"
 
 
 async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePeaks | None, str]:
