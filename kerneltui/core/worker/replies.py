@@ -63,6 +63,17 @@ class VerdictReply(TypedDict, total=False):
     sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
 
 
+class DumpReply(TypedDict):
+    """``dump`` (``ops_dump.op_dump``): the compiler's output of every kernel the cases launched."""
+
+    arch: str
+    backend: str
+    artifacts: list[dict[str, Any]]  # each read by ``core.asm.artifact.KernelArtifact.from_json``
+    notes: list[str]
+    source_roots: list[str]  # the task folder as given and resolved: source lines are matched under them
+    on_gpu: bool
+
+
 # ---- the benchmark's ops (``ops_judge_bench`` in the judge, ``ops_bench`` in the candidate's worker),
 # read by ``core.rungs.bench_series`` and ``core.rungs.benchmark``.
 
