@@ -24,7 +24,7 @@ from kerneltui.core.bench.stats import (
     straggle_verdict,
     summarize,
 )
-from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply
+from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
 
 
 @dataclass
@@ -96,8 +96,8 @@ def _floor(case: dict[str, Any], peaks: DevicePeaks | None) -> float | None:
     return roofline.analyse(1.0, case.get("flops"), case.get("bytes"), roofs).floor_ms
 
 
-def build(setup: BenchSetupReply, reference: dict[str, Any], compiled: dict[str, Any] | None,
-          candidate: dict[str, Any], peaks: DevicePeaks | None, settings: BenchSettings,
+def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply | None,
+          candidate: SeriesReply, peaks: DevicePeaks | None, settings: BenchSettings,
           compile_note: str | None = None) -> BenchVerdict:
     """The benchmark rung's result from the four worker answers."""
     setup_cases = {c["index"]: c for c in setup["cases"]}

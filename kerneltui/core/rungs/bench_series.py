@@ -42,6 +42,7 @@ from kerneltui.core.worker.replies import (
     BenchGraphReply,
     PoolReply,
     RecheckReply,
+    SeriesReply,
 )
 
 BATCH_S = 0.25  # wall time a batch aims for
@@ -134,11 +135,11 @@ class CaseDriver:
 
 async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, secret: int,
                       settings: BenchSettings, timeout: float, progress: Any, bound: WallBound | None = None,
-                      watch: Watch | None = None) -> dict[str, Any]:
+                      watch: Watch | None = None) -> SeriesReply:
     """Time the kernel on every case; the reply's shape is that of a baseline's (``ops_judge_bench``)."""
     t0 = time.perf_counter()
     out_cases: list[dict[str, Any]] = []
-    facts: dict[str, Any] = {}
+    facts: SeriesReply = {}
     threads: list[str] = []
     for index in range(cases):
         pool = cast(PoolReply, await judge.request("judge_pool", {"case": index, "secret": secret,

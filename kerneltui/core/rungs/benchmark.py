@@ -26,7 +26,7 @@ from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import BenchSetupReply, WorkEstimateCase, WorkEstimateReply
+from kerneltui.core.worker.replies import BenchSetupReply, SeriesReply, WorkEstimateCase, WorkEstimateReply
 
 NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
@@ -73,7 +73,8 @@ async def run(ctx: RunContext) -> RungResult:
             secret = secrets.randbits(62)
             phase = "timing the baselines"
             measured = await _baselines(ctx, judge, settings, secret, bound, progress, timings)
-            reference, reference_note = measured["reference"]
+            reference = cast(SeriesReply, measured["reference"][0])  # always measured, or found cached
+            reference_note = measured["reference"][1]
             compiled, compile_note = measured["torch_compile"]
             phase = "loading the kernel"
             t0 = time.perf_counter()
@@ -157,7 +158,7 @@ async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePea
 PROVISIONAL_EVERY_S = 0.5  # the least time between two provisional numbers
 
 
-def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSettings) -> Watch:
+def _provisional(ctx: RunContext, reference: SeriesReply, settings: BenchSettings) -> Watch:
     """Report an early number (``BenchmarkProvisional``) once a case has its minimum of timed calls,
     and every PROVISIONAL_EVERY_S after; the progress line carries it too."""
     ref_ms = {int(c["index"]): median(c["times_ms"]) for c in reference.get("cases") or [] if c.get("times_ms")}
@@ -177,8 +178,11 @@ def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSett
     return watch
 
 
+COMPILE_OFF = "not measured ([benchmark] torch_compile = false)"
+
+
 async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSettings, secret: int, bound: WallBound,
-                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[Any, str]]:
+                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[SeriesReply | None, str]]:
     """The reference's and torch.compile's times, each cached (``core.rungs.baselines``) or measured
     now within its share of the wall-time bound; with a note saying which. ``timings`` gets the
     seconds each took here (``reference_s``, ``torch_compile_s``)."""
@@ -187,7 +191,7 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
     keys = {t: baselines.baseline_key(ctx, judge.info, t, settings) for t in targets}
     found = {t: baselines.cached(ctx, keys[t]) if settings.baseline_cache else None for t in targets}
     to_measure = [t for t in targets if found[t] is None]
-    out: dict[str, tuple[Any, str]] = {"torch_compile": (None, "not measured ([benchmark] torch_compile = false)")}
+    out: dict[str, tuple[SeriesReply | None, str]] = {"torch_compile": (None, COMPILE_OFF)}
     for target in targets:
         hit = found[target]
         timings[f"{target}_s"] = 0.0
@@ -199,8 +203,9 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
         to_measure.remove(target)
         if target == "torch_compile":
             progress("compiling the reference with torch.compile (once per reference and device)", None)
-        raw = await judge.request("judge_benchmark", {"target": target, "secret": secret, "settings": given.to_dict()},
-                                  timeout=ctx.timeout("benchmark"), on_progress=progress)
+        raw = cast(SeriesReply, await judge.request("judge_benchmark", {
+            "target": target, "secret": secret, "settings": given.to_dict(),
+        }, timeout=ctx.timeout("benchmark"), on_progress=progress))
         for case in raw.get("cases") or []:
             case["stopped"] = WallBound.relabel(case.get("stopped") or "", settings, given)
         out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if settings.baseline_cache else "measured now")

@@ -31,6 +31,7 @@ from kerneltui.core.worker.replies import (
     PoolReply,
     RecheckFailure,
     RecheckReply,
+    SeriesReply,
 )
 from kerneltui.core.worker.state import WorkerState
 
@@ -76,7 +77,7 @@ def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
     return value, ""
 
 
-def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> SeriesReply:
     """Time a baseline (the reference or torch.compile of it) on every benchmark case."""
     require_gpu(state, "benchmarking")
     judge = _judge(state)

@@ -92,6 +92,21 @@ class BenchSetupCase(TypedDict, total=False):
     work_note: str  # added by the parent: why there is no estimate either
 
 
+class SeriesReply(TypedDict, total=False):
+    """A target's timed series on every case: ``judge_benchmark`` for a baseline (the reference,
+    torch.compile), ``core.rungs.bench_series.time_kernel`` for the kernel; what the benchmark's
+    report (``core.bench.report.build``) and the baseline cache read. A cached baseline is one of
+    these as it was stored."""
+
+    target: str  # "reference", "torch_compile" or "candidate"
+    cases: list[dict[str, Any]]  # per case: its series as ``core.bench.timing`` / ``KernelSeries`` write it
+    flush_bytes: int
+    l2_bytes: int
+    persisting_l2: str
+    threads_started_by_kernel: list[str]  # the kernel's series only
+    seconds: float
+
+
 class BenchSetupReply(TypedDict):
     """``judge_bench_setup``: every benchmark case's work, as the reference module counts it."""
 
