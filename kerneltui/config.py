@@ -88,6 +88,11 @@ class Config:
             raise ConfigError(f"{self.where(schema.SECTION, exc.key)}: {exc}") from exc
 
 
+def flags_from_args(args: Any, section: str, table: Iterable[tuple[str, str, str]]) -> list[Flag]:
+    """The flags of ``table`` (flag, attribute of the parsed arguments, key) that set ``[section]``."""
+    return [Flag(flag, section, key, getattr(args, attribute, None)) for flag, attribute, key in table]
+
+
 def _parse_env_value(raw: str) -> Any:
     try:
         return tomllib.loads(f"v = {raw}")["v"]

@@ -116,8 +116,8 @@ def proposal_card(p: dict[str, Any]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.config import ConfigError, load_config
-    from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
+    from kerneltui.config import ConfigError, flags_from_args, load_config
+    from kerneltui.core.agent.settings import AGENT_FLAGS
 
     task = load_task_or_exit(args.task, args.kernel)
     if args.auto is not None and args.auto < 1:
@@ -128,7 +128,7 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        config = load_config()
+        config = load_config(flags=flags_from_args(args, "agent", AGENT_FLAGS))
     except ConfigError as exc:
         print(f"kerneltui ask: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -152,8 +152,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     try:
         chat = open_chat(
             task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,
-            provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
-            api_key_env=args.api_key_env, script=args.script, pool=own_pool,
+            pool=own_pool,
         )
     except ProviderError as exc:
         close_session_log(log)

@@ -10,7 +10,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from kerneltui.config import ConfigError, Flag, load_config
+from kerneltui.config import ConfigError, flags_from_args, load_config
 from kerneltui.core.remote.settings import REMOTE_FLAGS, RemoteSettings
 
 # Options taking a value that may stand before the subcommand.
@@ -49,7 +49,7 @@ def remote_target(args: argparse.Namespace) -> Any:
 
     Raises ValueError with a message for a bad host or an unreadable config file.
     """
-    flags = [Flag(flag, "remote", key, getattr(args, attribute, None)) for flag, attribute, key in REMOTE_FLAGS]
+    flags = flags_from_args(args, "remote", REMOTE_FLAGS)
     try:
         remote = load_config(flags=flags).read(RemoteSettings)
     except ConfigError as exc:

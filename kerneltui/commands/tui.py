@@ -34,9 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-# Flags that override a setting, as (flag, attribute of the parsed args, section, key).
-FLAG_SETTINGS = (("--theme", "theme", "ui", "theme"), ("--provider", "provider", "agent", "provider"),
-                 ("--model", "model", "agent", "model"), ("--base-url", "base_url", "agent", "base_url"))
+# Flags that set a [ui] key, as (flag, attribute of the parsed args, key); the [agent] ones are AGENT_FLAGS.
+UI_FLAGS = (("--theme", "theme", "theme"),)
 
 
 def load_settings(args: argparse.Namespace) -> Config:
@@ -45,10 +44,10 @@ def load_settings(args: argparse.Namespace) -> Config:
     Every section is known to ``load_config`` (``config.SECTIONS``), so KERNELTUI_AGENT_* and
     KERNELTUI_UI_* are read as every other command reads them. Raises ConfigError.
     """
-    from kerneltui.config import Flag, load_config
+    from kerneltui.config import flags_from_args, load_config
+    from kerneltui.core.agent.settings import AGENT_FLAGS
 
-    return load_config(flags=[Flag(flag, section, key, getattr(args, attribute, None))
-                              for flag, attribute, section, key in FLAG_SETTINGS])
+    return load_config(flags=[*flags_from_args(args, "ui", UI_FLAGS), *flags_from_args(args, "agent", AGENT_FLAGS)])
 
 
 def main(args: argparse.Namespace) -> int:

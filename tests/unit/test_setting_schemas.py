@@ -81,3 +81,21 @@ def test_yes_and_no_from_the_environment_are_flags_not_strings():
 
 def test_a_number_given_for_a_name_is_kept_as_the_name():
     assert load_config(NONE, env={"KERNELTUI_REMOTE_GPU_HOST": "10"}).read(RemoteSettings).gpu_host == "10"
+
+
+def test_every_command_layers_its_flags_in_load_config():
+    import argparse
+
+    from kerneltui.config import flags_from_args
+    from kerneltui.core.agent.settings import AGENT_FLAGS, AgentSettings
+    from kerneltui.core.remote.settings import REMOTE_FLAGS
+
+    args = argparse.Namespace(provider="openai-compatible", model="qwen-test", base_url=None, api=None,
+                              api_key_env="MY_KEY", script=None, gpu_host="me@box", remote_python=None,
+                              ssh_port=2200, ssh_identity=None)
+    cfg = load_config(NONE, env={"KERNELTUI_AGENT_MODEL": "from-env"},
+                      flags=[*flags_from_args(args, "agent", AGENT_FLAGS), *flags_from_args(args, "remote", REMOTE_FLAGS)])
+    agent = AgentSettings.from_config(cfg)
+    assert (agent.provider, agent.model, agent.api_key_env) == ("openai-compatible", "qwen-test", "MY_KEY")
+    assert cfg.source("agent", "model") == "--model" and cfg.source("agent", "base_url") is None
+    assert (cfg.read(RemoteSettings).gpu_host, cfg.read(RemoteSettings).port) == ("me@box", 2200)
