@@ -74,6 +74,23 @@ class DumpReply(TypedDict):
     on_gpu: bool
 
 
+class TraceReply(TypedDict, total=False):
+    """A trace of one case: the ``trace`` op's reply (kerneltui's markers, or Proton's), or IKET's
+    run (``core.trace.iket_run``); read by ``core.rungs.trace.build_result``."""
+
+    case: int
+    case_kind: str  # "benchmark" or "test"
+    params: dict[str, Any]
+    device: str | None
+    untraced_ms: list[float] | None  # None: the tracer times nothing untraced (IKET)
+    traced_ms: list[float] | None
+    buffers: list[dict[str, Any]]  # per kernel: ``TraceBuffer.to_dict()``
+    source: str  # which tracer (``core.trace.sources``)
+    source_note: str | None  # why the DSL's own tracer could not run (the markers traced instead)
+    source_files: list[str]  # the tracer's own files, kept in the version folder
+    traced_output_matches: bool | None  # tracing changed nothing the kernel computes (None: not compared)
+
+
 # ---- the benchmark's ops (``ops_judge_bench`` in the judge, ``ops_bench`` in the candidate's worker),
 # read by ``core.rungs.bench_series`` and ``core.rungs.benchmark``.
 
