@@ -7,15 +7,20 @@ reads its section (its settings dataclass, or the defaults table beside it), and
 hands those tables to :func:`load_config` to show every setting. Nothing registers itself on import,
 so what a section holds does not depend on what was imported first. An environment variable ``KERNELTUI_<SECTION>_<KEY>`` (upper case) overrides
 ``[section] key`` whatever was imported first; values are parsed as TOML scalars when they look like
-one (``true``, ``3``, ``0.5``), else kept as strings. A section kerneltui does not read, and a
-``[benchmark]`` value it cannot use, are refused at load with the file and line or the variable.
+one (``true``, ``3``, ``0.5``), else kept as strings. Command-line flags (``--theme``, ``--gpu-host``
+…) are the last layer, merged here too (``load_config(flags=…)``), so every command layers them alike.
+
+A section kerneltui does not read, and a value its section cannot use, are refused at load with the
+file and line, the variable or the flag. The sections with a schema (``kerneltui.setting_schema``:
+``[ui]``, ``[keys]``, ``[sessions]``, ``[remote]``) are read as frozen dataclasses with
+``Config.read(UiSettings)``; ``[benchmark]`` is checked by ``BenchSettings``.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +28,7 @@ from typing import Any
 from kerneltui import paths
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.task_loaders.toml_lines import key_lines
+from kerneltui.setting_schema import SchemaT, SettingsSchema, SettingValueError, build
 
 # Every section kerneltui reads. Declared here, not by the modules that read them, so that a
 # KERNELTUI_AGENT_* variable is a setting even when the config loads before the agent is imported.
@@ -36,7 +42,18 @@ class ConfigError(Exception):
 @dataclass
 class Setting:
     value: Any
-    source: str  # "default", a file path, or "env KERNELTUI_X_Y"
+    source: str  # "default", a file path, "env KERNELTUI_X_Y", or a flag ("--theme")
+    line: int | None = None  # where in the file, when it came from one
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A command-line flag that sets ``[section] key``; ``value`` None (or empty) leaves it unset."""
+
+    name: str  # "--theme"
+    section: str
+    key: str
+    value: Any
 
 
 @dataclass
@@ -55,6 +72,26 @@ class Config:
         s = self.settings.get(section, {}).get(key)
         return None if s is None else s.source
 
+    def where(self, section: str, key: str) -> str:
+        """Where ``[section] key`` was set, for a message: "FILE:LINE", "env KERNELTUI_X_Y" or a flag."""
+        s = self.settings.get(section, {}).get(key)
+        if s is None:
+            return f"{self.file} or KERNELTUI_{section.upper()}_*"
+        return f"{s.source}:{s.line}" if s.line is not None else s.source
+
+    def read(self, schema: type[SchemaT]) -> SchemaT:
+        """The schema's section as a frozen dataclass; a value it cannot use raises ConfigError naming
+        where it was set."""
+        try:
+            return build(schema, self.section(schema.SECTION))
+        except SettingValueError as exc:
+            raise ConfigError(f"{self.where(schema.SECTION, exc.key)}: {exc}") from exc
+
+
+def flags_from_args(args: Any, section: str, table: Iterable[tuple[str, str, str]]) -> list[Flag]:
+    """The flags of ``table`` (flag, attribute of the parsed arguments, key) that set ``[section]``."""
+    return [Flag(flag, section, key, getattr(args, attribute, None)) for flag, attribute, key in table]
+
 
 def _parse_env_value(raw: str) -> Any:
     try:
@@ -64,9 +101,10 @@ def _parse_env_value(raw: str) -> Any:
 
 
 def load_config(file: Path | None = None, env: dict[str, str] | None = None,
-                defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Config:
-    """The settings of the file and the environment; ``defaults`` (section → key → value) under them,
-    for a caller that shows every setting (``kerneltui config``)."""
+                defaults: Mapping[str, Mapping[str, Any]] | None = None, flags: Iterable[Flag] = ()) -> Config:
+    """The settings of the file, the environment, then the command line's ``flags``; ``defaults``
+    (section → key → value) under them, for a caller that shows every setting (``kerneltui config``).
+    Every section with a schema is checked: a value it cannot use raises ConfigError naming where."""
     env = dict(os.environ if env is None else env)
     file = file or Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
     cfg = Config(file=file)
@@ -89,7 +127,7 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
                 raise ConfigError(f"{where}: kerneltui has no settings section [{sec}]; "
                                   f"the sections are {', '.join(f'[{s}]' for s in SECTIONS)}")
             for key, value in values.items():
-                cfg.settings.setdefault(sec, {})[key] = Setting(value, str(file))
+                cfg.settings.setdefault(sec, {})[key] = Setting(value, str(file), lines.get((sec, key)))
     prefix = "KERNELTUI_"
     for name, raw in env.items():
         if not name.startswith(prefix) or name.count("_") < 2:
@@ -98,20 +136,32 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
         sec, _, key = rest.partition("_")
         if sec in SECTIONS:
             cfg.settings.setdefault(sec, {})[key] = Setting(_parse_env_value(raw), f"env {name}")
-    _check_benchmark(cfg, lines)
+    for flag in flags:
+        if flag.value is not None and flag.value != "":
+            cfg.settings.setdefault(flag.section, {})[flag.key] = Setting(flag.value, flag.name)
+    _check_benchmark(cfg)
+    for schema in schemas():
+        cfg.read(schema)
     return cfg
 
 
-def _check_benchmark(cfg: Config, lines: dict[tuple[str | int, ...], int]) -> None:
+def schemas() -> tuple[type[SettingsSchema], ...]:
+    """The sections read as schemas, checked at every load."""
+    # Imported here: each lives beside the code that reads it, and that code imports this module.
+    from kerneltui.core.remote.settings import RemoteSettings
+    from kerneltui.core.session.settings import SessionSettings
+    from kerneltui.ui.defaults import KeySettings, UiSettings
+
+    return (UiSettings, KeySettings, SessionSettings, RemoteSettings)
+
+
+def _check_benchmark(cfg: Config) -> None:
     """Refuse a ``[benchmark]`` value the benchmark cannot use, naming where it was set."""
     for key, setting in cfg.settings.get("benchmark", {}).items():
         try:
             BenchSettings.from_mapping({key: setting.value})
         except ValueError as exc:
-            where = setting.source
-            if where == str(cfg.file) and ("benchmark", key) in lines:
-                where = f"{where}:{lines[('benchmark', key)]}"
-            raise ConfigError(f"{where}: {exc}") from exc
+            raise ConfigError(f"{cfg.where('benchmark', key)}: {exc}") from exc
     try:
         benchmark_settings(cfg)
     except ValueError as exc:  # values fine one by one, not together (min_runs > max_runs)

@@ -116,9 +116,8 @@ def proposal_card(p: dict[str, Any]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.config import ConfigError, load_config
-    from kerneltui.core.agent import settings as _agent_defaults  # noqa: F401 - registers [agent] and [prices]
-    from kerneltui.core.session import store as _session_defaults  # noqa: F401 - registers [sessions]
+    from kerneltui.config import ConfigError, flags_from_args, load_config
+    from kerneltui.core.agent.settings import AGENT_FLAGS
 
     task = load_task_or_exit(args.task, args.kernel)
     if args.auto is not None and args.auto < 1:
@@ -129,7 +128,7 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        config = load_config()
+        config = load_config(flags=flags_from_args(args, "agent", AGENT_FLAGS))
     except ConfigError as exc:
         print(f"kerneltui ask: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -138,7 +137,7 @@ def main(args: argparse.Namespace) -> int:
 
 async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     from kerneltui.commands.common import close_session_log, open_session_log, tee
-    from kerneltui.core.agent import AutoLimits, ProviderError, open_session
+    from kerneltui.core.agent import AutoLimits, ProviderError, open_chat
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
     from kerneltui.core.worker.pool import WorkerPool
@@ -151,58 +150,57 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     # With the engine, trials run there; this pool only serves a fallback (it starts nothing until then).
     own_pool = WorkerPool(task.backend, arch=task.arch) if engine is not None else None
     try:
-        session = open_session(
+        chat = open_chat(
             task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,
-            provider=args.provider, model=args.model, base_url=args.base_url, api=args.api,
-            api_key_env=args.api_key_env, script=args.script, pool=own_pool,
+            pool=own_pool,
         )
     except ProviderError as exc:
         close_session_log(log)
         return _fail(args, printer, exc.kind, exc.message)
     if engine is not None:
-        session.loop = engine_use.agent_loop(engine, task, args, session.loop)
-    session.start()
-    result: dict[str, Any] = {"task": task.name, "provider": session.provider.name, "model": session.provider.model,
+        chat.loop = engine_use.agent_loop(engine, task, args, chat.loop)
+    chat.start()
+    result: dict[str, Any] = {"task": task.name, "provider": chat.provider.name, "model": chat.provider.model,
                               "applied": [], "auto": None}
     error: ProviderError | None = None
-    result["key"] = session.provider.key_note()
+    result["key"] = chat.provider.key_note()
     try:
         if args.auto is None:
-            turn = await session.send(args.message)
+            turn = await chat.send(args.message)
             error = turn.error
             if args.apply:  # a proposal verified before a provider failure is applied too
                 for pid in turn.proposals:
-                    p = session.book.get(pid)
+                    p = chat.book.get(pid)
                     if p.is_open and p.trial is not None and p.trial.correct:
-                        await session.decide(pid, "accept", reason="applied by kerneltui ask --apply", by="cli")
+                        await chat.decide(pid, "accept", reason="applied by kerneltui ask --apply", by="cli")
                         result["applied"].append(pid)
                     elif p.is_open:
                         printer.out(f"  {pid} not applied: its trial did not pass")
         else:
             limits = AutoLimits(iterations=args.auto, target_pct_roofline=args.target, max_tokens=args.max_tokens,
-                                max_cost_usd=args.max_cost, min_gain_pct=float(session.settings.auto_min_gain_pct))
-            auto = await session.run_auto(args.message, limits)
+                                max_cost_usd=args.max_cost, min_gain_pct=float(chat.settings.auto_min_gain_pct))
+            auto = await chat.run_auto(args.message, limits)
             result["auto"] = auto.to_dict()
             error = ProviderError(auto.error["kind"], auto.error["message"]) if auto.error else None
             if args.apply:
                 result["applied"] = list(auto.kept)
-        proposals = [p.to_dict() for p in session.book.proposals.values()]
-        final = session.target.read()
+        proposals = [p.to_dict() for p in chat.book.proposals.values()]
+        final = chat.target.read()
     finally:
         if log is not None:
-            log.write_context(session.conversation_json())
+            log.write_context(chat.conversation_json())
         close_session_log(log)
-        await session.close()
+        await chat.close()
         if own_pool is not None:
             await own_pool.close()
     changed = final != original
     result.update(proposals=proposals, reply="".join(printer.reply).strip(), tool_calls=printer.tool_calls,
-                  usage=session.meter.usage_dict(), notices=printer.notices, error=None,
+                  usage=chat.meter.usage_dict(), notices=printer.notices, error=None,
                   kernel_changed=changed and bool(args.apply),
                   final_diff=unified_diff(original, final, task.kernel_file) if changed else "")
     if not args.json:
         _print_outcome(args, printer, task.kernel_file, proposals, result)
-        printer.out(f"tokens: {session.meter.describe()}")
+        printer.out(f"tokens: {chat.meter.describe()}")
     if error is not None:
         return _fail(args, printer, error.kind, error.message, result)
     if result["auto"] is not None and result["auto"]["refused"]:

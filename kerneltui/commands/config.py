@@ -12,18 +12,18 @@ from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
 
 def every_default() -> dict[str, dict[str, Any]]:
     """Each section's defaults, from the tables of the parts that read them (shown as "default")."""
-    from kerneltui.commands.remote_options import REMOTE_DEFAULTS
     from kerneltui.core.agent.prices import DEFAULT_PRICES
     from kerneltui.core.agent.settings import AGENT_DEFAULTS
     from kerneltui.core.bench.stats import BenchSettings
     from kerneltui.core.engine.settings import ENGINE_DEFAULTS
+    from kerneltui.core.remote.settings import RemoteSettings
     from kerneltui.core.sandbox.settings import SandboxSettings
-    from kerneltui.core.session.store import SESSION_DEFAULTS
+    from kerneltui.core.session.settings import SessionSettings
     from kerneltui.ui.defaults import KEYS_DEFAULTS, UI_DEFAULTS
 
     return {"agent": AGENT_DEFAULTS, "benchmark": BenchSettings().to_dict(), "engine": ENGINE_DEFAULTS,
-            "keys": KEYS_DEFAULTS, "prices": DEFAULT_PRICES, "remote": REMOTE_DEFAULTS,
-            "sandbox": SandboxSettings().to_dict(), "sessions": SESSION_DEFAULTS, "ui": UI_DEFAULTS}
+            "keys": KEYS_DEFAULTS, "prices": DEFAULT_PRICES, "remote": RemoteSettings().to_dict(),
+            "sandbox": SandboxSettings().to_dict(), "sessions": SessionSettings().to_dict(), "ui": UI_DEFAULTS}
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,10 +10,8 @@ import argparse
 import asyncio
 from typing import Any
 
-from kerneltui.config import ConfigError, load_config
-
-REMOTE_DEFAULTS: dict[str, Any] = {"gpu_host": "", "python": "python3", "port": 0, "identity": "",
-                                   "workdir": ".cache/kerneltui/remote", "ssh_options": []}
+from kerneltui.config import ConfigError, flags_from_args, load_config
+from kerneltui.core.remote.settings import REMOTE_FLAGS, RemoteSettings
 
 # Options taking a value that may stand before the subcommand.
 VALUE_OPTIONS = ("--gpu-host", "--remote-python", "--ssh-port", "--ssh-identity")
@@ -51,25 +49,21 @@ def remote_target(args: argparse.Namespace) -> Any:
 
     Raises ValueError with a message for a bad host or an unreadable config file.
     """
+    flags = flags_from_args(args, "remote", REMOTE_FLAGS)
     try:
-        cfg = load_config().section("remote")
+        remote = load_config(flags=flags).read(RemoteSettings)
     except ConfigError as exc:
         raise ValueError(str(exc)) from exc
-    host = getattr(args, "gpu_host", None) or str(cfg.get("gpu_host") or "")
-    if not host:
-        for opt in ("remote_python", "ssh_port", "ssh_identity"):
-            if getattr(args, opt, None):
-                raise ValueError(f"--{opt.replace('_', '-')} needs --gpu-host (or [remote] gpu_host in the config)")
+    if not remote.gpu_host:
+        for flag in flags[1:]:
+            if flag.value:
+                raise ValueError(f"{flag.name} needs --gpu-host (or [remote] gpu_host in the config)")
         return None
     from kerneltui.core.remote.ssh import SSHTarget
 
-    options = cfg.get("ssh_options") or []
-    if not isinstance(options, list):
-        raise ValueError("[remote] ssh_options must be a list of \"Key=Value\" strings")
-    port = getattr(args, "ssh_port", None) or int(cfg.get("port") or 0) or None
-    return SSHTarget(host=host, port=port, identity=getattr(args, "ssh_identity", None) or cfg.get("identity") or None,
-                     python=getattr(args, "remote_python", None) or str(cfg.get("python") or "python3"),
-                     workdir=str(cfg.get("workdir") or ".cache/kerneltui/remote"), options=[str(o) for o in options])
+    return SSHTarget(host=remote.gpu_host, port=remote.port or None, identity=remote.identity or None,
+                     python=remote.python or "python3", workdir=remote.workdir or RemoteSettings.workdir,
+                     options=list(remote.ssh_options))
 
 
 def configure(args: argparse.Namespace) -> Any:

@@ -34,9 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=main)
 
 
-# Flags that override a setting, as (flag, attribute of the parsed args, section, key).
-FLAG_SETTINGS = (("--theme", "theme", "ui", "theme"), ("--provider", "provider", "agent", "provider"),
-                 ("--model", "model", "agent", "model"), ("--base-url", "base_url", "agent", "base_url"))
+# Flags that set a [ui] key, as (flag, attribute of the parsed args, key); the [agent] ones are AGENT_FLAGS.
+UI_FLAGS = (("--theme", "theme", "theme"),)
 
 
 def load_settings(args: argparse.Namespace) -> Config:
@@ -45,14 +44,10 @@ def load_settings(args: argparse.Namespace) -> Config:
     Every section is known to ``load_config`` (``config.SECTIONS``), so KERNELTUI_AGENT_* and
     KERNELTUI_UI_* are read as every other command reads them. Raises ConfigError.
     """
-    from kerneltui.config import Setting, load_config
+    from kerneltui.config import flags_from_args, load_config
+    from kerneltui.core.agent.settings import AGENT_FLAGS
 
-    settings = load_config()
-    for flag, attribute, section, key in FLAG_SETTINGS:
-        value = getattr(args, attribute, None)
-        if value:
-            settings.settings.setdefault(section, {})[key] = Setting(value, flag)
-    return settings
+    return load_config(flags=[*flags_from_args(args, "ui", UI_FLAGS), *flags_from_args(args, "agent", AGENT_FLAGS)])
 
 
 def main(args: argparse.Namespace) -> int:
@@ -104,10 +99,10 @@ def main(args: argparse.Namespace) -> int:
 
 def open_app(task: Path, *, settings: Config, kernel: str | None = None, timeout: float | None = None,
              watch: bool = True, resume: Path | None = None) -> KernelApp:
+    from kerneltui.ui.defaults import UiSettings
     from kerneltui.ui.launch import create_app
     from kerneltui.ui.options import AppOptions
 
-    ui = settings.section("ui")
-    options = AppOptions(watch=watch and bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)),
-                         run_timeout_s=timeout, resume=resume)
+    ui = settings.read(UiSettings)
+    options = AppOptions(watch=watch and ui.watch, run_on_start=ui.run_on_start, run_timeout_s=timeout, resume=resume)
     return create_app(task, kernel=kernel, settings=settings, options=options)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -235,7 +235,7 @@ class HistoryStore:
             row = conn.execute("SELECT data, created_at FROM baselines WHERE key = ?", (key,)).fetchone()
         return (json.loads(row["data"]), float(row["created_at"])) if row else None
 
-    def put_baseline(self, key: str, kind: str, data: dict[str, Any]) -> None:
+    def put_baseline(self, key: str, kind: str, data: Mapping[str, Any]) -> None:
         with self._connect(write=True) as conn:
             conn.execute("INSERT OR REPLACE INTO baselines(key, kind, created_at, data) VALUES (?, ?, ?, ?)",
                          (key, kind, time.time(), json.dumps(data)))

@@ -62,9 +62,10 @@ class Tolerances:
     min_cosine: float | None = None
 
 
-def tolerances_for(dtype: str, overrides: dict[str, Any] | None = None) -> Tolerances:
+def tolerances_for(dtype: str, task_tolerance: dict[str, Any] | None = None) -> Tolerances:
+    """The dtype's defaults, under what the task's ``[tolerance]`` sets."""
     atol, rtol, rel_l2 = DEFAULT_TOLERANCES[dtype_family(dtype)]
-    o = overrides or {}
+    o = task_tolerance or {}
     return Tolerances(
         atol=float(o.get("atol", atol)),
         rtol=float(o.get("rtol", rtol)),

@@ -24,10 +24,10 @@ from kerneltui import paths
 from kerneltui.core import events as ev
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.ui import defaults as _defaults  # noqa: F401  (registers the [ui] and [keys] defaults)
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
 from kerneltui.ui.agent_control import AgentControl
+from kerneltui.ui.defaults import KeySettings, UiSettings
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
@@ -68,8 +68,8 @@ class KernelApp(ReplayActions, App[None]):
         self.options = options or AppOptions()
         self.bridge = msg.EventBridge(self)
         self.bench: Workbench = open_workbench(task, parts, self.bridge.emit)
-        self.ui_settings = settings.section("ui")
-        self.keymap, self.key_problems = keys.keymap_from_settings(settings.section("keys"))
+        self.ui_settings = settings.read(UiSettings)
+        self.keymap, self.key_problems = keys.keymap_from_settings(settings.read(KeySettings))
         self.recorder = SessionRecorder(settings, self.options.record_session)
         self.bridge.subscribe(self.recorder.write)
         self.sessions = SessionControl(self)
@@ -78,7 +78,7 @@ class KernelApp(ReplayActions, App[None]):
         self.runs = RunView(self)
         self.agent_control = AgentControl(self)
         self.theming = Theming(self, self.options.theme_folders)
-        self.theming.start(str(self.ui_settings.get("theme") or FALLBACK), settings.source("ui", "theme") or "default")
+        self.theming.start(self.ui_settings.theme or FALLBACK, settings.source("ui", "theme") or "default")
         self.replaying = False
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)

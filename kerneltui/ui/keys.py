@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from kerneltui.ui.defaults import KeySettings
+
 
 def _b(key: str, action: str, description: str, id: str, show: bool = True, priority: bool = False,
        key_display: str | None = None) -> Binding:
@@ -107,17 +109,15 @@ def binding_ids() -> set[str]:
     return {b.id for group in GROUPS for b in group.bindings if b.id}
 
 
-def keymap_from_settings(keys: dict[str, object]) -> tuple[dict[str, str], list[str]]:
-    """The keymap for ``App.set_keymap`` and a list of problems (unknown ids, bad values)."""
+def keymap_from_settings(keys: KeySettings) -> tuple[dict[str, str], list[str]]:
+    """The keymap for ``App.set_keymap`` and a list of problems (ids no binding has; the values were
+    checked when the config loaded)."""
     known = binding_ids()
     keymap: dict[str, str] = {}
     problems: list[str] = []
-    for binding_id, value in keys.items():
+    for binding_id, value in keys.remaps:
         if binding_id not in known:
             problems.append(f"[keys] {binding_id}: no binding has this id (see F1 for the list)")
             continue
-        if not isinstance(value, str) or not value.strip():
-            problems.append(f"[keys] {binding_id}: give a key as a string, e.g. \"ctrl+r\" or \"f5,ctrl+r\"")
-            continue
-        keymap[binding_id] = value.replace(" ", "")
+        keymap[binding_id] = value
     return keymap, problems

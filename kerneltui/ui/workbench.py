@@ -53,7 +53,7 @@ def real_parts(settings: config_mod.Config) -> Parts:
 
     def agent(task: Task, pool: WorkerPool) -> AgentController:
         # Imported here: the agent engine is not loaded by a replay, which has no agent of its own.
-        from kerneltui.ui.adapters.agent_session import open_agent
+        from kerneltui.ui.adapters.agent_chat import open_agent
 
         return open_agent(task, pool, settings)
 

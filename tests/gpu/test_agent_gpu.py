@@ -11,7 +11,7 @@ import pytest
 
 from kerneltui.core.agent.auto import AutoLimits
 from kerneltui.core.rungs import rung_names
-from tests.integration.agent_helpers import BLOCK_4096, make_session, propose
+from tests.integration.agent_helpers import BLOCK_4096, make_chat, propose
 
 pytestmark = pytest.mark.gpu
 # The timing rungs by name: they may be on demand in the default set.
@@ -27,7 +27,7 @@ def _needs_timing_rungs() -> None:
 async def test_the_vector_add_baseline_already_meets_a_modest_target(example_task, tmp_path):
     _needs_timing_rungs()
     turns = [{"tool_calls": [propose("BLOCK 4096", diff=BLOCK_4096)]}, {"text": "done"}]
-    session, rec, provider = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs=RUNGS)
+    session, rec, provider = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs=RUNGS)
     try:
         result = await session.run_auto("", AutoLimits(iterations=2, target_pct_roofline=50.0))
     finally:
@@ -50,7 +50,7 @@ async def test_measured_times_decide_what_is_kept(example_task, tmp_path):
         {"tool_calls": [propose("BLOCK 4096", source=block_4096)]}, {"text": "done"},
         {"tool_calls": [propose("BLOCK 2048, 8 warps", source=block_2048_8_warps)]}, {"text": "done"},
     ]
-    session, rec, _ = make_session(task_dir, turns, tmp_path, trial_rungs=RUNGS)
+    session, rec, _ = make_chat(task_dir, turns, tmp_path, trial_rungs=RUNGS)
     try:
         # No roofline target: on the H200 the vector_add baseline already measures 100% of the
         # roofline (184 µs, above the measured copy bandwidth), so any target would stop it at once.

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.agent.chat import AgentChat
 from kerneltui.core.agent.prices import PriceTable
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
 from kerneltui.core.agent.search import ContextIndex
-from kerneltui.core.agent.session import AgentSession
 from kerneltui.core.agent.settings import AgentSettings
 from kerneltui.core.events import Event, ProposalEvent, event_from_dict, event_to_dict
 from kerneltui.core.task_loaders.load import load_task
@@ -50,10 +50,10 @@ class Recorder:
         return [e.state for e in self.events if isinstance(e, ProposalEvent) and e.proposal_id == pid]
 
 
-def make_session(task_dir: Path, turns: list[dict[str, Any]], tmp_path: Path, *, trial_rungs: str = "",
+def make_chat(task_dir: Path, turns: list[dict[str, Any]], tmp_path: Path, *, trial_rungs: str = "",
                  verify_applied: bool = True, prices: PriceTable | None = None,
                  chunk_delay_s: float = 0.0, provider: Any = None,
-                 **kwargs: Any) -> tuple[AgentSession, Recorder, Any]:
+                 **kwargs: Any) -> tuple[AgentChat, Recorder, Any]:
     """A session on ``task_dir``: the scripted provider replaying ``turns``, or ``provider`` (a real SDK one)."""
     task = load_task(task_dir)
     if provider is None:
@@ -62,7 +62,7 @@ def make_session(task_dir: Path, turns: list[dict[str, Any]], tmp_path: Path, *,
     settings = AgentSettings(provider=provider.name, model=provider.model, trial_seeds=1, trial_rungs=trial_rungs)
     context = tmp_path / "context"
     context.mkdir(exist_ok=True)
-    session = AgentSession(task, provider, recorder, settings=settings, prices=prices, context_root=context,
+    session = AgentChat(task, provider, recorder, settings=settings, prices=prices, context_root=context,
                            index=ContextIndex(context, db_path=tmp_path / "index.sqlite3"),
                            verify_applied=verify_applied, **kwargs)
     return session, recorder, provider

@@ -8,7 +8,7 @@ from kerneltui.core.agent.auto import AutoLimits
 from kerneltui.core.agent.prices import Price, PriceTable
 from kerneltui.core.events import AgentError, Notice, RunStarted, UserMessage
 from kerneltui.core.history import HistoryStore
-from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, make_session, propose
+from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, make_chat, propose
 
 
 def broken_kernel(text: str) -> str:
@@ -30,7 +30,7 @@ async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_co
         {"text": "Done."},
         {"text": "never reached", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},
     ]
-    session, rec, provider = make_session(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path)
     try:
         result = await session.run_auto("make it correct and fast", AutoLimits(iterations=3, target_pct_roofline=90))
     finally:
@@ -57,7 +57,7 @@ async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_co
 
 
 async def test_a_correct_kernel_without_a_benchmark_is_refused_before_any_request(example_task, tmp_path):
-    session, rec, provider = make_session(example_task("vector_add"), [{"text": "never"}], tmp_path)
+    session, rec, provider = make_chat(example_task("vector_add"), [{"text": "never"}], tmp_path)
     try:
         result = await session.run_auto("make it faster", AutoLimits(iterations=3))
     finally:
@@ -70,7 +70,7 @@ async def test_a_correct_kernel_without_a_benchmark_is_refused_before_any_reques
 async def test_replaced_proposals_are_counted(example_task, tmp_path):
     turns = [{"text": "Two.", "tool_calls": [propose("a", diff=BLOCK_2048), propose("b", diff=BLOCK_4096)]},
              {"text": "Done."}]
-    session, _, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, _, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         result = await session.run_auto("", AutoLimits(iterations=1))
     finally:
@@ -82,7 +82,7 @@ async def test_replaced_proposals_are_counted(example_task, tmp_path):
 async def test_token_budget_stops_it(example_task, tmp_path):
     usage = {"input_tokens": 4000, "output_tokens": 1000}
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)], "usage": usage}, {"text": "ok", "usage": usage}] * 3
-    session, _, provider = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, _, provider = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         result = await session.run_auto("", AutoLimits(iterations=5, max_tokens=8000))
     finally:
@@ -98,7 +98,7 @@ async def test_money_budget_stops_it_mid_turn(example_task, tmp_path):
     prices = PriceTable({"scripted": Price(input=10.0, output=10.0)})  # $10 per million tokens
     usage = {"input_tokens": 4000, "output_tokens": 1000}
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)], "usage": usage}, {"text": "ok", "usage": usage}] * 3
-    session, _, provider = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks",
+    session, _, provider = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks",
                                         prices=prices)
     try:
         result = await session.run_auto("", AutoLimits(iterations=5, max_cost_usd=0.04))
@@ -112,7 +112,7 @@ async def test_money_budget_stops_it_mid_turn(example_task, tmp_path):
 
 
 async def test_money_budget_needs_a_price(example_task, tmp_path):
-    session, rec, provider = make_session(example_task("vector_add"), [], tmp_path, prices=PriceTable({}))
+    session, rec, provider = make_chat(example_task("vector_add"), [], tmp_path, prices=PriceTable({}))
     try:
         result = await session.run_auto("", AutoLimits(iterations=2, max_cost_usd=1.0))
     finally:
@@ -123,7 +123,7 @@ async def test_money_budget_needs_a_price(example_task, tmp_path):
 
 async def test_stops_when_the_agent_stops_proposing(example_task, tmp_path):
     turns = [{"text": "I have no idea."}, {"text": "Still nothing."}, {"text": "never reached"}]
-    session, _, provider = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, _, provider = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         result = await session.run_auto("", AutoLimits(iterations=5))
     finally:
@@ -136,7 +136,7 @@ async def test_stops_when_the_agent_stops_proposing(example_task, tmp_path):
 
 async def test_a_provider_failure_stops_it(example_task, tmp_path):
     turns = [{"text": "x", "expect": "something the brief never says"}]
-    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         result = await session.run_auto("", AutoLimits(iterations=3))
     finally:
@@ -146,7 +146,7 @@ async def test_a_provider_failure_stops_it(example_task, tmp_path):
 
 async def test_interrupt_stops_it_and_reverts_the_open_proposal(example_task, tmp_path):
     turns = [{"text": "Trying.", "tool_calls": [propose("a", diff=BLOCK_2048)]}, {"text": "x" * 5000}] * 2
-    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, chunk_delay_s=0.01,
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, chunk_delay_s=0.01,
                                    trial_rungs="prechecks")
     try:
         run = asyncio.create_task(session.run_auto("", AutoLimits(iterations=5)))

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from tests.integration.agent_helpers import make_session, propose
+from tests.integration.agent_helpers import make_chat, propose
 
 BROKEN_LINE = "    y = tl.load(y_ptr + offs, mask=mask) + undefined_name"
 HARNESS_TRACES = ("site-packages", "kerneltui/core", "kerneltui-worker", "child.py", "interpreter.py")
@@ -24,7 +24,7 @@ def model_text(provider) -> str:
 async def propose_once(task_dir, tmp_path, source: str, trial_rungs: str):
     """One turn proposing ``source`` (its trial runs ``trial_rungs``), then a reply to the result."""
     turns = [{"text": "Trying.", "tool_calls": [propose("an edit", source=source)]}, {"text": "Seen."}]
-    session, _, provider = make_session(task_dir, turns, tmp_path, trial_rungs=trial_rungs)
+    session, _, provider = make_chat(task_dir, turns, tmp_path, trial_rungs=trial_rungs)
     try:
         await session.send("go")
     finally:
@@ -95,7 +95,7 @@ async def test_refusals_reach_the_model_with_relative_paths(example_task, tmp_pa
     turns = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "../outside.txt"}},
                              {"name": "list_files", "arguments": {"path": "context/missing"}}]},
              {"text": "ok"}]
-    session, _, provider = make_session(task_dir, turns, tmp_path)
+    session, _, provider = make_chat(task_dir, turns, tmp_path)
     try:
         await session.send("go")
     finally:

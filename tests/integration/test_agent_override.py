@@ -21,7 +21,7 @@ from kerneltui.core.loop import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
-from tests.integration.agent_helpers import last_sent, make_session
+from tests.integration.agent_helpers import last_sent, make_chat
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None and shutil.which("ptxas") is None,
                                 reason="needs the CUDA toolkit (nvcc + ptxas)")
@@ -54,7 +54,7 @@ async def test_hand_edited_ptx_is_proposed_tried_and_accepted_as_a_version(cuda_
         {"text": "Proposing ftz on the fma.", "expect": "fma.rn.f32", "tool_calls": [_propose(fma, "fma.rn.ftz.f32")]},
         {"text": "The trial built it; your call.", "expect": "diffed against the compiler's output"},
     ]
-    session, rec, provider = make_session(task_dir, turns, tmp_path, trial_rungs="compile,dump")
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs="compile,dump")
     try:
         turn = await session.send("try flushing denormals in the PTX")
         assert turn.error is None and turn.proposals == ["p1"]
@@ -96,7 +96,7 @@ async def test_a_broken_ptx_edit_fails_its_trial_at_the_ptx_line(cuda_task, tmp_
     task_dir, fma = cuda_task
     turns = [{"text": "Trying a bogus rounding mode.", "tool_calls": [_propose(fma, "fma.rn.bogus.f32")]},
              {"text": "That did not assemble."}]
-    session, _, _ = make_session(task_dir, turns, tmp_path, trial_rungs="compile")
+    session, _, _ = make_chat(task_dir, turns, tmp_path, trial_rungs="compile")
     try:
         await session.send("edit the PTX")
         p = session.book.get("p1")
@@ -111,7 +111,7 @@ async def test_a_broken_ptx_edit_fails_its_trial_at_the_ptx_line(cuda_task, tmp_
 async def test_a_task_without_overrides_is_told_to_edit_its_source(example_task, tmp_path) -> None:
     task_dir = example_task("cute_elementwise")
     call = {"name": "propose_override", "arguments": {"stage": "ptx", "source": ".version 8.0", "rationale": "x"}}
-    session, rec, provider = make_session(task_dir, [{"text": "Editing PTX.", "tool_calls": [call]}, {"text": "ok"}],
+    session, rec, provider = make_chat(task_dir, [{"text": "Editing PTX.", "tool_calls": [call]}, {"text": "ok"}],
                                           tmp_path)
     try:
         await session.send("edit the PTX")

@@ -17,7 +17,7 @@ from kerneltui.core.agent.providers.anthropic_messages import AnthropicProvider
 from kerneltui.core.agent.providers.openai_chat import OpenAIChatProvider
 from kerneltui.core.agent.providers.openai_responses import OpenAIResponsesProvider
 from kerneltui.core.events import AgentError, Notice, ToolCallFinished, ToolCallStarted
-from tests.integration.agent_helpers import make_session
+from tests.integration.agent_helpers import make_chat
 from tests.integration.test_agent_providers import KEY, request
 from tests.llm_server import (
     SSE,
@@ -70,7 +70,7 @@ def text_reply(kind: str, text: str = "Done.", usage: tuple[int, int] = (100, 20
 
 async def one_turn(provider, example_task, tmp_path):
     """A session on vector_add with ``provider``, one turn asking it to read the kernel."""
-    session, rec, _ = make_session(example_task("vector_add"), [], tmp_path, provider=provider)
+    session, rec, _ = make_chat(example_task("vector_add"), [], tmp_path, provider=provider)
     try:
         turn = await session.send("read the kernel")
     finally:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kerneltui.core.agent.chat import AgentChat
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
 from kerneltui.core.agent.search import format_hits
-from kerneltui.core.agent.session import AgentSession
 from kerneltui.core.agent.settings import AgentSettings
 from kerneltui.core.task_loaders.load import load_task
 
@@ -33,7 +33,7 @@ def session_parts(example_task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 async def _search(task_dir: Path, configured: Path, query: str) -> str:
     provider = ScriptedProvider(Script.from_dict({"name": "t", "turns": [{"text": "ok"}]}))
-    session = AgentSession(load_task(task_dir), provider, settings=AgentSettings(provider="scripted", model="scripted"),
+    session = AgentChat(load_task(task_dir), provider, settings=AgentSettings(provider="scripted", model="scripted"),
                            context_root=configured)
     try:
         hits, _ = await session.search_context(query, 8, None)

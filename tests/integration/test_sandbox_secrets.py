@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
-from kerneltui.core.agent.session import AgentSession
+from kerneltui.core.agent.chat import AgentChat
 from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
 from kerneltui.core.sandbox.support import support
 from tests.conftest import ROOT, run_cli
-from tests.integration.agent_helpers import make_session
+from tests.integration.agent_helpers import make_chat
 from tests.integration.sandbox_helpers import PLANTED_ENV, files_holding, leaky_kernel, plant_home
 
 BOX = pytest.mark.parametrize("enabled", ["true", "false"], ids=["box-on", "box-off"])
@@ -69,8 +69,8 @@ async def test_tool_output_the_model_reads_carries_no_secret(example_task, tmp_p
     source = leaky_kernel(key, raise_it=True)
     turns = [{"tool_calls": [{"name": "run_candidate", "arguments": {"source": source, "rungs": ["compile"]}}]},
              {"text": "done"}]
-    session, recorder, provider = make_session(example_task("vector_add"), turns, tmp_path)
-    assert isinstance(session, AgentSession)
+    session, recorder, provider = make_chat(example_task("vector_add"), turns, tmp_path)
+    assert isinstance(session, AgentChat)
     try:
         await session.send("try this kernel")
     finally:

@@ -9,7 +9,7 @@ from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.ui.adapters.agent_session import offline_script, scripted_agent
+from kerneltui.ui.adapters.agent_chat import offline_script, scripted_agent
 from kerneltui.ui.adapters.asm import stage_from_text
 from kerneltui.ui.ports import AgentController, AsmListing, HistoryPoint, HistorySeries
 from kerneltui.ui.workbench import Parts
@@ -141,7 +141,7 @@ class FixedHistory:
 
 
 def offline_agent(task: Task, pool: WorkerPool) -> AgentController:
-    """The agent the app has without an API key (a scripted AgentSession), with a fixed reason."""
+    """The agent the app has without an API key (a scripted AgentChat), with a fixed reason."""
     return scripted_agent(task, pool, offline_script(task), "no API key configured")
 
 

@@ -403,7 +403,7 @@ async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task
 
 
 async def test_without_a_key_another_task_gets_the_offline_script(example_task) -> None:
-    """Not the demo task: the same engine (an AgentSession on the scripted provider) with a short script
+    """Not the demo task: the same engine (an AgentChat on the scripted provider) with a short script
     that reads the kernel, says its one move does not apply here, and says why it is scripted."""
     import kerneltui.ui.defaults  # noqa: F401
     from kerneltui.core import events as ev

@@ -252,7 +252,7 @@ async def test_resume_restores_kernel_chat_rungs_and_agent_context(example_task,
         assert any((task / ".kerneltui" / "unsaved").iterdir())  # the file it replaced is kept
         assert app.chat.cards and "4096" in " ".join(app.chat.reply_text.values())
         assert _states(app)["correctness"] == "ok"
-        session = app.agent.session
+        session = app.agent.chat
         assert len(session.messages) == len(conversation_from_json(saved.contexts[-1])) > 0
         assert app.recorder.log.folder == folder
         app.recorder.log.write(ev.Notice(level="info", message="after resuming"))

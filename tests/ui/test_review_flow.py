@@ -105,7 +105,7 @@ def _slow_agent_parts(turns: list[dict]):
     from dataclasses import replace
 
     from kerneltui.core.agent.providers.scripted import Script
-    from kerneltui.ui.adapters.agent_session import scripted_agent
+    from kerneltui.ui.adapters.agent_chat import scripted_agent
 
     script = Script.from_dict({"name": "slow", "turns": turns, "chunk_delay_s": 0.02})
     return replace(fixed_data.parts(), agent=lambda task, pool: scripted_agent(task, pool, script, "test script"))
@@ -231,7 +231,7 @@ async def test_edit_a_proposal_then_accept_it_with_ctrl_s(example_task) -> None:
 
     from kerneltui.config import load_config
     from kerneltui.core.agent.providers.scripted import Script
-    from kerneltui.ui.adapters.agent_session import scripted_agent
+    from kerneltui.ui.adapters.agent_chat import scripted_agent
     from tests.integration.agent_helpers import BLOCK_2048, propose
     from tests.ui.conftest import wait_for
 

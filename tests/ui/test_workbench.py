@@ -68,7 +68,7 @@ async def test_the_agent_shares_the_pool_and_sees_the_apps_runs(example_task, se
     app = create_app(task, settings=settings, options=options)  # no key: the engine's scripted demo session
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        session = app.agent.session
+        session = app.agent.chat
         assert session.pool is app.bench.pool  # one pool: the agent's trials wait in the benchmark's quiet() too
         app.action_run_loop()
         await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 180, "the run")

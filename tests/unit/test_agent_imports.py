@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 def test_agent_core_stays_light():
     code = (
-        "import sys; import kerneltui.core.agent, kerneltui.core.agent.session, kerneltui.core.agent.auto, "
+        "import sys; import kerneltui.core.agent, kerneltui.core.agent.chat, kerneltui.core.agent.auto, "
         "kerneltui.core.agent.providers, kerneltui.commands.ask; "
         "bad = [m for m in ('textual', 'torch', 'triton', 'openai', 'anthropic') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"

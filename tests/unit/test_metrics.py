@@ -9,8 +9,8 @@ import torch
 from kerneltui.core import metrics
 
 
-def compare(out, ref, dtype="float32", golden=None, **overrides):
-    tol = metrics.tolerances_for(dtype, overrides)
+def compare(out, ref, dtype="float32", golden=None, **task_tolerance):
+    tol = metrics.tolerances_for(dtype, task_tolerance)
     m = metrics.compare(out, ref, tol, golden)
     return m, metrics.gate(m, tol)
 

@@ -28,7 +28,7 @@ from kerneltui.core.events import AgentError, Notice, UserMessage
 from kerneltui.core.loop import RunReport
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.session import AgentSession, TurnResult
+    from kerneltui.core.agent.chat import AgentChat, TurnResult
     from kerneltui.core.task import Task
 
 KEEP_FASTER = "kept only if it is correct and faster than the kept version"
@@ -123,18 +123,18 @@ def target_stop(limits: AutoLimits, best: Perf | None) -> str | None:
 
 
 class AutoPilot:
-    def __init__(self, session: AgentSession, goal: str, limits: AutoLimits) -> None:
-        self.session = session
+    def __init__(self, chat: AgentChat, goal: str, limits: AutoLimits) -> None:
+        self.chat = chat
         self.goal = goal
         self.limits = limits
         self.result = AutoResult()
         self.best: Perf | None = None
-        meter = session.meter
+        meter = chat.meter
         self._start = (meter.total_tokens, meter.cost_usd, meter.requests, meter.cache_read_tokens)
         self.keep_rule = KEEP_FASTER
 
     def spent(self) -> tuple[int, float | None]:
-        meter = self.session.meter
+        meter = self.chat.meter
         tokens = meter.total_tokens - self._start[0]
         cost0 = self._start[1]
         if meter.cost_usd is None or cost0 is None:
@@ -151,9 +151,9 @@ class AutoPilot:
         if self.limits.max_tokens is not None:
             checks.append(check_tokens(self.limits.max_tokens, tokens, input_estimate))
         if self.limits.max_cost_usd is not None:
-            model = self.session.provider.model
+            model = self.chat.provider.model
             checks.append(check_money(self.limits.max_cost_usd, cost, input_estimate,
-                                      self.session.meter.table.lookup(model), model))
+                                      self.chat.meter.table.lookup(model), model))
         return combine(*checks)
 
     def finish(self, reason: str) -> AutoResult:
@@ -161,12 +161,12 @@ class AutoPilot:
             return self.result  # already finished (an interrupt reports once)
         self.result.stop_reason = reason
         self.result.tokens, self.result.cost_usd = self.spent()
-        meter = self.session.meter
+        meter = self.chat.meter
         self.result.requests = meter.requests - self._start[2]
         self.result.cache_read_tokens = meter.cache_read_tokens - self._start[3]
         cost = "cost unknown" if self.result.cost_usd is None else f"${self.result.cost_usd:.4f}"
         replaced = f", {len(self.result.superseded)} replaced" if self.result.superseded else ""
-        self.session.emit(Notice(level="info", source="agent", message=(
+        self.chat.emit(Notice(level="info", source="agent", message=(
             f"auto mode stopped: {self.result.stop_reason} · {self.result.iterations} iteration(s), "
             f"{len(self.result.kept)} kept, {len(self.result.reverted)} reverted{replaced} · "
             f"{self.result.tokens:,} tokens ({self.result.cache_read_tokens:,} read from the cache) in "
@@ -174,16 +174,16 @@ class AutoPilot:
         return self.result
 
     async def run(self) -> AutoResult:
-        session = self.session
-        session.emit(UserMessage(text=f"auto mode ({self.limits.iterations} iteration(s)): "
+        chat = self.chat
+        chat.emit(UserMessage(text=f"auto mode ({self.limits.iterations} iteration(s)): "
                                       f"{self.goal or prompts.DEFAULT_AUTO_GOAL}"))
-        if self.limits.max_cost_usd is not None and session.meter.table.lookup(session.provider.model) is None:
-            message = (f"a money budget needs a price for {session.provider.model} in [prices] "
+        if self.limits.max_cost_usd is not None and chat.meter.table.lookup(chat.provider.model) is None:
+            message = (f"a money budget needs a price for {chat.provider.model} in [prices] "
                        f"(USD per million tokens); add one or use a token budget")
-            session.emit(AgentError(turn_id="", kind=BUDGET, message=message))
+            chat.emit(AgentError(turn_id="", kind=BUDGET, message=message))
             self.result.error = {"kind": BUDGET, "message": message}
             return self.finish(message)
-        session.origin, session.record_trials, session.budget_guard = "auto", True, self._check_request
+        chat.origin, chat.record_trials, chat.budget_guard = "auto", True, self._check_request
         try:
             return await self._iterate()
         except asyncio.CancelledError:
@@ -191,17 +191,17 @@ class AutoPilot:
             self.finish("interrupted by the person")
             raise
         finally:
-            session.origin, session.record_trials, session.budget_guard = "chat", False, None
-            session.keep_rule = ""
+            chat.origin, chat.record_trials, chat.budget_guard = "chat", False, None
+            chat.keep_rule = ""
 
     async def _iterate(self) -> AutoResult:
-        session = self.session
-        baseline = await session.verify_source(session.target.read(), origin="auto", record=True)
-        session.latest = baseline
+        chat = self.chat
+        baseline = await chat.verify_source(chat.target.read(), origin="auto", record=True)
+        chat.latest = baseline
         self.best = perf_of(baseline)
         self.result.baseline = self.result.best = TrialSummary.of(baseline)
-        session.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
-        unmeasurable = no_benchmark_reason(baseline, session.task)
+        chat.emit(Notice(level="info", source="agent", message=f"auto mode: starting from {self.best.describe()}"))
+        unmeasurable = no_benchmark_reason(baseline, chat.task)
         if unmeasurable is not None:
             if self.best.correct:
                 self.result.refused = True
@@ -209,13 +209,13 @@ class AutoPilot:
                                    f"so no version can be shown to be faster. Run it where the benchmark runs "
                                    f"(a GPU machine), or ask in a chat turn instead")
             self.keep_rule = KEEP_CORRECT
-            session.emit(Notice(level="info", source="agent", message=(
+            chat.emit(Notice(level="info", source="agent", message=(
                 f"auto mode: {unmeasurable}, so it works toward a correct kernel and stops once one is kept")))
-        session.keep_rule = self.keep_rule
+        chat.keep_rule = self.keep_rule
         roofline = baseline.result("roofline")
         if self.limits.target_pct_roofline is not None and (roofline is None or roofline.status == "skip"):
             why = roofline.summary if roofline is not None else "this build has no roofline rung"
-            session.emit(Notice(level="warning", source="agent", message=(
+            chat.emit(Notice(level="warning", source="agent", message=(
                 f"auto mode: the target % of roofline cannot be checked here ({why}); the other limits still apply")))
         stop = target_stop(self.limits, self.best)
         if stop:
@@ -229,8 +229,8 @@ class AutoPilot:
             self.result.iterations = iteration
             brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
                                        self.limits.target_pct_roofline, self.keep_rule, unmeasurable)
-            turn = await session.run_turn(brief)
-            made = [session.book.get(pid) for pid in turn.proposals]
+            turn = await chat.run_turn(brief)
+            made = [chat.book.get(pid) for pid in turn.proposals]
             self.result.superseded += [p.id for p in made if p.state == SUPERSEDED]
             candidates = [p for p in made if p.state == TRIAL_DONE]
             if turn.error is not None:
@@ -261,12 +261,12 @@ class AutoPilot:
 
     async def _judge(self, iteration: int, proposal: Proposal) -> None:
         """Keep (apply) or revert the iteration's proposal; the verdict goes to the model as a decision note."""
-        session = self.session
+        chat = self.chat
         assert self.best is not None
-        report = session.trial_reports.get(proposal.id)
+        report = chat.trial_reports.get(proposal.id)
         perf = perf_of(report) if report is not None else Perf(correct=False, reason="the trial did not run")
         verdict = judge(perf, self.best, self.limits.min_gain_pct)
-        await session.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
+        await chat.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
                              respond=False, by="auto")
         self.result.verdicts.append({"iteration": iteration, "proposal": proposal.id, "keep": verdict.keep,
                                      "reason": verdict.reason})
@@ -276,14 +276,14 @@ class AutoPilot:
             self.result.best = proposal.trial
         else:
             self.result.reverted.append(proposal.id)
-        session.emit(Notice(level="info", source="agent",
+        chat.emit(Notice(level="info", source="agent",
                             message=f"auto {iteration}/{self.limits.iterations}: {proposal.id} {verdict.reason}"))
 
     async def _revert_open(self, why: str) -> None:
-        for p in list(self.session.book.proposals.values()):
+        for p in list(self.chat.book.proposals.values()):
             if p.origin == "auto" and p.is_open:
                 try:
-                    await self.session.decide(p.id, "reject", reason=why, respond=False, by="auto")
+                    await self.chat.decide(p.id, "reject", reason=why, respond=False, by="auto")
                 except Exception:  # noqa: BLE001 - best effort while stopping; the state stays visible
                     pass
 

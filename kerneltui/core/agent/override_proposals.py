@@ -30,7 +30,7 @@ from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.task import Task, source_hash
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.session import AgentSession
+    from kerneltui.core.agent.chat import AgentChat
 
 NAME = "propose_override"
 SPEC = ToolSpec(
@@ -51,13 +51,13 @@ SPEC = ToolSpec(
 )
 
 
-async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def propose(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
 
     args = call.arguments
     stage = str(args.get("stage") or "").upper()
     rationale = str(args.get("rationale") or "").strip()
     edited, diff = str(args.get("source") or ""), str(args.get("diff") or "")
-    task = session.task
+    task = chat.task
     allowed = override.BACKEND_STAGES.get(task.backend)
     if allowed is None:
         raise ToolFailure(f"{NAME}: hand-edited compiler output exists for CUDA C++ (PTX) and Triton (PTX, TTGIR) "
@@ -69,8 +69,8 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
     if bool(edited) == bool(diff):
         raise ToolFailure(f"{NAME} needs the edited {stage}: source (the whole text) or diff (against the compiler's "
                           "output), one of the two")
-    kernel_text = session.target.read()
-    version, base, variant = await _compiler_output(session, kernel_text, stage.lower(), args.get("kernel"))
+    kernel_text = chat.target.read()
+    version, base, variant = await _compiler_output(chat, kernel_text, stage.lower(), args.get("kernel"))
     new = edited if edited else apply_unified_diff(base, diff, f"{variant.kernel}.{stage.lower()}")
     if new.strip() == base.strip():
         raise ToolFailure(f"{NAME}: the edited {stage} is the compiler's own; nothing to propose")
@@ -79,23 +79,23 @@ async def propose(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOu
     written = override.write(task, f"{version}-{source_hash(new)[:8]}", stage, base, key=key, edited=new)
     info = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
             "kernel": written.kernel, "base_version": version, "key": key}
-    p = await session.make_proposal(base, new, "override", rationale, turn_id, call.id, submitted_diff=diff,
+    p = await chat.make_proposal(base, new, "override", rationale, turn_id, call.id, submitted_diff=diff,
                                     override=info)
-    return ToolOutcome(True, session.proposal_summary(p),
+    return ToolOutcome(True, chat.proposal_summary(p),
                        f"hand-edited {stage} of {written.kernel} (version {version}), diffed against the compiler's "
-                       f"output, written to {written.rel_folder}/\n" + session.proposal_tool_text(p))
+                       f"output, written to {written.rel_folder}/\n" + chat.proposal_tool_text(p))
 
 
-async def _compiler_output(session: AgentSession, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
+async def _compiler_output(chat: AgentChat, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
     """(version, the compiler's text of ``stage``, the dump's variant) for the kernel file as it is."""
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
 
     version = source_hash(kernel_text)
-    version_dir = session.task.version_dir(version)
+    version_dir = chat.task.version_dir(version)
     try:
         dump = Dump.load(version_dir)
     except DumpMissing:
-        report = await session.verify_source(kernel_text, origin="verify", record=False, rungs=["dump"])
+        report = await chat.verify_source(kernel_text, origin="verify", record=False, rungs=["dump"])
         try:
             dump = Dump.load(version_dir)
         except DumpMissing as exc:

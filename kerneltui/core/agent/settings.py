@@ -37,6 +37,11 @@ AGENT_DEFAULTS: dict[str, Any] = {
     "auto_min_gain_pct": 1.0,  # auto mode keeps a version only if it is at least this much faster
 }
 
+# Command-line flags that set an [agent] key: (flag, attribute of the parsed arguments, key).
+AGENT_FLAGS = (("--provider", "provider", "provider"), ("--model", "model", "model"),
+               ("--base-url", "base_url", "base_url"), ("--api", "api", "api"),
+               ("--api-key-env", "api_key_env", "api_key_env"), ("--script", "script", "script"))
+
 DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5"}
 STANDARD_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 # The providers' own servers: the only places their standard variable's key is sent.

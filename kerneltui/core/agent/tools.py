@@ -20,7 +20,7 @@ from kerneltui.core.agent.workspace import WorkspaceError
 from kerneltui.core.redact import redacted
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.session import AgentSession
+    from kerneltui.core.agent.chat import AgentChat
 
 
 _STAGES = [s for s in ASM_STAGES if s != "source"]
@@ -105,7 +105,7 @@ def summarise_call(call: ToolCall) -> str:
     return f"{call.name}()"
 
 
-async def run_tool(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def run_tool(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     handler = _HANDLERS.get(call.name)
     if handler is None:
         return ToolOutcome(False, f"unknown tool {call.name}",
@@ -113,7 +113,7 @@ async def run_tool(session: AgentSession, call: ToolCall, turn_id: str) -> ToolO
     if call.argument_error:
         return ToolOutcome(False, "malformed arguments", f"{call.name}: {call.argument_error}")
     try:
-        return redacted(await handler(session, call, turn_id))
+        return redacted(await handler(chat, call, turn_id))
     except (ToolFailure, WorkspaceError, DiffError, Unavailable) as exc:
         return redacted(ToolOutcome(False, str(exc).splitlines()[0][:160], str(exc)))
 
@@ -141,62 +141,62 @@ def _int_arg(call: ToolCall, name: str) -> int | None:
         raise ToolFailure(f"{call.name}: {name!r} must be an integer, not {value!r}") from exc
 
 
-async def _read_file(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _read_file(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     path = _text_arg(call, "path", required=True)
-    output, summary = session.workspace.read(path, _int_arg(call, "start_line"), _int_arg(call, "end_line"))
-    session.note_file_read(path)
+    output, summary = chat.workspace.read(path, _int_arg(call, "start_line"), _int_arg(call, "end_line"))
+    chat.note_file_read(path)
     return ToolOutcome(True, summary, output)
 
 
-async def _list_files(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _list_files(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     path = _text_arg(call, "path") or "."
-    real, shown = session.workspace.resolve(path)
+    real, shown = chat.workspace.resolve(path)
     if not real.exists():
         hint = " (see context/README.md in kerneltui on what to put there)" if shown.startswith("context") else ""
         raise ToolFailure(f"{shown} does not exist{hint}")
-    output, summary = session.workspace.list(path)
+    output, summary = chat.workspace.list(path)
     return ToolOutcome(True, summary, output)
 
 
-async def _search_context(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _search_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     query = _text_arg(call, "query", required=True)
     limit = max(1, min(20, _int_arg(call, "limit") or 8))
     under = _text_arg(call, "under") or None
-    hits, note = await session.search_context(query, limit, under)
+    hits, note = await chat.search_context(query, limit, under)
     output = format_hits(hits, query)
     if note:
         output = note + "\n" + output
     return ToolOutcome(True, f"{len(hits)} hits for {query!r}" + (f" ({note})" if note else ""), output)
 
 
-async def _latest_results(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
-    report, fresh = await session.latest_report()
+async def _latest_results(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+    report, fresh = await chat.latest_report()
     label = "latest run of the kernel file" + (" (run just now: there was none yet)" if fresh else "")
     return ToolOutcome(True, f"{'PASS' if report.ok else 'FAIL'} · {len(report.results)} rungs",
-                       session.feedback(report, label, session.target.read()))
+                       chat.feedback(report, label, chat.target.read()))
 
 
-async def _read_asm(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _read_asm(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     stage = _text_arg(call, "stage", required=True)
-    report, _ = await session.latest_report()
-    text = read_asm(session.task, report.source_hash, stage, _text_arg(call, "kernel") or None,
+    report, _ = await chat.latest_report()
+    text = read_asm(chat.task, report.source_hash, stage, _text_arg(call, "kernel") or None,
                     _int_arg(call, "start_line"), _int_arg(call, "end_line"), _text_arg(call, "grep") or None)
     return ToolOutcome(True, text.splitlines()[0][:160], text)
 
 
-async def _profile_brief(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
-    report, _ = await session.latest_report()
-    text = profile_brief(session.task, report)
+async def _profile_brief(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+    report, _ = await chat.latest_report()
+    text = profile_brief(chat.task, report)
     return ToolOutcome(True, text.splitlines()[0][:160] if text else "profile brief", text)
 
 
-async def _trace_regions(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _trace_regions(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     from kerneltui.core.trace.buffer import TraceFormatError
     from kerneltui.core.trace.summary import brief
 
-    report, _ = await session.latest_report()
+    report, _ = await chat.latest_report()
     try:
-        text = brief(session.task.version_dir(report.source_hash))
+        text = brief(chat.task.version_dir(report.source_hash))
     except TraceFormatError as exc:
         raise Unavailable(f"the saved trace cannot be read: {exc}") from exc
     if text is None:
@@ -209,7 +209,7 @@ async def _trace_regions(session: AgentSession, call: ToolCall, turn_id: str) ->
     return ToolOutcome(True, text.splitlines()[0][:160], text)
 
 
-def candidate_source(session: AgentSession, call: ToolCall) -> tuple[str, str, str]:
+def candidate_source(chat: AgentChat, call: ToolCall) -> tuple[str, str, str]:
     """(base text, new text, kind) from a source or diff argument."""
     source = _text_arg(call, "source")
     diff = _text_arg(call, "diff")
@@ -217,36 +217,36 @@ def candidate_source(session: AgentSession, call: ToolCall) -> tuple[str, str, s
         raise ToolFailure(f"{call.name}: give either source (the whole file) or diff, not both")
     if not source and not diff:
         raise ToolFailure(f"{call.name} needs the new kernel: source (the whole file) or diff (a unified diff)")
-    base = session.target.read()
+    base = chat.target.read()
     if diff:
-        return base, apply_unified_diff(base, diff, session.task.kernel_file), "diff"
+        return base, apply_unified_diff(base, diff, chat.task.kernel_file), "diff"
     return base, source, "full"
 
 
-async def _run_candidate(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
-    _, new, _ = candidate_source(session, call)
+async def _run_candidate(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+    _, new, _ = candidate_source(chat, call)
     rungs = call.arguments.get("rungs")
     if rungs is not None and (not isinstance(rungs, list) or not all(isinstance(r, str) for r in rungs)):
         raise ToolFailure("run_candidate: rungs must be a list of rung names")
     try:
-        report = await session.verify_source(new, origin="proposal", record=False, rungs=rungs or None)
+        report = await chat.verify_source(new, origin="proposal", record=False, rungs=rungs or None)
     except ValueError as exc:  # an unknown rung name
         raise ToolFailure(f"run_candidate: {exc}") from exc
     return ToolOutcome(report.ok, f"{'PASS' if report.ok else 'FAIL'} (not applied)",
-                       session.feedback(report, "candidate (the kernel file was not changed)", new))
+                       chat.feedback(report, "candidate (the kernel file was not changed)", new))
 
 
-async def _propose_edit(session: AgentSession, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _propose_edit(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
     rationale = _text_arg(call, "rationale", required=True)
-    base, new, kind = candidate_source(session, call)
+    base, new, kind = candidate_source(chat, call)
     if new == base:
         raise ToolFailure("propose_edit: the proposal is identical to the current kernel file; nothing to propose")
-    proposal = await session.make_proposal(base, new, kind, rationale, turn_id, call.id,
+    proposal = await chat.make_proposal(base, new, kind, rationale, turn_id, call.id,
                                            submitted_diff=_text_arg(call, "diff"))
-    return ToolOutcome(True, session.proposal_summary(proposal), session.proposal_tool_text(proposal))
+    return ToolOutcome(True, chat.proposal_summary(proposal), chat.proposal_tool_text(proposal))
 
 
-Handler = Callable[["AgentSession", ToolCall, str], Awaitable[ToolOutcome]]
+Handler = Callable[["AgentChat", ToolCall, str], Awaitable[ToolOutcome]]
 _HANDLERS: dict[str, Handler] = {
     "read_file": _read_file,
     "list_files": _list_files,

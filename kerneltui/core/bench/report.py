@@ -24,6 +24,7 @@ from kerneltui.core.bench.stats import (
     straggle_verdict,
     summarize,
 )
+from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
 
 
 @dataclass
@@ -95,11 +96,11 @@ def _floor(case: dict[str, Any], peaks: DevicePeaks | None) -> float | None:
     return roofline.analyse(1.0, case.get("flops"), case.get("bytes"), roofs).floor_ms
 
 
-def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, Any] | None,
-          candidate: dict[str, Any], peaks: DevicePeaks | None, settings: BenchSettings,
+def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply | None,
+          candidate: SeriesReply, peaks: DevicePeaks | None, settings: BenchSettings,
           compile_note: str | None = None) -> BenchVerdict:
     """The benchmark rung's result from the four worker answers."""
-    setup_cases = {c["index"]: c for c in setup.get("cases") or []}
+    setup_cases = {c["index"]: c for c in setup["cases"]}
     ref_cases = {c["index"]: c for c in reference.get("cases") or []}
     comp_cases = {c["index"]: c for c in (compiled or {}).get("cases") or []}
     problems: list[str] = []
@@ -109,15 +110,15 @@ def build(setup: dict[str, Any], reference: dict[str, Any], compiled: dict[str, 
     for raw in candidate.get("cases") or []:
         i = raw["index"]
         label = raw["label"]
-        info = setup_cases.get(i, {})
+        info: BenchSetupCase = setup_cases.get(i) or {}
         case: dict[str, Any] = {
             "index": i, "label": label, "params": raw.get("params") or {},
             "dtype": raw.get("dtype"), "dtypes": raw.get("dtypes") or [],
             "flops": info.get("flops"), "bytes": info.get("bytes"), "out_bytes": raw.get("out_bytes"),
         }
         for key in ("flops_error", "bytes_error", "work_estimated", "work_note"):
-            if info.get(key):
-                case[key] = info[key]
+            if note := info.get(key):
+                case[key] = note
         cand = series_summary(raw, settings)
         case["candidate"] = cand
         case["recheck"] = raw.get("recheck") or {}

@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
 from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.worker.replies import SeriesReply
 
 METHOD_SETTINGS = ("flush", "fresh_inputs")  # settings that change what a baseline measures
 
@@ -39,7 +40,7 @@ def baseline_key(ctx: RunContext, info: dict[str, Any], target: str, settings: B
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
-def cached(ctx: RunContext, key: str) -> tuple[dict[str, Any], str] | None:
+def cached(ctx: RunContext, key: str) -> tuple[SeriesReply, str] | None:
     """A baseline measured before for the same key, and a note saying when."""
     from kerneltui.core.history import HistoryError, HistoryStore
 
@@ -51,10 +52,10 @@ def cached(ctx: RunContext, key: str) -> tuple[dict[str, Any], str] | None:
         return None
     data, when = found
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
-    return data, f"cached from {stamp} (same reference, cases, device and versions)"
+    return cast(SeriesReply, data), f"cached from {stamp} (same reference, cases, device and versions)"
 
 
-def keep(ctx: RunContext, key: str, target: str, raw: dict[str, Any]) -> str:
+def keep(ctx: RunContext, key: str, target: str, raw: SeriesReply) -> str:
     """Store a baseline when it is whole; the note says what happened."""
     from kerneltui.core.history import HistoryError, HistoryStore
 
@@ -68,7 +69,7 @@ def keep(ctx: RunContext, key: str, target: str, raw: dict[str, Any]) -> str:
     return "measured now"
 
 
-def incomplete(raw: dict[str, Any]) -> str | None:
+def incomplete(raw: SeriesReply) -> str | None:
     """Why a baseline should be measured again next time (None: it is whole)."""
     cases = raw.get("cases") or []
     if not cases:

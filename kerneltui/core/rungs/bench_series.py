@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.bench import timing
 from kerneltui.core.bench.stats import (
@@ -35,6 +35,15 @@ from kerneltui.core.bench.stats import (
 )
 from kerneltui.core.rungs.bench_bound import WallBound
 from kerneltui.core.worker.process import WorkerProcess
+from kerneltui.core.worker.replies import (
+    BenchBeginReply,
+    BenchCallsReply,
+    BenchEndReply,
+    BenchGraphReply,
+    PoolReply,
+    RecheckReply,
+    SeriesReply,
+)
 
 BATCH_S = 0.25  # wall time a batch aims for
 
@@ -69,7 +78,7 @@ class KernelSeries:
 class CaseDriver:
     """Batches of calls on one case, each rechecked and its slots renewed."""
 
-    def __init__(self, judge: WorkerProcess, worker: WorkerProcess, index: int, pool: dict[str, Any],
+    def __init__(self, judge: WorkerProcess, worker: WorkerProcess, index: int, pool: PoolReply,
                  timeout: float) -> None:
         self.judge = judge
         self.worker = worker
@@ -81,7 +90,7 @@ class CaseDriver:
         self.lots = (f"c{index}b{n}" for n in itertools.count(1))
         self.release: list[str] = []
         self.remap: dict[str, Any] = {}
-        self.last_recheck: dict[str, Any] = {}
+        self.last_recheck: RecheckReply = {}
         self.seconds_per_call = 0.0
 
     def order(self, size: int) -> list[int]:
@@ -95,8 +104,17 @@ class CaseDriver:
             return 1
         return max(1, min(self.sets, int(BATCH_S / self.seconds_per_call)))
 
-    async def batch(self, op: str, size: int, **extra: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One batch of ``op`` (``bench_calls`` or ``bench_graph``) and its recheck."""
+    async def timed(self, size: int, **extra: Any) -> tuple[BenchCallsReply, RecheckReply]:
+        """One batch of timed calls and its recheck."""
+        reply, check = await self._batch("bench_calls", size, **extra)
+        return cast(BenchCallsReply, reply), check
+
+    async def replays(self, size: int) -> tuple[BenchGraphReply, RecheckReply]:
+        """One batch of CUDA-graph replays and its recheck (none when the graph could not be made)."""
+        reply, check = await self._batch("bench_graph", size)
+        return cast(BenchGraphReply, reply), check
+
+    async def _batch(self, op: str, size: int, **extra: Any) -> tuple[dict[str, Any], RecheckReply]:
         order = self.order(size)
         lot = next(self.lots)
         started = time.perf_counter()
@@ -106,9 +124,9 @@ class CaseDriver:
         self.release, self.remap = [lot], {}
         if reply.get("error"):
             return reply, {}
-        check = await self.judge.request("judge_recheck", {
+        check = cast(RecheckReply, await self.judge.request("judge_recheck", {
             "case": self.index, "slots": order, "outputs": reply["outputs"], "lot": lot, "first_call": self.calls,
-        }, timeout=self.timeout)
+        }, timeout=self.timeout))
         self.calls += len(order)
         self.remap = dict(check.get("moved") or {})
         self.last_recheck = check
@@ -117,18 +135,21 @@ class CaseDriver:
 
 async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, secret: int,
                       settings: BenchSettings, timeout: float, progress: Any, bound: WallBound | None = None,
-                      watch: Watch | None = None) -> dict[str, Any]:
+                      watch: Watch | None = None) -> SeriesReply:
     """Time the kernel on every case; the reply's shape is that of a baseline's (``ops_judge_bench``)."""
     t0 = time.perf_counter()
     out_cases: list[dict[str, Any]] = []
-    facts: dict[str, Any] = {}
+    facts: SeriesReply = {}
     threads: list[str] = []
     for index in range(cases):
-        pool = await judge.request("judge_pool", {"case": index, "secret": secret, "settings": settings.to_dict()},
-                                   timeout=timeout, on_progress=progress)
-        begin = await worker.request("bench_begin", {"case": index, "slots": pool["slots"],
-                                                     "settings": settings.to_dict()}, timeout=timeout)
-        facts = {k: begin[k] for k in ("flush_bytes", "l2_bytes", "persisting_l2")}
+        pool = cast(PoolReply, await judge.request("judge_pool", {"case": index, "secret": secret,
+                                                                  "settings": settings.to_dict()},
+                                                   timeout=timeout, on_progress=progress))
+        begin = cast(BenchBeginReply, await worker.request("bench_begin", {"case": index, "slots": pool["slots"],
+                                                                           "settings": settings.to_dict()},
+                                                           timeout=timeout))
+        facts = {"flush_bytes": begin["flush_bytes"], "l2_bytes": begin["l2_bytes"],
+                 "persisting_l2": begin["persisting_l2"]}
         driver = CaseDriver(judge, worker, index, pool, timeout)
         label = str(pool.get("label") or index)
         raw: dict[str, Any] = {"index": index, "label": label, "params": pool.get("params") or {}, "target": "candidate",
@@ -141,8 +162,9 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
                                partial(watch, index, label) if watch else None)
         series.stopped = WallBound.relabel(series.stopped, settings, case_settings)
         raw.update(series.to_dict())
-        end = await worker.request("bench_end", {"median_ms": median(series.times_ms) if series.times_ms else 0.0,
-                                                 "release": driver.release}, timeout=timeout)
+        end = cast(BenchEndReply, await worker.request("bench_end", {
+            "median_ms": median(series.times_ms) if series.times_ms else 0.0, "release": driver.release,
+        }, timeout=timeout))
         driver.release = []
         raw["busy_straggle_us"] = end.get("busy_straggle_us") or []
         raw["stream_changes"] = end.get("stream_changes") or 0
@@ -171,9 +193,9 @@ async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, la
     series = KernelSeries()
     began = time.perf_counter()
     while True:
-        reply, check = await driver.batch("bench_calls", driver.size())
-        if check.get("failure"):
-            series.failure = {"phase": "warm-up", **check["failure"]}
+        reply, check = await driver.timed(driver.size())
+        if (wrong := check.get("failure")) is not None:
+            series.failure = {"phase": "warm-up", **wrong}
             series.warmup_s = time.perf_counter() - began
             return series
         series.warmup_ms.extend(s[0] for s in reply["samples"])
@@ -186,7 +208,7 @@ async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, la
     timed_began = time.perf_counter()
     warm_calls = driver.calls
     while True:
-        reply, check = await driver.batch("bench_calls", driver.size(), controls_every=timing.CONTROL_EVERY)
+        reply, check = await driver.timed(driver.size(), controls_every=timing.CONTROL_EVERY)
         for ms, host_us, straggle_us in reply["samples"]:
             series.times_ms.append(ms)
             series.host_us.append(host_us)
@@ -194,10 +216,8 @@ async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, la
             running.add(ms)
         series.control_straggle_us.extend(reply.get("controls") or [])
         series.threads_left = max(series.threads_left, int(reply.get("threads_left") or 0))
-        if check.get("failure"):
-            failure = dict(check["failure"])
-            failure["call"] = int(failure.get("call", 0)) - warm_calls
-            series.failure = {"phase": "timed", **failure}
+        if (wrong := check.get("failure")) is not None:
+            series.failure = {"phase": "timed", **wrong, "call": wrong["call"] - warm_calls}
             break
         wall = time.perf_counter() - timed_began
         series.stopped = stop_reason(running.n, running.total, running.mean, running.stderr, wall, settings) or ""
@@ -226,9 +246,9 @@ async def _confirm_side_work(driver: CaseDriver, series: KernelSeries, settings:
     gaps: list[float] = []
     controls: list[float] = []
     while len(gaps) < CONFIRM_CALLS:
-        reply, check = await driver.batch("bench_calls", min(driver.size(), CONFIRM_CALLS - len(gaps)), controls_every=1)
-        if check.get("failure"):
-            series.failure = {"phase": "timed", **check["failure"]}
+        reply, check = await driver.timed(min(driver.size(), CONFIRM_CALLS - len(gaps)), controls_every=1)
+        if (wrong := check.get("failure")) is not None:
+            series.failure = {"phase": "timed", **wrong}
             return
         gaps.extend(s[2] for s in reply["samples"])
         controls.extend(reply.get("controls") or [])
@@ -249,11 +269,11 @@ async def _graph_series(driver: CaseDriver, settings: BenchSettings, progress: A
     # The flush-only series has to settle as well, so graph mode asks for twice the minimum runs.
     graph_settings = replace(settings, min_runs=2 * settings.min_runs)
     while True:
-        reply, check = await driver.batch("bench_graph", driver.size())
+        reply, check = await driver.replays(driver.size())
         if reply.get("error"):
             return {"error": reply["error"]}
-        if check.get("failure"):
-            failure = {"phase": "graph", **check["failure"]}
+        if (wrong := check.get("failure")) is not None:
+            failure = {"phase": "graph", **wrong}
             break
         for t_ms, f_ms in zip(reply["total_ms"], reply["flush_ms"], strict=True):
             if timed_began is None:

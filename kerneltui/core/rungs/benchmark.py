@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.config import ConfigError
 from kerneltui.core.bench import device_peaks as device
@@ -26,6 +26,7 @@ from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import BenchSetupReply, SeriesReply, WorkEstimateCase, WorkEstimateReply
 
 NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"
@@ -65,13 +66,15 @@ async def run(ctx: RunContext) -> RungResult:
             # The bound starts after the device's peaks: measured once per device, then cached.
             bound = WallBound(settings.max_wall_s)
             phase = "reading the reference's work per case"
-            setup = await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"), on_progress=progress)
+            setup = cast(BenchSetupReply, await judge.request("judge_bench_setup", {}, timeout=ctx.timeout("compile"),
+                                                              on_progress=progress))
             phase = "estimating the reference's work"
             await _estimate_work(judge, setup, ctx, progress)
             secret = secrets.randbits(62)
             phase = "timing the baselines"
             measured = await _baselines(ctx, judge, settings, secret, bound, progress, timings)
-            reference, reference_note = measured["reference"]
+            reference = cast(SeriesReply, measured["reference"][0])  # always measured, or found cached
+            reference_note = measured["reference"][1]
             compiled, compile_note = measured["torch_compile"]
             phase = "loading the kernel"
             t0 = time.perf_counter()
@@ -118,21 +121,23 @@ async def run(ctx: RunContext) -> RungResult:
     return ok(NAME, verdict.summary, metrics=metrics, details=details)
 
 
-async def _estimate_work(worker: WorkerProcess, setup: dict[str, Any], ctx: RunContext, progress: Any) -> None:
+async def _estimate_work(worker: WorkerProcess, setup: BenchSetupReply, ctx: RunContext, progress: Any) -> None:
     """Cases that declare no work (KernelBench, GPU MODE) get an estimate from the reference
     (``core.worker.work_estimate``), marked so: every problem gets a roofline."""
-    bare = [c for c in setup.get("cases") or [] if c.get("flops") is None and c.get("bytes") is None
+    bare = [c for c in setup["cases"] if c.get("flops") is None and c.get("bytes") is None
             and not c.get("flops_error") and not c.get("bytes_error")]
     if not bare:
         return
-    found = await worker.request("judge_estimate_work", {}, timeout=ctx.timeout("compile"), on_progress=progress)
-    estimates = {c["index"]: c for c in found.get("cases") or []}
+    found = cast(WorkEstimateReply, await worker.request("judge_estimate_work", {}, timeout=ctx.timeout("compile"),
+                                                         on_progress=progress))
+    estimates = {c["index"]: c for c in found["cases"]}
     for case in bare:
-        est = estimates.get(case["index"]) or {}
+        est: WorkEstimateCase = estimates.get(case["index"]) or {}
         if est.get("error") or not est.get("bytes"):
             case["work_note"] = f"no estimate of the work: {est.get('error') or 'the reference moved no bytes'}"
             continue
-        case.update(flops=est.get("flops"), bytes=est["bytes"], work_estimated=est.get("method") or "estimated")
+        case["flops"], case["bytes"] = est.get("flops"), est.get("bytes")
+        case["work_estimated"] = est.get("method") or "estimated"
 
 
 async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePeaks | None, str]:
@@ -153,7 +158,7 @@ async def _peaks(worker: WorkerProcess, progress: Any) -> tuple[device.DevicePea
 PROVISIONAL_EVERY_S = 0.5  # the least time between two provisional numbers
 
 
-def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSettings) -> Watch:
+def _provisional(ctx: RunContext, reference: SeriesReply, settings: BenchSettings) -> Watch:
     """Report an early number (``BenchmarkProvisional``) once a case has its minimum of timed calls,
     and every PROVISIONAL_EVERY_S after; the progress line carries it too."""
     ref_ms = {int(c["index"]): median(c["times_ms"]) for c in reference.get("cases") or [] if c.get("times_ms")}
@@ -173,8 +178,11 @@ def _provisional(ctx: RunContext, reference: dict[str, Any], settings: BenchSett
     return watch
 
 
+COMPILE_OFF = "not measured ([benchmark] torch_compile = false)"
+
+
 async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSettings, secret: int, bound: WallBound,
-                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[Any, str]]:
+                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[SeriesReply | None, str]]:
     """The reference's and torch.compile's times, each cached (``core.rungs.baselines``) or measured
     now within its share of the wall-time bound; with a note saying which. ``timings`` gets the
     seconds each took here (``reference_s``, ``torch_compile_s``)."""
@@ -183,7 +191,7 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
     keys = {t: baselines.baseline_key(ctx, judge.info, t, settings) for t in targets}
     found = {t: baselines.cached(ctx, keys[t]) if settings.baseline_cache else None for t in targets}
     to_measure = [t for t in targets if found[t] is None]
-    out: dict[str, tuple[Any, str]] = {"torch_compile": (None, "not measured ([benchmark] torch_compile = false)")}
+    out: dict[str, tuple[SeriesReply | None, str]] = {"torch_compile": (None, COMPILE_OFF)}
     for target in targets:
         hit = found[target]
         timings[f"{target}_s"] = 0.0
@@ -195,8 +203,9 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
         to_measure.remove(target)
         if target == "torch_compile":
             progress("compiling the reference with torch.compile (once per reference and device)", None)
-        raw = await judge.request("judge_benchmark", {"target": target, "secret": secret, "settings": given.to_dict()},
-                                  timeout=ctx.timeout("benchmark"), on_progress=progress)
+        raw = cast(SeriesReply, await judge.request("judge_benchmark", {
+            "target": target, "secret": secret, "settings": given.to_dict(),
+        }, timeout=ctx.timeout("benchmark"), on_progress=progress))
         for case in raw.get("cases") or []:
             case["stopped"] = WallBound.relabel(case.get("stopped") or "", settings, given)
         out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if settings.baseline_cache else "measured now")

@@ -10,7 +10,7 @@ LDG.E.128 · occ 50%`` for the specialisation the benchmark runs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.asm.artifact import ArtifactError, KernelArtifact
 from kerneltui.core.asm.tools import Toolset
@@ -18,6 +18,7 @@ from kerneltui.core.asm.writer import DumpResult, variant_headline, write_dump
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.worker.replies import DumpReply
 from kerneltui.core.worker.runtime import seed_for
 
 
@@ -29,13 +30,13 @@ async def run(ctx: RunContext) -> RungResult:
     judging = await ctx.judging()
     keys, cases = await case_inputs(ctx, judging)
     try:
-        reply = await worker.request("dump", {"arch": arch, "cases": cases}, timeout=ctx.timeout("dump"),
-                                     on_progress=ctx.progress_for("dump"))
+        reply = cast(DumpReply, await worker.request("dump", {"arch": arch, "cases": cases},
+                                                     timeout=ctx.timeout("dump"), on_progress=ctx.progress_for("dump")))
     finally:
         judging.release(keys)
-    notes = [str(n) for n in reply.get("notes") or []]
+    notes = [str(n) for n in reply["notes"]]
     try:
-        artifacts = [KernelArtifact.from_json(a, ctx.task.backend) for a in reply.get("artifacts") or []]
+        artifacts = [KernelArtifact.from_json(a, ctx.task.backend) for a in reply["artifacts"]]
     except ArtifactError as exc:
         return fail("dump", f"the {ctx.task.backend} backend returned an unusable dump: {exc}")
     if not artifacts:
@@ -44,14 +45,14 @@ async def run(ctx: RunContext) -> RungResult:
     progress = ctx.progress_for("dump")
     tools = await asyncio.to_thread(Toolset.discover)
     result = await asyncio.to_thread(
-        write_dump, ctx.version_dir / "dump", artifacts, arch=str(reply.get("arch") or arch),
-        backend=ctx.task.backend, source_roots=list(reply.get("source_roots") or []),
+        write_dump, ctx.version_dir / "dump", artifacts, arch=reply["arch"] or arch,
+        backend=ctx.task.backend, source_roots=list(reply["source_roots"]),
         task_files=sorted(ctx.files), tools=tools, progress=progress, notes=notes)
     summary = str(result.index.get("summary") or "")
     metrics: dict[str, Any] = dict(result.index.get("metrics") or {})
     metrics["arch"] = result.index.get("arch")
     metrics["dump_dir"] = str(result.dump_dir)
-    metrics["on_gpu"] = bool(reply.get("on_gpu"))
+    metrics["on_gpu"] = reply["on_gpu"]
     ctx.data.dump = {"dir": str(result.dump_dir), "summary": summary, "metrics": metrics}
     details = describe(result, notes)
     problems = result.problems + [p for v in result.variants for p in v.problems]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
@@ -25,6 +25,7 @@ from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace import chrome, iket_run, sources, summary, timeline
 from kerneltui.core.trace.stats import analyse
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.replies import TraceReply
 from kerneltui.core.worker.runtime import seed_for
 
 NAME = "trace"
@@ -64,9 +65,9 @@ async def run(ctx: RunContext) -> RungResult:
         case = cases[index]
         key, inputs = await judging.inputs(CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label),
                                            ctx.timeout("benchmark"), reference=False, rolling=False)
-        raw = await worker.request("trace", {"case": index, "reps": ctx.options.trace.reps,
-                                             "inputs": inputs, "source": choice.source},
-                                   timeout=ctx.timeout("benchmark"), on_progress=progress)
+        raw = cast(TraceReply, await worker.request("trace", {"case": index, "reps": ctx.options.trace.reps,
+                                                              "inputs": inputs, "source": choice.source},
+                                                    timeout=ctx.timeout("benchmark"), on_progress=progress))
         judging.release([key])
     except WorkerFailure as exc:
         return ctx.failure(NAME, exc)
@@ -75,11 +76,11 @@ async def run(ctx: RunContext) -> RungResult:
     return result
 
 
-def build_result(version_dir: Path, raw: dict[str, Any], stderr: str = "", fallback: str = "") -> RungResult:
+def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback: str = "") -> RungResult:
     """The rung's result from the worker's raw reply; writes ``<version>/trace/``. ``fallback``: why
     the kernel's own DSL tracer was not used (the worker adds its own reason as ``source_note``)."""
-    untraced = float(median(raw["untraced_ms"])) if raw.get("untraced_ms") else None
-    traced = float(median(raw["traced_ms"])) if raw.get("traced_ms") else None
+    untraced = float(median(times)) if (times := raw.get("untraced_ms")) else None
+    traced = float(median(times)) if (times := raw.get("traced_ms")) else None
     overhead_pct = 100.0 * (traced / untraced - 1.0) if untraced and traced is not None else None
     if raw.get("source_note"):
         fallback = sources.SourceChoice(sources.MARKERS, sources.PROTON, str(raw["source_note"])).note()

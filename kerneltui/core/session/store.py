@@ -16,20 +16,20 @@ from typing import Any
 from kerneltui import paths
 from kerneltui.config import Config
 from kerneltui.core.session.record import LOG_NAME, SessionError
+from kerneltui.core.session.settings import SessionSettings
 
-SESSION_DEFAULTS: dict[str, Any] = {
-    "dir": "",  # empty: <data dir>/sessions
-    "record": True,  # write a session log for every run of the app, check, watch and ask
-}
+
+def _settings(config: Config | None) -> SessionSettings:
+    return config.read(SessionSettings) if config is not None else SessionSettings()
 
 
 def sessions_dir(config: Config | None = None) -> Path:
-    value = str(config.get("sessions", "dir", "") if config is not None else "") or ""
-    return Path(value).expanduser() if value else paths.data_dir() / "sessions"
+    folder = _settings(config).dir
+    return Path(folder).expanduser() if folder else paths.data_dir() / "sessions"
 
 
 def recording_enabled(config: Config | None) -> bool:
-    return bool(config.get("sessions", "record", True)) if config is not None else True
+    return _settings(config).record
 
 
 def example_sessions_dir() -> Path:

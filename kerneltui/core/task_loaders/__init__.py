@@ -1,1 +1,1 @@
-"""Adapters from each task format to :class:`kerneltui.core.task.Task`."""
+"""Loaders from each task format to :class:`kerneltui.core.task.Task`."""

@@ -30,6 +30,7 @@ from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec,
 from kerneltui.core.task import Task
 from kerneltui.core.trace.buffer import TraceFormatError
 from kerneltui.core.trace.iket import read_decoded
+from kerneltui.core.worker.replies import TraceReply
 
 Progress = Callable[[str, float | None], None]
 
@@ -63,7 +64,7 @@ def unavailable(runner_name: str = "local") -> str | None:
 
 async def trace(task: Task, files: dict[str, str], version_dir: Path, *, timeout_s: float,
                 case_index: int | None = None, progress: Progress | None = None,
-                override: str | None = None) -> dict[str, Any]:
+                override: str | None = None) -> TraceReply:
     """The trace op's reply shape (``buffers`` as ``TraceBuffer.to_dict()``), from IKET."""
     command = run_iket_command()
     if command is None:

@@ -23,6 +23,7 @@ from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.integrity import check_identities, identity
 from kerneltui.core.worker.ops_candidate import CheckFailure
+from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, BenchEndReply, BenchGraphReply
 from kerneltui.core.worker.state import WorkerState
 
 Progress = Any
@@ -138,7 +139,7 @@ class KernelBench:
     graph: Any = None
 
 
-def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchBeginReply:
     """Map one case's input slots (made by the judge) and calibrate the side-work check."""
     require_gpu(state, "benchmarking")
     ex = state.exchange
@@ -164,7 +165,7 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
             "persisting_l2": persisting.status}
 
 
-def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchCallsReply:
     """Time one call per slot in ``order``; each output goes back for the judge's recheck.
 
     ``controls_every``: after every that many calls of the batch (0: none), an honest spin kernel as
@@ -193,7 +194,7 @@ def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress)
             "stream_changes": bench.timer.stream_changes}
 
 
-def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchEndReply:
     """The busy calibration at the series' median, and the guards after the timed calls."""
     bench, ex = _bench(state)
     _release(bench, ex, args)
@@ -207,7 +208,7 @@ def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -
             "threads_started_by_kernel": new_threads}
 
 
-def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchGraphReply:
     """CUDA-graph mode (step 6 of ``core.bench.timing``): capture once, then time replays, one per slot in
     ``order``; each replay's output goes back for the recheck (copied: the graph reuses it)."""
     bench, ex = _bench(state)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from kerneltui.core.worker.ops_candidate import CheckFailure
+from kerneltui.core.worker.replies import DumpReply
 from kerneltui.core.worker.state import WorkerState
 
 
-def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> dict[str, Any]:
+def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> DumpReply:
     if state.runtime is None or state.runtime.candidate is None:
         raise CheckFailure("the kernel is not loaded in this worker: the compile rung must pass before the dump")
     arch = str(args.get("arch") or state.info.get("arch") or state.arch)

@@ -25,39 +25,59 @@ from kerneltui.core.worker.ops_bench import require_gpu
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.ops_judge import _judge
 from kerneltui.core.worker.recheck import OutputCheck
+from kerneltui.core.worker.replies import (
+    BenchSetupCase,
+    BenchSetupReply,
+    PoolReply,
+    RecheckFailure,
+    RecheckReply,
+    SeriesReply,
+)
 from kerneltui.core.worker.state import WorkerState
 
 Progress = Any
 BASELINES = ("reference", "torch_compile")
 
 
-def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchSetupReply:
     """flops()/bytes_moved() of the reference module per benchmark case."""
     judge = _judge(state)
     ref = judge.rt.reference
     cases = []
     for i, case in enumerate(state.task.get("benchmarks") or []):
         params = {k: v for k, v in case.items() if k != "seed"}
-        entry: dict[str, Any] = {"index": i, "label": " ".join(f"{k}={v}" for k, v in params.items()) or "default case",
+        entry: BenchSetupCase = {"index": i, "label": " ".join(f"{k}={v}" for k, v in params.items()) or "default case",
                                  "params": params}
-        for fn_name, key in (("flops", "flops"), ("bytes_moved", "bytes")):
-            fn = getattr(ref, fn_name, None)
-            if fn is None:
-                continue
-            try:
-                value = float(_call_with_params(fn, params))
-            except Exception as exc:
-                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) raised {type(exc).__name__}: {exc}"
-                continue
-            if not value >= 0 or value == float("inf"):
-                entry[f"{key}_error"] = f"{state.task['reference_file']}: {fn_name}({_describe(params)}) returned {value!r}"
-                continue
-            entry[key] = value
+        flops, flops_error = _count(state, getattr(ref, "flops", None), "flops", params)
+        if flops is not None:
+            entry["flops"] = flops
+        if flops_error:
+            entry["flops_error"] = flops_error
+        moved, bytes_error = _count(state, getattr(ref, "bytes_moved", None), "bytes_moved", params)
+        if moved is not None:
+            entry["bytes"] = moved
+        if bytes_error:
+            entry["bytes_error"] = bytes_error
         cases.append(entry)
     return {"cases": cases, "format": state.task.get("format")}
 
 
-def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
+           params: dict[str, Any]) -> tuple[float | None, str]:
+    """The reference's ``flops()`` or ``bytes_moved()`` for one case, or why there is none."""
+    if fn is None:
+        return None, ""
+    where = f"{state.task['reference_file']}: {name}({_describe(params)})"
+    try:
+        value = float(_call_with_params(fn, params))
+    except Exception as exc:
+        return None, f"{where} raised {type(exc).__name__}: {exc}"
+    if not value >= 0 or value == float("inf"):
+        return None, f"{where} returned {value!r}"
+    return value, ""
+
+
+def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> SeriesReply:
     """Time a baseline (the reference or torch.compile of it) on every benchmark case."""
     require_gpu(state, "benchmarking")
     judge = _judge(state)
@@ -87,7 +107,7 @@ def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progr
             "persisting_l2": persisting.status, "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) -> PoolReply:
     """Make the kernel's input slots for one case (and the reference's output for each); the slots go
     to the candidate's worker as shared memory (no copy: renewals in place are seen there)."""
     require_gpu(state, "benchmarking")
@@ -115,7 +135,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
             "dtype": timing.main_dtype(params, pool.dtypes), "in_place": pool.in_place}
 
 
-def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> RecheckReply:
     """Recheck a batch of the kernel's outputs (one per slot used), then renew those slots."""
     judge = _judge(state)
     held = getattr(state, "bench_pool", None)
@@ -125,7 +145,7 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
     pool: timing.InputPool = held[1]
     checker: OutputCheck = held[2]
     lot = str(args.get("lot") or "recheck")
-    failure = None
+    failure: RecheckFailure | None = None
     slots = [int(s) for s in args.get("slots") or []]
     outputs = list(args.get("outputs") or [])
     if len(slots) != len(outputs):

@@ -9,10 +9,11 @@ benchmark's number); the parent computes the medians and reads the buffers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.ops_candidate import CheckFailure
+from kerneltui.core.worker.replies import TraceReply
 from kerneltui.core.worker.state import WorkerState
 
 Progress = Any
@@ -46,7 +47,7 @@ def _time_calls(state: WorkerState, fn: Any, inputs: Any, reps: int, before: Any
     return out
 
 
-def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> TraceReply:
     if not state.has_gpu:
         raise CheckFailure("tracing needs a CUDA GPU: the markers read %globaltimer on the device")
     rt = state.runtime
@@ -68,7 +69,7 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
         call(inputs)
     plain_out = call(tree.clone(inputs, torch))
     untraced = _time_calls(state, call, inputs, reps, lambda: None)
-    reply = {"case": index, "case_kind": kind, "params": params, "untraced_ms": untraced, "device": state.info.get("name")}
+    reply: TraceReply = {"case": index, "case_kind": kind, "params": params, "untraced_ms": untraced, "device": state.info.get("name")}
 
     # -- a DSL's own tracer (core/trace/sources.py chose it; it says why when it cannot run) --
     if args.get("source") == "proton":
@@ -80,7 +81,7 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> di
             traced_run = proton_run.trace(call, inputs, lambda: _time_calls(state, call, inputs, reps, lambda: None),
                                           state.workdir, torch.cuda.synchronize)
             matches = _same_output(state, traced_run.pop("out"), plain_out)
-            return {**reply, **traced_run, "traced_output_matches": matches}
+            return cast(TraceReply, {**reply, **traced_run, "traced_output_matches": matches})
     # -- end of the DSL tracers --
 
     progress(f"traced: {reps} calls")

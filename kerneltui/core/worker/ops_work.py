@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kerneltui.core.worker.ops_judge import _judge
+from kerneltui.core.worker.replies import WorkEstimateCase, WorkEstimateReply
 from kerneltui.core.worker.state import WorkerState
 from kerneltui.core.worker.work_estimate import estimate_work
 
@@ -18,11 +19,11 @@ Progress = Any
 ESTIMATE_SEED = 20250
 
 
-def op_estimate_work(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_estimate_work(state: WorkerState, args: dict[str, Any], progress: Progress) -> WorkEstimateReply:
     rt = _judge(state).rt
     model = getattr(rt, "model", None)  # KernelBench: the model's weights are read too
     reads = [*model.parameters(), *model.buffers()] if model is not None else []
-    cases = []
+    cases: list[WorkEstimateCase] = []
     for i, case in enumerate(state.task.get("benchmarks") or []):
         params = {k: v for k, v in case.items() if k != "seed"}
         progress(f"estimating the work of case {i + 1}", i / max(len(state.task["benchmarks"]), 1))
@@ -33,7 +34,7 @@ def op_estimate_work(state: WorkerState, args: dict[str, Any], progress: Progres
         except Exception as exc:  # a reference the counter cannot follow: no estimate, said so
             cases.append({"index": i, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"})
             continue
-        cases.append({"index": i, **work.to_dict()})
+        cases.append({"index": i, "flops": work.flops, "bytes": work.bytes, "method": work.method})
     return {"cases": cases}
 
 

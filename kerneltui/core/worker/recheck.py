@@ -128,7 +128,7 @@ class OutputCheck:
         self.torch = state.torch
         self.label = label
         self.regenerate = regenerate  # seed -> the same inputs again, untouched by the candidate
-        self.overrides = state.task.get("tolerance") or {}
+        self.task_tolerance = state.task.get("tolerance") or {}
         self.has_check = rt.has_check
         self._flatten = flatten
         self.quick = 0  # outputs passed by the fast path
@@ -143,7 +143,7 @@ class OutputCheck:
 
         self.full += 1
         inputs = self.regenerate(seed)
-        verdict = judge_output(self.rt, inputs, out, ref_out, self.overrides, self.state.sync)
+        verdict = judge_output(self.rt, inputs, out, ref_out, self.task_tolerance, self.state.sync)
         return None if verdict["ok"] else str(verdict["reason"])
 
     def _quick_ok(self, out: Any, ref_out: Any) -> bool:
@@ -157,7 +157,7 @@ class OutputCheck:
                 if type(o) is not torch.Tensor or o.shape != r.shape or o.dtype != r.dtype or o.device != r.device:
                     return False
                 if r.is_floating_point() or r.is_complex():
-                    tol = metrics.tolerances_for(str(r.dtype), self.overrides)
+                    tol = metrics.tolerances_for(str(r.dtype), self.task_tolerance)
                     if tol.min_psnr_db is not None or tol.min_cosine is not None:
                         return False  # the task's extra requirements need the full metrics
                     if not tensors_close(o, r, tol.atol, tol.rtol, tol.rel_l2, torch):

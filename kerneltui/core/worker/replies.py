@@ -61,3 +61,158 @@ class VerdictReply(TypedDict, total=False):
     described: list[str]  # mode "run": each output as shape and dtype
     identical: bool  # mode "again": bitwise the first call's output
     sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
+
+
+class DumpReply(TypedDict):
+    """``dump`` (``ops_dump.op_dump``): the compiler's output of every kernel the cases launched."""
+
+    arch: str
+    backend: str
+    artifacts: list[dict[str, Any]]  # each read by ``core.asm.artifact.KernelArtifact.from_json``
+    notes: list[str]
+    source_roots: list[str]  # the task folder as given and resolved: source lines are matched under them
+    on_gpu: bool
+
+
+class TraceReply(TypedDict, total=False):
+    """A trace of one case: the ``trace`` op's reply (kerneltui's markers, or Proton's), or IKET's
+    run (``core.trace.iket_run``); read by ``core.rungs.trace.build_result``."""
+
+    case: int
+    case_kind: str  # "benchmark" or "test"
+    params: dict[str, Any]
+    device: str | None
+    untraced_ms: list[float] | None  # None: the tracer times nothing untraced (IKET)
+    traced_ms: list[float] | None
+    buffers: list[dict[str, Any]]  # per kernel: ``TraceBuffer.to_dict()``
+    source: str  # which tracer (``core.trace.sources``)
+    source_note: str | None  # why the DSL's own tracer could not run (the markers traced instead)
+    source_files: list[str]  # the tracer's own files, kept in the version folder
+    traced_output_matches: bool | None  # tracing changed nothing the kernel computes (None: not compared)
+
+
+# ---- the benchmark's ops (``ops_judge_bench`` in the judge, ``ops_bench`` in the candidate's worker),
+# read by ``core.rungs.bench_series`` and ``core.rungs.benchmark``.
+
+
+class BenchSetupCase(TypedDict, total=False):
+    """One benchmark case as the reference's ``flops()`` / ``bytes_moved()`` describe it."""
+
+    index: int
+    label: str
+    params: dict[str, Any]
+    flops: float | None
+    bytes: float | None
+    flops_error: str  # the reference's flops() raised or returned nonsense: the message names the file
+    bytes_error: str
+    work_estimated: str  # added by the parent: the work is judge_estimate_work's (its method)
+    work_note: str  # added by the parent: why there is no estimate either
+
+
+class SeriesReply(TypedDict, total=False):
+    """A target's timed series on every case: ``judge_benchmark`` for a baseline (the reference,
+    torch.compile), ``core.rungs.bench_series.time_kernel`` for the kernel; what the benchmark's
+    report (``core.bench.report.build``) and the baseline cache read. A cached baseline is one of
+    these as it was stored."""
+
+    target: str  # "reference", "torch_compile" or "candidate"
+    cases: list[dict[str, Any]]  # per case: its series as ``core.bench.timing`` / ``KernelSeries`` write it
+    flush_bytes: int
+    l2_bytes: int
+    persisting_l2: str
+    threads_started_by_kernel: list[str]  # the kernel's series only
+    seconds: float
+
+
+class BenchSetupReply(TypedDict):
+    """``judge_bench_setup``: every benchmark case's work, as the reference module counts it."""
+
+    cases: list[BenchSetupCase]
+    format: str | None
+
+
+class WorkEstimateCase(TypedDict, total=False):
+    """One case's work as counted by running the reference (``core.worker.work_estimate``)."""
+
+    index: int
+    flops: float | None
+    bytes: float
+    method: str
+    error: str  # the counter could not follow the reference
+
+
+class WorkEstimateReply(TypedDict):
+    """``judge_estimate_work``: the work of every benchmark case, for tasks that declare none."""
+
+    cases: list[WorkEstimateCase]
+
+
+class PoolReply(TypedDict):
+    """``judge_pool``: the input slots of one case, made by the judge, for the candidate to map."""
+
+    case: int
+    label: str
+    params: dict[str, Any]
+    slots: list[Any]  # shared-memory descriptors (``core.worker.wire``)
+    sets: int
+    set_bytes: int
+    out_bytes: int
+    dtypes: list[str]
+    dtype: str | None
+    in_place: bool
+
+
+class BenchBeginReply(TypedDict):
+    """``bench_begin``: the case's slots mapped and the side-work check calibrated while idle."""
+
+    idle_straggle_us: list[float]
+    flush_bytes: int
+    l2_bytes: int
+    persisting_l2: str
+
+
+class BenchCallsReply(TypedDict):
+    """``bench_calls``: one timed call per slot asked for, each output kept for the recheck."""
+
+    samples: list[list[float]]  # per call: [kernel ms, host µs, side-work gap µs]
+    controls: list[float]  # honest controls' gaps (µs), when asked for
+    outputs: list[Any]
+    threads_left: int
+    stream_changes: int
+
+
+class BenchGraphReply(TypedDict, total=False):
+    """``bench_graph``: replays of the captured call and of the L2 flush alone (or why not)."""
+
+    total_ms: list[float]
+    flush_ms: list[float]
+    outputs: list[Any]
+    error: str  # the call cannot be captured, or its inputs change shape: no graph series
+
+
+class BenchEndReply(TypedDict):
+    """``bench_end``: the busy calibration at the series' median and the guards after the timed calls."""
+
+    busy_straggle_us: list[float]
+    stream_changes: int
+    threads_started_by_kernel: list[str]
+
+
+class RecheckFailure(TypedDict):
+    call: int  # the call's number in the series, from 1
+    seed: int
+    reason: str
+
+
+class RecheckReply(TypedDict, total=False):
+    """``judge_recheck``: a batch of the kernel's timed outputs checked, then those slots renewed."""
+
+    failure: RecheckFailure | None
+    checked: int
+    quick: int
+    full: int
+    renewed: int
+    moved: dict[str, Any]  # slot → the renewed inputs' descriptor, when a slot moved
+    generate_ms: float
+    in_place: bool
+    pool: dict[str, Any]  # the pool's facts (``core.bench.timing.pool_facts``)

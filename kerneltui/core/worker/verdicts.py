@@ -24,25 +24,25 @@ LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|cublas|cudnn|cutlass::Kernel|x
                             r"hopper_|volta_|turing_|void at::|triton_poi|triton_red|triton_per", re.ASCII)
 
 
-def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, tol_overrides: dict[str, Any], sync: Any) -> dict[str, Any]:
+def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: dict[str, Any], sync: Any) -> dict[str, Any]:
     """Right or wrong, with metrics for every output tensor."""
     torch = rt.torch
     if rt.has_check:
         # On a fresh copy of the original inputs: its reference call may write into them (GPU MODE).
         ok, msg = rt.check_implementation(rt.clone(inputs), out)
         info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
-        parts = compare_all(out, ref_out, tol_overrides, None, torch)  # informative where shapes agree
+        parts = compare_all(out, ref_out, task_tolerance, None, torch)  # informative where shapes agree
         if parts:
             info["outputs"] = parts
         return info
-    parts = compare_all(out, ref_out, tol_overrides, None, torch)
+    parts = compare_all(out, ref_out, task_tolerance, None, torch)
     failing = [p for p in parts if not p["verdict_ok"]]
     if failing and any(p["metrics"].get("numel") and not p["metrics"].get("shape_mismatch") for p in failing):
         # allclose failed: bring in the float64 golden to tell a wrong kernel from a hard problem.
         try:
             golden = rt.call_fp64(rt.clone(inputs))
             sync()
-            parts = compare_all(out, ref_out, tol_overrides, golden, torch)
+            parts = compare_all(out, ref_out, task_tolerance, golden, torch)
             failing = [p for p in parts if not p["verdict_ok"]]
         except Exception as exc:  # references that cannot run in float64 keep the plain verdict
             for p in failing:
@@ -55,7 +55,7 @@ def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, tol_overrides: di
     return {"ok": True, "reason": "; ".join(sorted({p["reason"] for p in parts})), "outputs": parts}
 
 
-def compare_all(out: Any, ref_out: Any, tol_overrides: dict[str, Any], golden: Any, torch: Any) -> list[dict[str, Any]]:
+def compare_all(out: Any, ref_out: Any, task_tolerance: dict[str, Any], golden: Any, torch: Any) -> list[dict[str, Any]]:
     ref_parts = tree.flatten(ref_out, "out", torch)
     out_parts = dict(tree.flatten(out, "out", torch))
     gold_parts = dict(tree.flatten(golden, "out", torch)) if golden is not None else {}
@@ -67,7 +67,7 @@ def compare_all(out: Any, ref_out: Any, tol_overrides: dict[str, Any], golden: A
             results.append({"name": name, "verdict_ok": ok, "reason": "equal" if ok else f"got {got!r}, expected {ref!r}",
                             "metrics": {}})
             continue
-        tol = metrics.tolerances_for(str(ref.dtype), tol_overrides)
+        tol = metrics.tolerances_for(str(ref.dtype), task_tolerance)
         if got is None:
             m: dict[str, Any] = {"shape_mismatch": f"{name} is missing from the output"}
         elif not isinstance(got, torch.Tensor):
@@ -169,7 +169,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
     return problems
 
 
-def checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str, Any], label: str) -> dict[str, Any]:
+def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
     """Zeros, an input copy, a constant and noise must all fail this case's gate."""
     torch = rt.torch
     refs = [(n, t) for n, t in tree.flatten(ref_out, "out", torch)
@@ -197,7 +197,7 @@ def checker_sanity(rt: Any, inputs: Any, ref_out: Any, tol_overrides: dict[str, 
         if rt.has_check:
             ok, _ = rt.check_implementation(rt.clone(inputs), fake)
         else:
-            parts = compare_all(fake, ref_out, tol_overrides, None, torch)
+            parts = compare_all(fake, ref_out, task_tolerance, None, torch)
             ok = bool(parts) and all(p["verdict_ok"] for p in parts)
         if ok:
             passed.append(probe)

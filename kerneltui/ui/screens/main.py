@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from kerneltui.ui.defaults import UiSettings
 from kerneltui.ui.widgets.asm_view import AsmLines, AsmPane
 from kerneltui.ui.widgets.chat import ChatInput, ChatPane
 from kerneltui.ui.widgets.editor import KernelEditor
@@ -98,17 +99,16 @@ class MainScreen(Screen[None]):
     MainScreen #col-left, MainScreen #col-middle, MainScreen #col-right { height: 1fr; }
     """
 
-    def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, ui_settings: dict[str, object],
+    def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, ui_settings: UiSettings,
                  on_ready: Callable[[], None]) -> None:
         super().__init__()
         self._on_ready = on_ready  # called each time the panes are built (also after a task switch)
         self._editor = editor
         self._rung_rows = rungs
         self._chat_label = chat_label
-        self._chart_unit = str(ui_settings.get("chart_unit", "us"))
-        self._asm_filters = {"directives": bool(ui_settings.get("asm_hide_directives", True)),
-                             "comments": bool(ui_settings.get("asm_hide_comments", False)),
-                             "hex": bool(ui_settings.get("asm_hide_hex", True))}
+        self._chart_unit = ui_settings.chart_unit
+        self._asm_filters = {"directives": ui_settings.asm_hide_directives,
+                             "comments": ui_settings.asm_hide_comments, "hex": ui_settings.asm_hide_hex}
         self.layout_state = Layout()
         self.columns: dict[str, Widget] = {}  # filled once the panes are mounted (``_collect``)
 

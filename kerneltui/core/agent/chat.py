@@ -1,17 +1,17 @@
-"""AgentSession: the conversation, its tools, proposals and decisions, for the TUI and the CLI.
+"""AgentChat: the conversation, its tools, proposals and decisions, for the TUI and the CLI.
 
-The front end creates one session per task and drives it with four calls, each awaited in a
+The front end creates one chat per task and drives it with four calls, each awaited in a
 background task (never on the UI's event loop)::
 
-    await session.send("make the loads 128-bit")            # one turn: streamed reply, tool calls, proposals
-    await session.decide("p2", "reject", reason="keep BLOCK a power of two")   # the agent answers
-    await session.undo()                                     # back to the previous checkpoint
-    session.interrupt()                                      # stop the turn (or auto mode) now
+    await chat.send("make the loads 128-bit")            # one turn: streamed reply, tool calls, proposals
+    await chat.decide("p2", "reject", reason="keep BLOCK a power of two")   # the agent answers
+    await chat.undo()                                     # back to the previous checkpoint
+    chat.interrupt()                                      # stop the turn (or auto mode) now
 
 Everything the person sees arrives through ``emit`` as ``core.events`` (UserMessage, AgentTextDelta,
 AgentMessage, ToolCallStarted/Finished, ProposalEvent, TokenUsage, AgentError, Notice, and the
 loop's Run*/Rung* events of trials, with origin "proposal" or "auto"). ``observe(event)`` lets the
-session see the front end's own runs and saves (latest results, stale proposals).
+chat see the front end's own runs and saves (latest results, stale proposals).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class TurnResult:
     failed_tools: list[str] = field(default_factory=list)  # "call: why" of each tool call that failed
 
 
-class AgentSession:
+class AgentChat:
     def __init__(self, task: Task, provider: Provider, emit: Emit | None = None, *,
                  settings: AgentSettings | None = None, prices: PriceTable | None = None,
                  pool: WorkerPool | None = None, target: KernelTarget | None = None,
@@ -304,7 +304,7 @@ class AgentSession:
                 return
             if self._own_pool:
                 # Warm a worker once the model is answering with tools (trials need one); not before,
-                # so a session that fails at its first request never pays for starting torch.
+                # so a chat that fails at its first request never pays for starting torch.
                 self.pool.prestart()
             await self._run_tools(turn_id, reply.tool_calls, result)
         result.stopped = f"stopped after {self.settings.max_tool_rounds} model requests in one turn"

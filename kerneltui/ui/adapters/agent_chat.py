@@ -1,15 +1,15 @@
-"""The chat's controller over the agent engine (``core.agent.AgentSession``), the only agent the app has.
+"""The chat's controller over the agent engine (``core.agent.AgentChat``), the only agent the app has.
 
-``open_agent`` picks what the session talks to: the configured provider when it can be built; with
-no API key, the engine's scripted provider, replaying the recorded demo session when the task is
+``open_agent`` picks what the chat talks to: the configured provider when it can be built; with
+no API key, the engine's scripted provider, replaying the recorded demo chat when the task is
 the vector_add example and otherwise a short offline script (``offline_script``). Each label says
-which, and why. Every session takes its trials' workers from the app's one pool.
+which, and why. Every chat takes its trials' workers from the app's one pool.
 """
 
 from __future__ import annotations
 
 from kerneltui import config as config_mod
-from kerneltui.core.agent import AgentSession, ProviderError, demo_script_path, open_session
+from kerneltui.core.agent import AgentChat, ProviderError, demo_script_path, open_chat
 from kerneltui.core.agent.diffs import unified_diff
 from kerneltui.core.agent.prices import PriceTable
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
@@ -18,7 +18,7 @@ from kerneltui.core.events import AgentError, Emit, Event, Notice
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.pool import WorkerPool
 
-DEMO_TASK = "vector_add"  # the example the recorded demo session was made on
+DEMO_TASK = "vector_add"  # the example the recorded demo chat was made on
 OFFLINE_EDIT = ("BLOCK = 1024", "BLOCK = 2048")  # the one move the offline script knows
 NO_KEY_HELP = ("I am a scripted agent, so I only know a couple of moves. With an API key configured "
                "(`[agent]` in the config file, or `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`), a model answers "
@@ -26,7 +26,7 @@ NO_KEY_HELP = ("I am a scripted agent, so I only know a couple of moves. With an
 
 
 class Relay:
-    """The session's ``emit`` until the app attaches: events go wherever ``target`` points."""
+    """The chat's ``emit`` until the app attaches: events go wherever ``target`` points."""
 
     def __init__(self) -> None:
         self.target: Emit = _drop
@@ -39,11 +39,11 @@ def _drop(event: Event) -> None:
     return None
 
 
-class SessionAgent:
-    """Forwards the chat to an AgentSession; the session emits the agent events itself."""
+class ChatAgent:
+    """Forwards the chat to an AgentChat; the chat emits the agent events itself."""
 
-    def __init__(self, session: AgentSession, label: str, relay: Relay, greeting: str = "") -> None:
-        self.session = session
+    def __init__(self, chat: AgentChat, label: str, relay: Relay, greeting: str = "") -> None:
+        self.chat = chat
         self.label = label
         self._relay = relay
         self._greeting = greeting  # said in the chat once attached (why the agent is scripted)
@@ -57,80 +57,80 @@ class SessionAgent:
         self.session.index_in_background()
 
     def observe(self, event: Event) -> None:
-        self.session.observe(event)
+        self.chat.observe(event)
 
     async def send(self, text: str) -> None:
         try:
-            await self.session.send(text)
+            await self.chat.send(text)
         except Exception as exc:  # a provider failure must reach the chat, not end the app
             self._relay(AgentError(turn_id="", kind="provider", message=f"{type(exc).__name__}: {exc}"))
 
     @property
     def busy(self) -> bool:
-        return self.session.busy
+        return self.chat.busy
 
     async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
                      edited_source: str | None = None) -> None:
         try:
-            await self.session.decide(proposal_id, decision, reason=feedback, hunks=hunks, edited_source=edited_source)
+            await self.chat.decide(proposal_id, decision, reason=feedback, hunks=hunks, edited_source=edited_source)
         except Exception as exc:
             self._relay(AgentError(turn_id="", kind="tool", message=f"{decision} {proposal_id}: {exc}"))
 
     async def undo(self) -> None:
         try:
-            await self.session.undo()
+            await self.chat.undo()
         except Exception as exc:
             self._relay(AgentError(turn_id="", kind="tool", message=f"undo: {exc}"))
 
     def interrupt(self) -> bool:
-        return self.session.interrupt()
+        return self.chat.interrupt()
 
     def conversation(self) -> str | None:
-        return self.session.conversation_json()
+        return self.chat.conversation_json()
 
     def restore(self, conversation: str) -> None:
-        self.session.restore_conversation(conversation)
+        self.chat.restore_conversation(conversation)
 
     async def close(self) -> None:
-        await self.session.close()
+        await self.chat.close()
 
 
-def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> SessionAgent:
+def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> ChatAgent:
     relay = Relay()
     try:
-        session = open_session(task, relay, settings, pool=pool)
-        return SessionAgent(session, live_label(session), relay)
+        chat = open_chat(task, relay, settings, pool=pool)
+        return ChatAgent(chat, live_label(chat), relay)
     except ProviderError as exc:
         reason = str(exc).splitlines()[0]
     script = demo_script_path()
     if task.name == DEMO_TASK and script.is_file():
         try:
-            session = open_session(task, relay, settings, pool=pool, provider="scripted", script=str(script))
-            return SessionAgent(session, f"scripted demo agent · {reason}", relay)
+            chat = open_chat(task, relay, settings, pool=pool, provider="scripted", script=str(script))
+            return ChatAgent(chat, f"scripted demo agent · {reason}", relay)
         except ProviderError:
             pass  # the recorded demo cannot be read: the offline script still can
     return scripted_agent(task, pool, offline_script(task), reason, settings)
 
 
-def live_label(session: AgentSession) -> str:
+def live_label(chat: AgentChat) -> str:
     """Provider, model, where the key comes from, then the server (cut first in a narrow status line):
     the one line that says what is talked to."""
     try:
-        key = resolve_api_key(session.settings).source
+        key = resolve_api_key(chat.settings).source
     except ProviderError:
         key = "none"  # a provider that takes no key (the scripted one)
-    settings = session.settings
-    return f"{session.provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
+    settings = chat.settings
+    return f"{chat.provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
 
 
 def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,
-                   settings: config_mod.Config | None = None) -> SessionAgent:
-    """An AgentSession replaying ``script``, labelled as scripted and why."""
+                   settings: config_mod.Config | None = None) -> ChatAgent:
+    """An AgentChat replaying ``script``, labelled as scripted and why."""
     relay = Relay()
     agent_settings = AgentSettings.from_config(settings, provider="scripted", script=script.source)
-    session = AgentSession(task, ScriptedProvider(script), relay, settings=agent_settings, pool=pool,
+    chat = AgentChat(task, ScriptedProvider(script), relay, settings=agent_settings, pool=pool,
                            prices=PriceTable.from_config(settings))
-    return SessionAgent(session, f"scripted agent · {reason}", relay,
+    return ChatAgent(chat, f"scripted agent · {reason}", relay,
                         greeting=f"The agent is scripted: {reason}. Replies come from a fixed script.")
 
 

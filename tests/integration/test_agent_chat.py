@@ -1,4 +1,4 @@
-"""AgentSession end to end with the scripted provider and real CPU workers on the vector_add example."""
+"""AgentChat end to end with the scripted provider and real CPU workers on the vector_add example."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kerneltui.core.events import (
 )
 from kerneltui.core.history import HistoryStore
 from kerneltui.core.task import source_hash
-from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, last_sent, make_session, propose
+from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, last_sent, make_chat, propose
 
 
 def decision_json(text: str) -> dict:
@@ -41,7 +41,7 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         {"text": "Passed too."},
         {"text": "Back to the start, understood.", "expect": "undone"},
     ]
-    session, rec, provider = make_session(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path)
     try:
         turn = await session.send("make it faster")
         assert turn.error is None and turn.proposals == ["p1"] and turn.requests == 2
@@ -108,7 +108,7 @@ async def test_per_hunk_accept_edit_then_accept_and_redirect(example_task, tmp_p
         {"tool_calls": [propose("third", source=two_hunks)]},
         {"text": "Understood.", "expect": "use a launch grid helper"},
     ]
-    session, rec, provider = make_session(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks")
     try:
         await session.send("tidy it")
         p1 = session.book.get("p1")
@@ -146,7 +146,7 @@ async def test_stale_when_the_file_changes(example_task, tmp_path):
     kernel = task_dir / "kernel.py"
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)]}, {"text": "ok"},
              {"tool_calls": [propose("b", diff=BLOCK_2048)]}, {"text": "ok"}]
-    session, rec, _ = make_session(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks")
     try:
         await session.send("go")
         # The person saves another edit; the TUI forwards the watcher's event.
@@ -171,7 +171,7 @@ async def test_stale_when_the_file_changes(example_task, tmp_path):
 
 async def test_a_newer_proposal_supersedes_an_undecided_one(example_task, tmp_path):
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048), propose("b", diff=BLOCK_4096)]}, {"text": "two"}]
-    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         turn = await session.send("go")
     finally:
@@ -184,7 +184,7 @@ async def test_a_failing_trial_goes_back_to_the_model(example_task, tmp_path):
     task_dir = example_task("vector_add")
     broken = (task_dir / "kernel.py").read_text().replace("x + y, mask=mask", "x - y, mask=mask")
     turns = [{"tool_calls": [propose("subtract", source=broken)]}, {"text": "It failed.", "expect": "FAILED"}]
-    session, rec, provider = make_session(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path)
     try:
         await session.send("go")
     finally:
@@ -216,7 +216,7 @@ async def test_tools_read_search_results_and_refusals(example_task, tmp_path):
         ]},
         {"text": "done"},
     ]
-    session, rec, provider = make_session(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path)
     before = (task_dir / "kernel.py").read_text()
     try:
         await session.send("look around")
@@ -246,7 +246,7 @@ async def test_interrupt_keeps_the_conversation_valid(example_task, tmp_path):
     import asyncio
 
     turns = [{"text": "x" * 2000}, {"text": "after the interrupt", "expect": "still there?"}]
-    session, rec, provider = make_session(example_task("vector_add"), turns, tmp_path, chunk_delay_s=0.01)
+    session, rec, provider = make_chat(example_task("vector_add"), turns, tmp_path, chunk_delay_s=0.01)
     try:
         task = asyncio.create_task(session.send("write a lot"))
         while not rec.of(AgentTextDelta):
@@ -272,7 +272,7 @@ async def test_undo_keeps_a_later_hand_edit(example_task, tmp_path):
     kernel = task_dir / "kernel.py"
     original = kernel.read_text()
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)]}, {"text": "ok"}]
-    session, rec, _ = make_session(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks")
     try:
         await session.send("go")
         await session.decide("p1", "accept")
@@ -291,7 +291,7 @@ async def test_undo_keeps_a_later_hand_edit(example_task, tmp_path):
 
 async def test_proposal_events_carry_the_card(example_task, tmp_path):
     turns = [{"tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "ok"}]
-    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     try:
         await session.send("go")
     finally:
@@ -306,7 +306,7 @@ async def test_front_end_attach_and_label(example_task, tmp_path):
     from kerneltui.core.events import Notice
 
     turns = [{"tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "ok"}]
-    session, rec, _ = make_session(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks")
     seen: list = []
     try:
         session.attach(seen.append)  # what the UI does once, with its bridge's emit
@@ -325,14 +325,14 @@ async def test_a_decision_note_not_yet_sent_survives_a_resume(example_task, tmp_
     it, so that the resumed session's next request still tells the model what was decided."""
     task_dir = example_task("vector_add")
     turns = [{"text": "Proposing.", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "Your call."}]
-    session, _, _ = make_session(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    session, _, _ = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks")
     try:
         await session.send("make it faster")
         await session.decide("p1", "accept", reason="looks right")
         saved = session.conversation_json()
     finally:
         await session.close()
-    resumed, _, provider = make_session(task_dir, [{"text": "Noted.", "expect": "looks right"}], tmp_path)
+    resumed, _, provider = make_chat(task_dir, [{"text": "Noted.", "expect": "looks right"}], tmp_path)
     try:
         resumed.restore_conversation(saved)
         turn = await resumed.send("what next?")
