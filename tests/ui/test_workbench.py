@@ -92,6 +92,6 @@ async def test_the_context_index_is_built_in_the_background_when_the_agent_attac
     app = create_app(task, settings=load_config(file=config, env={}), options=options)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready, 30, "the panes")
-        index = app.agent.session.index
+        index = app.agent.chat.index
         await wait_for(pilot, lambda: index.refreshed_at() is not None, 60, "the context index, without a search")
         assert any(hit.path.endswith("notes.md") for hit in index.search("coalescing bandwidth", 5))

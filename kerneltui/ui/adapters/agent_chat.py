@@ -52,9 +52,9 @@ class ChatAgent:
         self._relay.target = emit
         if self._greeting:
             emit(Notice(level="info", source="agent", message=self._greeting))
-        # The chat header and status line already say who the agent is (the session's start notice
+        # The chat header and status line already say who the agent is (the chat's start notice
         # would repeat it): only the context index is started here.
-        self.session.index_in_background()
+        self.chat.index_in_background()
 
     def observe(self, event: Event) -> None:
         self.chat.observe(event)
