@@ -145,3 +145,18 @@ def test_descendants_are_children_and_their_children() -> None:
             os.kill(pid, 9)
         proc.kill()
         proc.wait()
+
+
+def test_no_address_space_cap_by_default_where_a_gpu_is() -> None:
+    """With unified addressing every CUDA allocation also takes its size of the process's address
+    space: the 64 GiB cap failed honest kernels using more of an H200's 141 GiB ("CUDA error: out of
+    memory"). On a GPU machine there is none unless set; a setting still wins; CPU machines keep it."""
+    plan, state = decide_for(SandboxSettings(), support(gpu=True))
+    assert plan is not None and plan.address_space == 0
+    limits = next(p for p in state.parts if p.name == "limits")
+    assert limits.on and "address space unlimited (a GPU machine" in limits.detail
+    plan, _ = decide_for(SandboxSettings(address_space_gib=200), support(gpu=True))
+    assert plan is not None and plan.address_space == 200 * 2**30
+    plan, state = decide_for(SandboxSettings(), support(gpu=False))
+    assert plan is not None and plan.address_space == 64 * 2**30
+    assert "address space 64 GiB" in next(p for p in state.parts if p.name == "limits").detail

@@ -37,7 +37,7 @@ from kerneltui.core.sandbox.environment import (
 )
 from kerneltui.core.sandbox.filesystem import SHARED_MEMORY, FilesystemPlan, device_nodes, plan_hidden
 from kerneltui.core.sandbox.policy import BoxPlan, LaunchPolicy, SandboxPart, SandboxState
-from kerneltui.core.sandbox.settings import SandboxSettings
+from kerneltui.core.sandbox.settings import SandboxSettings, address_space_limit
 from kerneltui.core.sandbox.support import SandboxSupport, probe_here
 
 LAUNCH_MODULE = "kerneltui.core.sandbox.launch"
@@ -82,7 +82,8 @@ def _prepare_caches(caches: list[SharedCache]) -> list[str]:
 
 
 def _limits_detail(settings: SandboxSettings, support: SandboxSupport, pids_max: bool) -> str:
-    parts = [f"address space {settings.address_space_gib} GiB" if settings.address_space_gib else "address space unlimited",
+    space, why = address_space_limit(settings, support.gpu)
+    parts = [why or (f"address space {space} GiB" if space else "address space unlimited"),
              f"{settings.open_files} open files" if settings.open_files else "open files unlimited", "no core files"]
     if pids_max:
         parts.append(f"{settings.processes} processes (cgroup pids.max)")
@@ -143,7 +144,7 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
     else:
         parts.append(SandboxPart("capabilities", True, "none held (not root)"))
     plan = BoxPlan(network=support.network, landlock_abi=abi, filesystem=filesystem,
-                   address_space=settings.address_space_gib * 2**30, open_files=settings.open_files,
+                   address_space=address_space_limit(settings, support.gpu)[0] * 2**30, open_files=settings.open_files,
                    extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop)
     return plan, SandboxState(True, tuple(parts))
 

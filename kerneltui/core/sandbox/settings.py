@@ -21,7 +21,8 @@ SECTION = "sandbox"
 class SandboxSettings:
     enabled: bool = True
     pass_env: tuple[str, ...] = field(default=())  # more variable names for workers (never credentials)
-    address_space_gib: int = 64  # RLIMIT_AS; CUDA reserves address space, 64 GiB was measured to work; 0: none
+    # RLIMIT_AS in GiB; 0: none; None: decided by the machine (address_space_limit below).
+    address_space_gib: int | None = None
     open_files: int = 8192  # RLIMIT_NOFILE
     processes: int = 1024  # more tasks (threads count) than the user has when the worker starts
 
@@ -48,6 +49,8 @@ class SandboxSettings:
             raise ConfigError(f"[sandbox] enabled must be true or false, not {enabled!r}")
         for name in ("address_space_gib", "open_files", "processes"):
             value = known.get(name, getattr(cls, name))
+            if value is None and name == "address_space_gib":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"[sandbox] {name} must be a whole number ≥ 0, not {value!r}")
         return cls(**known)
@@ -55,3 +58,19 @@ class SandboxSettings:
 
 def load_settings() -> SandboxSettings:
     return SandboxSettings.from_mapping(load_config().section(SECTION))
+
+
+CPU_ADDRESS_SPACE_GIB = 64
+
+
+def address_space_limit(settings: SandboxSettings, gpu: bool) -> tuple[int, str]:
+    """(RLIMIT_AS in GiB, 0 for none; why, when not the setting). Where a GPU is, none by default:
+    with unified addressing every CUDA allocation also takes its size of the process's address
+    space, so a cap below the GPU's memory (141 GiB on an H200) fails an honest kernel that uses a
+    lot of it with "CUDA error: out of memory"; the host's memory is not what such a cap protects."""
+    if settings.address_space_gib is not None:
+        return settings.address_space_gib, ""
+    if gpu:
+        return 0, "address space unlimited (a GPU machine: CUDA maps device memory into it)"
+    return CPU_ADDRESS_SPACE_GIB, ""
+

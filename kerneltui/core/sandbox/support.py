@@ -37,6 +37,7 @@ class SandboxSupport:
     cgroup_pids: bool = False  # the pids controller is delegated there (pids.max works)
     capabilities: bool = False  # this process holds capabilities it can drop (root)
     root: bool = False
+    gpu: bool = False  # an NVIDIA driver's device nodes are here (CUDA maps device memory into the address space)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -187,7 +188,7 @@ def probe_here() -> SandboxSupport:
                 "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)")
     base, cgroup_why, pids = _probe_cgroup()
     return SandboxSupport(abi, landlock_why, network, network_why, base, cgroup_why, pids,
-                          bool(caps & (1 << CAP_SETPCAP)), root)
+                          bool(caps & (1 << CAP_SETPCAP)), root, any(os.path.exists(p) for p in GPU_CONTROL_NODES))
 
 
 @cache
