@@ -314,3 +314,41 @@ def test_query_syntax_characters_are_words_not_operators(folder: Path, tmp_path:
     for query in ('wgmma AND OR NOT "fence', "path:notes wgmma", "wgmma* ^fence -x", "NEAR(wgmma fence)", "()"):
         hits = index.search(query)
         assert all(h.path == "notes/hopper.md" for h in hits), query
+
+
+def test_a_query_naming_a_top_level_folder_gets_its_files_first(tmp_path: Path):
+    """With clones side by side, "softmax triton" asks for triton's softmax, however much cutlass says
+    about softmax: triton's weaker hit ranks above cutlass's stronger ones, which still follow."""
+    root = tmp_path / "context"
+    for name in ("softmax.hpp", "softmax_epilogue.hpp", "online_softmax.hpp"):
+        path = root / "cutlass" / "include" / "softmax" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("// Softmax: a numerically stable softmax over each row.\n"
+                        "struct Softmax { float softmax(float x); };\n")
+    (root / "triton" / "python").mkdir(parents=True)
+    (root / "triton" / "python" / "ops.py").write_text(
+        'def row_norm(x):\n    """Normalise each row of x: subtract its max, exponentiate, divide by the sum\n'
+        '    (a softmax), in one pass over the row held in registers."""\n    return x\n')
+    for i in range(6):
+        (root / "triton" / "python" / f"other_{i}.py").write_text(f"def other_{i}():\n    return {i}\n")
+    hits = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    hits.refresh()
+    found = [h.path for h in hits.search("softmax triton")]
+    assert found[0] == "triton/python/ops.py"
+    assert {p for p in found[1:] if p.startswith("cutlass/")} == \
+        {f"cutlass/include/softmax/{n}" for n in ("softmax.hpp", "softmax_epilogue.hpp", "online_softmax.hpp")}
+    # Without a word naming a folder nothing changes: the stronger cutlass hits lead.
+    assert hits.search("softmax")[0].path.startswith("cutlass/")
+
+
+def test_folder_names_are_read_again_after_a_refresh(tmp_path: Path):
+    root = tmp_path / "context"
+    (root / "cutlass").mkdir(parents=True)
+    (root / "cutlass" / "scan.hpp").write_text("// an inclusive scan over a warp\nvoid warp_scan();\n")
+    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    index.refresh()
+    assert [h.path for h in index.search("scan triton")] == ["cutlass/scan.hpp"]
+    (root / "triton").mkdir()
+    (root / "triton" / "scan.py").write_text('def cumsum(x):\n    """A scan: the running sum of x."""\n')
+    index.refresh()
+    assert [h.path for h in index.search("scan triton")][0] == "triton/scan.py"

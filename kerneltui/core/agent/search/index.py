@@ -32,7 +32,9 @@ from kerneltui.core.agent.search.ranking import (
     Coverage,
     Ranking,
     file_prior,
+    in_named,
     match_expression,
+    named_tops,
     required_terms,
     spread,
 )
@@ -88,9 +90,13 @@ def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
 
 def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
     """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
-    this one writes to SQLite: cutting is pure Python and would otherwise take most of the time."""
-    workers = min(MAX_WORKERS, (os.cpu_count() or 1) - 1)
-    if len(jobs) < PARALLEL_FILES or workers < 1:
+    this one writes to SQLite: cutting is pure Python and would otherwise take most of the time.
+
+    One worker per core, not one fewer: this process spends most of a build waiting for their rows, and
+    on a busy machine each process gets its share of the cores (a 2-core machine with one worker took
+    twice as long as with two, bench/RESULTS.md)."""
+    workers = min(MAX_WORKERS, os.cpu_count() or 1)
+    if len(jobs) < PARALLEL_FILES or workers < 2:
         yield from map(_chunk_rows_of, jobs)
         return
     # spawn, not fork: the app has threads running, and a forked child could inherit a held lock.
@@ -143,6 +149,7 @@ class ContextIndex:
         self.ranking = ranking
         self._lock = threading.Lock()
         self._readers = threading.local()
+        self._top_names: tuple[float | None, frozenset[str]] | None = None
 
     def searchable(self) -> bool:
         """Whether any of the folders exists (kerneltui's notes always do in an installed copy)."""
@@ -312,8 +319,8 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        candidates, sampled = self._candidates(con, terms, _Filter(list(ids.values()), _under_prefix(under)),
-                                               limit, budget_s)
+        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._tops(con)))
+        candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
         hits: list[Hit] = []
@@ -349,8 +356,10 @@ class ContextIndex:
         # All the required words first; then, while there are fewer files than asked for, the rarest
         # words only, one fewer at a time, then any word, each after every hit of the stricter queries.
         levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
+        # Last: any of the words, but not a folder's name alone (every file in it has that in its path).
+        loose = [t for t in terms if t.word.lower() not in where.named] or terms
         if len(terms) > 1:
-            levels.append(" OR ".join(t.fts() for t in terms))  # last: any of the words
+            levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
         for match in levels:
             left = deadline - time.perf_counter()
@@ -360,8 +369,11 @@ class ContextIndex:
             seen = {c.rowid for c in candidates}
             candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
-            if len({(c.folder, c.rel) for c in candidates}) >= limit:
+            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
                 break
+        if where.named:  # the folder the query names first, whatever level its hits came from
+            inside = [c for c in candidates if where.in_scope(c.rel)]
+            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
         return candidates, sampled
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
@@ -398,6 +410,17 @@ class ContextIndex:
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
 
+    def _tops(self, con: sqlite3.Connection) -> frozenset[str]:
+        """The names of the top-level folders (and files) of every folder searched, lower case: read once
+        per refresh (a few milliseconds over 30,000 files)."""
+        stamp = con.execute("SELECT max(refreshed_at) FROM folders").fetchone()[0]
+        if self._top_names is None or self._top_names[0] != stamp:
+            names = frozenset(top.lower() for (top,) in con.execute(
+                "SELECT DISTINCT CASE WHEN instr(path, '/') > 0 THEN substr(path, 1, instr(path, '/') - 1) "
+                "ELSE path END FROM files"))
+            self._top_names = (stamp, names | frozenset(n.rsplit(".", 1)[0] for n in names if "." in n[1:]))
+        return self._top_names[1]
+
     def _shown(self, folder: ContextFolder, rel: str) -> str:
         """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""
         for earlier in self.folders:
@@ -416,6 +439,10 @@ class _Filter:
     prefix: str
     cover: Coverage = field(default_factory=lambda: Coverage((), ()))
     path_shares: dict[str, float] = field(default_factory=dict)  # per file, computed once per search
+    named: frozenset[str] = frozenset()  # top-level folders the query names (see ranking.named_tops)
+
+    def in_scope(self, rel: str) -> bool:
+        return not self.named or in_named(rel, self.named)
 
     @property
     def sql(self) -> str:
