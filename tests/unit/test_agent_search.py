@@ -352,3 +352,14 @@ def test_folder_names_are_read_again_after_a_refresh(tmp_path: Path):
     (root / "triton" / "scan.py").write_text('def cumsum(x):\n    """A scan: the running sum of x."""\n')
     index.refresh()
     assert [h.path for h in index.search("scan triton")][0] == "triton/scan.py"
+
+
+def test_a_file_at_the_top_names_no_folder(tmp_path: Path):
+    """``swizzle.md`` at the top of the folder does not make "swizzle" a folder's name: other files
+    that say swizzle are still found."""
+    root = tmp_path / "context"
+    (root / "src").mkdir(parents=True)
+    (root / "swizzle.md").write_text("# Swizzle\n\nSwizzle the shared memory rows.\n")
+    (root / "src" / "layout.py").write_text('def rows():\n    """A swizzle of the rows."""\n')
+    found = [h.path for h in _index(root, tmp_path).search("swizzle shared")]
+    assert found == ["swizzle.md", "src/layout.py"]

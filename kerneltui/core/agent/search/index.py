@@ -411,14 +411,13 @@ class ContextIndex:
         return found, sampled
 
     def _tops(self, con: sqlite3.Connection) -> frozenset[str]:
-        """The names of the top-level folders (and files) of every folder searched, lower case: read once
-        per refresh (a few milliseconds over 30,000 files)."""
+        """The names of the top-level folders of every folder searched, lower case (a file at the top,
+        ``swizzle.md``, names no folder): read once per refresh (milliseconds over 30,000 files)."""
         stamp = con.execute("SELECT max(refreshed_at) FROM folders").fetchone()[0]
         if self._top_names is None or self._top_names[0] != stamp:
             names = frozenset(top.lower() for (top,) in con.execute(
-                "SELECT DISTINCT CASE WHEN instr(path, '/') > 0 THEN substr(path, 1, instr(path, '/') - 1) "
-                "ELSE path END FROM files"))
-            self._top_names = (stamp, names | frozenset(n.rsplit(".", 1)[0] for n in names if "." in n[1:]))
+                "SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM files WHERE instr(path, '/') > 0"))
+            self._top_names = (stamp, names)
         return self._top_names[1]
 
     def _shown(self, folder: ContextFolder, rel: str) -> str:
