@@ -30,6 +30,7 @@ Usage:
   python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--repeats N] [--show N]
   python bench/context_search.py ablation --clones /work/context-clones
   python bench/context_search.py chunkers --clones /work/context-clones
+  python bench/context_search.py cutting --clones /work/context-clones --baseline DIR [--repeats N]
   python bench/context_search.py synthetic [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
 Both print a table and append it to bench/RESULTS.md (``--no-record`` not to).
 """
@@ -440,6 +441,53 @@ def chunkers(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- the lexical chunkers of two versions ---------------------------------------------------------------
+
+CUT_KINDS = {"C++/CUDA": (".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".inl"), "Python": (".py",)}
+
+
+def cut_seconds(code: str, clones: Path) -> dict[str, float]:
+    """CPU seconds for the kerneltui in ``code`` to cut the clones' C++/CUDA and Python into chunks (in
+    this process: run once per version, in its own process)."""
+    sys.path.insert(0, code)
+    from kerneltui.core.agent.search.chunker import chunk_text
+
+    seconds: dict[str, float] = {}
+    for kind, suffixes in CUT_KINDS.items():
+        files = [p for p in sorted(clones.rglob("*")) if p.suffix in suffixes and p.is_file()
+                 and p.stat().st_size <= 2 * 1024 * 1024]
+        texts = [p.read_bytes().decode("utf-8", errors="replace") for p in files]
+        started = time.process_time()
+        for p, t in zip(files, texts, strict=True):
+            chunk_text(p.name, t)
+        seconds[kind] = time.process_time() - started
+    return seconds
+
+
+def cutting(args: argparse.Namespace) -> int:
+    """The chunkers' CPU seconds, this tree against ``--baseline`` (same files), the versions taking turns."""
+    versions = [("before (" + args.baseline_label + ")", Path(args.baseline).resolve()), ("after (this tree)", ROOT)]
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in versions}
+    for _ in range(args.repeats):
+        for label, code in versions:
+            out = subprocess.run([sys.executable, __file__, "_cut", "--code", str(code), "--clones", args.clones],
+                                 capture_output=True, text=True, check=True)
+            runs[label].append(json.loads(out.stdout))
+    rows = ["| version | " + " | ".join(CUT_KINDS) + " |", "|---|" + "---|" * len(CUT_KINDS)]
+    for label, _ in versions:
+        cells = []
+        for kind in CUT_KINDS:
+            values = sorted(r[kind] for r in runs[label])
+            cells.append(f"{statistics.median(values):.2f} s CPU ({values[0]:.2f}–{values[-1]:.2f})")
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    rows.append(f"\nMedian of {args.repeats} runs per version, each in its own process, the versions taking turns.")
+    print("\n".join(rows))
+    if not args.no_record:
+        _record("### Context search: CPU time of the chunkers", f"cutting --clones DIR --baseline DIR --repeats "
+                f"{args.repeats}", "", rows)
+    return 0
+
+
 # -- the generated 30,000-file folder ------------------------------------------------------------------
 
 VOCAB = """cute layout make_layout make_shape make_stride Tensor make_tensor local_tile local_partition
@@ -630,6 +678,15 @@ def main() -> int:
     chk = sub.add_parser("chunkers", help="tree-sitter parsing against kerneltui's chunkers, CPU seconds")
     chk.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
     chk.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    cut = sub.add_parser("cutting", help="the chunkers' CPU time, this tree against an older copy")
+    cut.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    cut.add_argument("--baseline", required=True, help="a folder holding an older kerneltui/ package")
+    cut.add_argument("--baseline-label", default="baseline", help="how to name the older version")
+    cut.add_argument("--repeats", type=int, default=3)
+    cut.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    inner_cut = sub.add_parser("_cut")  # one code version's chunkers, in its own process: prints JSON
+    inner_cut.add_argument("--code", required=True)
+    inner_cut.add_argument("--clones", required=True)
     inner = sub.add_parser("_measure")  # one code version, in its own process: prints JSON
     inner.add_argument("--code", required=True)
     inner.add_argument("--api", choices=["single-folder", "folders"], required=True)
@@ -645,6 +702,11 @@ def main() -> int:
         return ablation(args)
     if args.command == "chunkers":
         return chunkers(args)
+    if args.command == "cutting":
+        return cutting(args)
+    if args.command == "_cut":
+        print(json.dumps(cut_seconds(args.code, Path(args.clones))))
+        return 0
     print(json.dumps(measure(args.code, args.api, Path(args.clones), Path(args.notes), Path(args.work))))
     return 0
 

@@ -92,9 +92,8 @@ def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
     """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
     this one writes to SQLite: cutting is pure Python and would otherwise take most of the time.
 
-    One worker per core, not one fewer: this process spends most of a build waiting for their rows, and
-    on a busy machine each process gets its share of the cores (a 2-core machine with one worker took
-    twice as long as with two, bench/RESULTS.md)."""
+    One worker per core, not one fewer: this process spends much of a build waiting for their rows
+    (writing takes a quarter of the CPU time that cutting does), so a core left to it would idle."""
     workers = min(MAX_WORKERS, os.cpu_count() or 1)
     if len(jobs) < PARALLEL_FILES or workers < 2:
         yield from map(_chunk_rows_of, jobs)
