@@ -363,3 +363,21 @@ def test_a_file_at_the_top_names_no_folder(tmp_path: Path):
     (root / "src" / "layout.py").write_text('def rows():\n    """A swizzle of the rows."""\n')
     found = [h.path for h in _index(root, tmp_path).search("swizzle shared")]
     assert found == ["swizzle.md", "src/layout.py"]
+
+
+def test_only_the_folders_searched_name_folders(tmp_path: Path):
+    """Another task's context/ shares the index file (one per configured folder): its top-level folders
+    do not scope a search that does not include it."""
+    configured = tmp_path / "clones"
+    (configured / "cutlass").mkdir(parents=True)
+    (configured / "cutlass" / "scan.hpp").write_text("// an inclusive scan over a warp\nvoid warp_scan();\n")
+    other = tmp_path / "other" / "context"
+    (other / "triton").mkdir(parents=True)
+    (other / "triton" / "notes.md").write_text("# Scan\n\nNothing here.\n")
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex([ContextFolder(configured, "configured"), ContextFolder(other, "task")], db_path=db).refresh()
+    index = ContextIndex([ContextFolder(configured, "configured")], db_path=db)
+    con = index._reader()
+    ids = list(index._folder_ids(con).values())
+    assert index._tops(con, ids) == frozenset({"cutlass"})
+    assert [h.path for h in index.search("scan triton")] == ["cutlass/scan.hpp"]

@@ -148,7 +148,7 @@ class ContextIndex:
         self.ranking = ranking
         self._lock = threading.Lock()
         self._readers = threading.local()
-        self._top_names: tuple[float | None, frozenset[str]] | None = None
+        self._top_names: tuple[tuple[float | None, tuple[int, ...]], frozenset[str]] | None = None
 
     def searchable(self) -> bool:
         """Whether any of the folders exists (kerneltui's notes always do in an installed copy)."""
@@ -318,7 +318,8 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._tops(con)))
+        where = _Filter(list(ids.values()), _under_prefix(under),
+                        named=named_tops(terms, self._tops(con, list(ids.values()))))
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
@@ -409,14 +410,18 @@ class ContextIndex:
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
 
-    def _tops(self, con: sqlite3.Connection) -> frozenset[str]:
-        """The names of the top-level folders of every folder searched, lower case (a file at the top,
-        ``swizzle.md``, names no folder): read once per refresh (milliseconds over 30,000 files)."""
-        stamp = con.execute("SELECT max(refreshed_at) FROM folders").fetchone()[0]
-        if self._top_names is None or self._top_names[0] != stamp:
+    def _tops(self, con: sqlite3.Connection, folder_ids: list[int]) -> frozenset[str]:
+        """The names of the top-level folders of the folders searched (not of other tasks' folders in the
+        same file), lower case; a file at the top (``swizzle.md``) names no folder. Read again only after
+        a refresh (milliseconds over 30,000 files)."""
+        marks = ",".join("?" * len(folder_ids))
+        stamp = con.execute(f"SELECT max(refreshed_at) FROM folders WHERE id IN ({marks})", folder_ids).fetchone()[0]
+        key = (stamp, tuple(folder_ids))
+        if self._top_names is None or self._top_names[0] != key:
             names = frozenset(top.lower() for (top,) in con.execute(
-                "SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM files WHERE instr(path, '/') > 0"))
-            self._top_names = (stamp, names)
+                f"SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM files "
+                f"WHERE folder IN ({marks}) AND instr(path, '/') > 0", folder_ids))
+            self._top_names = (key, names)
         return self._top_names[1]
 
     def _shown(self, folder: ContextFolder, rel: str) -> str:
