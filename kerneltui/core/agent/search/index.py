@@ -47,6 +47,7 @@ SAMPLE_ROWS = 4000
 _ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
 PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
 MAX_WORKERS = 8
+_REPOSITORY_MARKERS = (".git", ".github", ".gitignore")  # a folder with one of these at its root is a clone
 _SCHEMA = f"""
 DROP TABLE IF EXISTS folders;
 DROP TABLE IF EXISTS files;
@@ -148,7 +149,7 @@ class ContextIndex:
         self.ranking = ranking
         self._lock = threading.Lock()
         self._readers = threading.local()
-        self._top_names: tuple[tuple[float | None, tuple[int, ...]], frozenset[str]] | None = None
+        self._clone_names: tuple[tuple[float | None, tuple[int, ...]], frozenset[str]] | None = None
 
     def searchable(self) -> bool:
         """Whether any of the folders exists (kerneltui's notes always do in an installed copy)."""
@@ -318,8 +319,7 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        where = _Filter(list(ids.values()), _under_prefix(under),
-                        named=named_tops(terms, self._tops(con, list(ids.values()))))
+        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)))
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
@@ -410,19 +410,24 @@ class ContextIndex:
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
 
-    def _tops(self, con: sqlite3.Connection, folder_ids: list[int]) -> frozenset[str]:
-        """The names of the top-level folders of the folders searched (not of other tasks' folders in the
-        same file), lower case; a file at the top (``swizzle.md``) names no folder. Read again only after
-        a refresh (milliseconds over 30,000 files)."""
+    def _clones(self, con: sqlite3.Connection, ids: dict[Path, int]) -> frozenset[str]:
+        """The names, lower case, of the top-level folders of the folders searched that are repositories
+        of their own (a clone: ``.git``, ``.github`` or ``.gitignore`` at its root), not of other tasks'
+        folders in the same file. With a clone as the folder itself its own ``python/`` or ``docs/``
+        name no repository, so "… python example" is not narrowed to ``python/``. Read again only after
+        a refresh."""
+        folder_ids = list(ids.values())
         marks = ",".join("?" * len(folder_ids))
         stamp = con.execute(f"SELECT max(refreshed_at) FROM folders WHERE id IN ({marks})", folder_ids).fetchone()[0]
         key = (stamp, tuple(folder_ids))
-        if self._top_names is None or self._top_names[0] != key:
-            names = frozenset(top.lower() for (top,) in con.execute(
-                f"SELECT DISTINCT substr(path, 1, instr(path, '/') - 1) FROM files "
-                f"WHERE folder IN ({marks}) AND instr(path, '/') > 0", folder_ids))
-            self._top_names = (key, names)
-        return self._top_names[1]
+        if self._clone_names is None or self._clone_names[0] != key:
+            by_id = {fid: path for path, fid in ids.items()}
+            tops = con.execute(f"SELECT DISTINCT folder, substr(path, 1, instr(path, '/') - 1) FROM files "
+                               f"WHERE folder IN ({marks}) AND instr(path, '/') > 0", folder_ids).fetchall()
+            names = frozenset(top.lower() for fid, top in tops
+                              if any((by_id[fid] / top / marker).exists() for marker in _REPOSITORY_MARKERS))
+            self._clone_names = (key, names)
+        return self._clone_names[1]
 
     def _shown(self, folder: ContextFolder, rel: str) -> str:
         """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""

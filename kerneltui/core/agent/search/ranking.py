@@ -10,9 +10,10 @@
    Markdown), which counts more than one in code.
 3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
    more, tests less.
-4. **The folder a query names**: a word that is the name of a top-level folder ("fused softmax
-   triton kernel", with clones of triton and cutlass side by side) asks for that folder: its hits come
-   first, from whichever level of required words they came, and hits elsewhere only after them.
+4. **The clone a query names**: a word that is the name of a top-level folder holding a repository
+   ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
+   folder: its hits come first, from whichever level of required words they came, and hits elsewhere
+   only after them.
 5. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
    with it (``also: lines …``) instead of taking the next slots.
 """
