@@ -27,9 +27,10 @@ queries (median and worst; very common words; the first query of a new process).
 questions again (the index variants are built in one process, so their build times compare).
 
 Usage:
-  python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--show N]
+  python bench/context_search.py relevance --clones /work/context-clones [--baseline DIR] [--repeats N] [--show N]
   python bench/context_search.py ablation --clones /work/context-clones
   python bench/context_search.py chunkers --clones /work/context-clones
+  python bench/context_search.py cutting --clones /work/context-clones --baseline DIR [--repeats N]
   python bench/context_search.py synthetic [--files 30000] [--mean-kb 5] [--dir DIR] [--keep]
 Both print a table and append it to bench/RESULTS.md (``--no-record`` not to).
 """
@@ -194,6 +195,25 @@ def measure(code: str, api: str, clones: Path, notes: Path, work: Path) -> dict[
             "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))] * 1000, "ranked": ranked, "lines": lines}
 
 
+def combined(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One version's repeated measurements: the last run's hits, each timing's median and its range."""
+    out = dict(runs[-1])
+    for key in ("cold_s", "cold_cpu_s", "refresh_s", "median_ms", "p95_ms"):
+        values = sorted(r[key] for r in runs)
+        out[key], out[key + "_range"] = statistics.median(values), (values[0], values[-1])
+    out["runs"] = len(runs)
+    return out
+
+
+def _timing(r: dict[str, Any], key: str, scale: float, unit: str, digits: int) -> str:
+    """A timing as its median, with its range when it was measured more than once."""
+    text = f"{r[key] * scale:.{digits}f} {unit}"
+    if r.get("runs", 1) > 1:
+        lo, hi = r[key + "_range"]
+        text += f" ({lo * scale:.{digits}f}–{hi * scale:.{digits}f})"
+    return text
+
+
 def run_version(code: Path, api: str, clones: Path, notes: Path, work: Path) -> dict[str, Any]:
     out = subprocess.run([sys.executable, __file__, "_measure", "--code", str(code), "--api", api, "--clones",
                           str(clones), "--notes", str(notes), "--work", str(work)],
@@ -217,6 +237,7 @@ def relevance(args: argparse.Namespace) -> int:
         versions = [(label, result) for label, result in json.loads(Path(args.rescore).read_text())]
         return _report(questions, versions, args)
     with tempfile.TemporaryDirectory(prefix="kerneltui-ctx-relevance-") as tmp:
+        runs: list[tuple[str, Path, str, Path]] = []
         if args.baseline:
             base = Path(args.baseline).resolve()
             base_notes = Path(tmp) / "base-notes"
@@ -224,11 +245,15 @@ def relevance(args: argparse.Namespace) -> int:
             for note in sorted((base / "context").glob("*.md")):
                 if note.name != "README.md":
                     shutil.copy(note, base_notes / note.name)
-            (Path(tmp) / "before").mkdir()
-            versions.append((f"before ({args.baseline_label})",
-                             run_version(base, "single-folder", clones, base_notes, Path(tmp) / "before")))
-        (Path(tmp) / "after").mkdir()
-        versions.append(("after (this tree)", run_version(ROOT, "folders", clones, notes, Path(tmp) / "after")))
+            runs.append((f"before ({args.baseline_label})", base, "single-folder", base_notes))
+        runs.append(("after (this tree)", ROOT, "folders", notes))
+        results: dict[str, list[dict[str, Any]]] = {label: [] for label, *_ in runs}
+        for _ in range(args.repeats):  # the versions take turns, so that both see the same load
+            for label, code, api, folder_notes in runs:
+                work = Path(tmp) / label.split()[0]
+                work.mkdir(exist_ok=True)
+                results[label].append(run_version(code, api, clones, folder_notes, work))
+        versions = [(label, combined(results[label])) for label, *_ in runs]
     if args.save:
         Path(args.save).write_text(json.dumps(versions))
     return _report(questions, versions, args)
@@ -248,17 +273,21 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
     speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
              "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
     for label, r in versions:
-        cpu = f" / {r['cold_cpu_s']:.1f} s" if "cold_cpu_s" in r else ""
-        speed.append(f"| {label} | {r['files']:,} | {r['chunks']:,} | {r['cold_s']:.1f} s{cpu} | "
-                     f"{r['refresh_s'] * 1000:.0f} ms | {r['index_bytes'] / 1e6:.0f} MB | {r['median_ms']:.1f} ms | "
-                     f"{r['p95_ms']:.1f} ms |")
+        cpu = f" / {_timing(r, 'cold_cpu_s', 1, 's', 1)}" if "cold_cpu_s" in r else ""
+        speed.append(f"| {label} | {r['files']:,} | {r['chunks']:,} | {_timing(r, 'cold_s', 1, 's', 1)}{cpu} | "
+                     f"{_timing(r, 'refresh_s', 1000, 'ms', 0)} | {r['index_bytes'] / 1e6:.0f} MB | "
+                     f"{_timing(r, 'median_ms', 1, 'ms', 1)} | {_timing(r, 'p95_ms', 1, 'ms', 1)} |")
+    runs = max(r.get("runs", 1) for _, r in versions)
+    if runs > 1:
+        speed.append(f"\nTimings: median of {runs} runs per version, the versions taking turns (min–max in brackets).")
     print("\n".join(rows))
     print()
     print("\n".join(speed))
     if args.show:
         _show(questions, versions, args.show, args.half)
     if not args.no_record:
-        command = "relevance --clones DIR" + (" --baseline DIR" if args.baseline else "")
+        command = "relevance --clones DIR" + (" --baseline DIR" if args.baseline else "") + \
+            (f" --repeats {args.repeats}" if args.repeats > 1 else "")
         _record("## Context search relevance on cutlass and triton clones", command, args.clones_note,
                 [*rows, "", *speed])
     return 0
@@ -409,6 +438,53 @@ def chunkers(args: argparse.Namespace) -> int:
     if not args.no_record:
         _record("### Context search: reading structure, tree-sitter or lexical", "chunkers --clones DIR", "CPU seconds",
                 rows)
+    return 0
+
+
+# -- the lexical chunkers of two versions ---------------------------------------------------------------
+
+CUT_KINDS = {"C++/CUDA": (".h", ".hpp", ".cuh", ".cu", ".cpp", ".cc", ".inl"), "Python": (".py",)}
+
+
+def cut_seconds(code: str, clones: Path) -> dict[str, float]:
+    """CPU seconds for the kerneltui in ``code`` to cut the clones' C++/CUDA and Python into chunks (in
+    this process: run once per version, in its own process)."""
+    sys.path.insert(0, code)
+    from kerneltui.core.agent.search.chunker import chunk_text
+
+    seconds: dict[str, float] = {}
+    for kind, suffixes in CUT_KINDS.items():
+        files = [p for p in sorted(clones.rglob("*")) if p.suffix in suffixes and p.is_file()
+                 and p.stat().st_size <= 2 * 1024 * 1024]
+        texts = [p.read_bytes().decode("utf-8", errors="replace") for p in files]
+        started = time.process_time()
+        for p, t in zip(files, texts, strict=True):
+            chunk_text(p.name, t)
+        seconds[kind] = time.process_time() - started
+    return seconds
+
+
+def cutting(args: argparse.Namespace) -> int:
+    """The chunkers' CPU seconds, this tree against ``--baseline`` (same files), the versions taking turns."""
+    versions = [("before (" + args.baseline_label + ")", Path(args.baseline).resolve()), ("after (this tree)", ROOT)]
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in versions}
+    for _ in range(args.repeats):
+        for label, code in versions:
+            out = subprocess.run([sys.executable, __file__, "_cut", "--code", str(code), "--clones", args.clones],
+                                 capture_output=True, text=True, check=True)
+            runs[label].append(json.loads(out.stdout))
+    rows = ["| version | " + " | ".join(CUT_KINDS) + " |", "|---|" + "---|" * len(CUT_KINDS)]
+    for label, _ in versions:
+        cells = []
+        for kind in CUT_KINDS:
+            values = sorted(r[kind] for r in runs[label])
+            cells.append(f"{statistics.median(values):.2f} s CPU ({values[0]:.2f}–{values[-1]:.2f})")
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    rows.append(f"\nMedian of {args.repeats} runs per version, each in its own process, the versions taking turns.")
+    print("\n".join(rows))
+    if not args.no_record:
+        _record("### Context search: CPU time of the chunkers", f"cutting --clones DIR --baseline DIR --repeats "
+                f"{args.repeats}", "", rows)
     return 0
 
 
@@ -583,6 +659,7 @@ def main() -> int:
     rel.add_argument("--clones-note", default="", help="where the clones come from (written to RESULTS.md)")
     rel.add_argument("--baseline", help="a folder holding an older kerneltui/ package (and its context/) to compare")
     rel.add_argument("--baseline-label", default="baseline", help="how to name the older version")
+    rel.add_argument("--repeats", type=int, default=1, help="measure each version this many times, taking turns")
     rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
     rel.add_argument("--half", choices=["tune", "held-out", "fresh", "all"], default="tune",
                      help="which questions --show prints")
@@ -601,6 +678,15 @@ def main() -> int:
     chk = sub.add_parser("chunkers", help="tree-sitter parsing against kerneltui's chunkers, CPU seconds")
     chk.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
     chk.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    cut = sub.add_parser("cutting", help="the chunkers' CPU time, this tree against an older copy")
+    cut.add_argument("--clones", required=True, help="a folder holding cutlass/ and triton/")
+    cut.add_argument("--baseline", required=True, help="a folder holding an older kerneltui/ package")
+    cut.add_argument("--baseline-label", default="baseline", help="how to name the older version")
+    cut.add_argument("--repeats", type=int, default=3)
+    cut.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
+    inner_cut = sub.add_parser("_cut")  # one code version's chunkers, in its own process: prints JSON
+    inner_cut.add_argument("--code", required=True)
+    inner_cut.add_argument("--clones", required=True)
     inner = sub.add_parser("_measure")  # one code version, in its own process: prints JSON
     inner.add_argument("--code", required=True)
     inner.add_argument("--api", choices=["single-folder", "folders"], required=True)
@@ -616,6 +702,11 @@ def main() -> int:
         return ablation(args)
     if args.command == "chunkers":
         return chunkers(args)
+    if args.command == "cutting":
+        return cutting(args)
+    if args.command == "_cut":
+        print(json.dumps(cut_seconds(args.code, Path(args.clones))))
+        return 0
     print(json.dumps(measure(args.code, args.api, Path(args.clones), Path(args.notes), Path(args.work))))
     return 0
 

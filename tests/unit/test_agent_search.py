@@ -314,3 +314,85 @@ def test_query_syntax_characters_are_words_not_operators(folder: Path, tmp_path:
     for query in ('wgmma AND OR NOT "fence', "path:notes wgmma", "wgmma* ^fence -x", "NEAR(wgmma fence)", "()"):
         hits = index.search(query)
         assert all(h.path == "notes/hopper.md" for h in hits), query
+
+
+def test_a_query_naming_a_top_level_folder_gets_its_files_first(tmp_path: Path):
+    """With clones side by side, "softmax triton" asks for triton's softmax, however much cutlass says
+    about softmax: triton's weaker hit ranks above cutlass's stronger ones, which still follow."""
+    root = tmp_path / "context"
+    for name in ("softmax.hpp", "softmax_epilogue.hpp", "online_softmax.hpp"):
+        path = root / "cutlass" / "include" / "softmax" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("// Softmax: a numerically stable softmax over each row.\n"
+                        "struct Softmax { float softmax(float x); };\n")
+    (root / "triton" / "python").mkdir(parents=True)
+    (root / "triton" / "python" / "ops.py").write_text(
+        'def row_norm(x):\n    """Normalise each row of x: subtract its max, exponentiate, divide by the sum\n'
+        '    (a softmax), in one pass over the row held in registers."""\n    return x\n')
+    for i in range(6):
+        (root / "triton" / "python" / f"other_{i}.py").write_text(f"def other_{i}():\n    return {i}\n")
+    for clone in ("cutlass", "triton"):
+        (root / clone / ".gitignore").write_text("build/\n")
+    hits = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    hits.refresh()
+    found = [h.path for h in hits.search("softmax triton")]
+    assert found[0] == "triton/python/ops.py"
+    assert {p for p in found[1:] if p.startswith("cutlass/")} == \
+        {f"cutlass/include/softmax/{n}" for n in ("softmax.hpp", "softmax_epilogue.hpp", "online_softmax.hpp")}
+    # Without a word naming a folder nothing changes: the stronger cutlass hits lead.
+    assert hits.search("softmax")[0].path.startswith("cutlass/")
+
+
+def test_folder_names_are_read_again_after_a_refresh(tmp_path: Path):
+    root = tmp_path / "context"
+    (root / "cutlass" / ".github").mkdir(parents=True)
+    (root / "cutlass" / "scan.hpp").write_text("// an inclusive scan over a warp\nvoid warp_scan();\n")
+    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    index.refresh()
+    assert [h.path for h in index.search("scan triton")] == ["cutlass/scan.hpp"]
+    (root / "triton" / ".git").mkdir(parents=True)
+    (root / "triton" / "scan.py").write_text('def cumsum(x):\n    """A scan: the running sum of x."""\n')
+    index.refresh()
+    assert [h.path for h in index.search("scan triton")][0] == "triton/scan.py"
+
+
+def test_a_file_at_the_top_names_no_folder(tmp_path: Path):
+    """``swizzle.md`` at the top of the folder does not make "swizzle" a folder's name: other files
+    that say swizzle are still found."""
+    root = tmp_path / "context"
+    (root / "src").mkdir(parents=True)
+    (root / "swizzle.md").write_text("# Swizzle\n\nSwizzle the shared memory rows.\n")
+    (root / "src" / "layout.py").write_text('def rows():\n    """A swizzle of the rows."""\n')
+    found = [h.path for h in _index(root, tmp_path).search("swizzle shared")]
+    assert found == ["swizzle.md", "src/layout.py"]
+
+
+def test_only_the_folders_searched_name_folders(tmp_path: Path):
+    """Another task's context/ shares the index file (one per configured folder): its top-level folders
+    do not scope a search that does not include it."""
+    configured = tmp_path / "clones"
+    (configured / "cutlass" / ".git").mkdir(parents=True)
+    (configured / "cutlass" / "scan.hpp").write_text("// an inclusive scan over a warp\nvoid warp_scan();\n")
+    other = tmp_path / "other" / "context"
+    (other / "triton" / ".git").mkdir(parents=True)
+    (other / "triton" / "notes.md").write_text("# Scan\n\nNothing here.\n")
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex([ContextFolder(configured, "configured"), ContextFolder(other, "task")], db_path=db).refresh()
+    index = ContextIndex([ContextFolder(configured, "configured")], db_path=db)
+    con = index._reader()
+    assert index._clones(con, index._folder_ids(con)) == frozenset({"cutlass"})
+    assert [h.path for h in index.search("scan triton")] == ["cutlass/scan.hpp"]
+
+
+def test_the_folders_of_a_single_clone_name_no_clone(tmp_path: Path):
+    """With a clone as the context folder itself, its ``python/`` is not a clone of its own: "… python
+    example" still finds the example under ``examples/python/`` first."""
+    root = tmp_path / "cutlass"
+    (root / ".git").mkdir(parents=True)
+    (root / "examples" / "python").mkdir(parents=True)
+    (root / "python" / "lib").mkdir(parents=True)
+    (root / "examples" / "python" / "tma_load.py").write_text(
+        'def tma_load_example():\n    """A TMA load example: copy one tile with the TMA unit."""\n')
+    (root / "python" / "lib" / "tma.py").write_text('def tma():\n    """TMA."""\n')
+    found = [h.path for h in _index(root, tmp_path).search("TMA load python example")]
+    assert found[0] == "examples/python/tma_load.py"

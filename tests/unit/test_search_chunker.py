@@ -244,3 +244,30 @@ def test_scraps_join_a_neighbour():
     text = body + "#endif // SM90\n" + "\n" * 3 + body.replace("f()", "g()")
     chunks, _ = chunk_text("two.cu", text)
     assert all(c.end_line - c.start_line >= 5 for c in chunks), [(c.start_line, c.end_line) for c in chunks]
+
+
+def test_line_matches_finds_a_pattern_only_at_line_starts():
+    from kerneltui.core.agent.search.chunks import line_matches
+
+    text = "#include <a>\nint x; // #include <not this>\n  #include \"b.h\"\n"
+    assert [text[s:e] for s, e in line_matches(r"[ \t]*#[ \t]*include\b[^\n]*", text)] == \
+        ["#include <a>", '  #include "b.h"']
+    assert line_matches(r"#", "x\ny") == []
+
+
+def test_namespace_braces_are_found_by_keyword_not_by_a_longer_name():
+    from kerneltui.core.agent.search.chunk_code import _transparent_opens
+
+    code = "namespace cute { namespace detail {\nstruct my_namespace { };\n} }\nxnamespace y {}\n"
+    assert sorted(_transparent_opens(code)) == [code.index("{"), code.index("{", code.index("detail"))]
+
+
+def test_a_title_of_many_declarations_is_cut_as_if_all_were_named():
+    """Titles of a header's small declarations are read only until the chunk's title is full: the same
+    title as naming every one and cutting the joined text."""
+    from kerneltui.core.agent.search.chunks import TITLE_CHARS
+
+    names = [f"constexpr int tile_shape_constant_number_{i} = {i};" for i in range(30)]
+    chunks, _ = chunk_text("consts.hpp", "\n".join(names) + "\n")
+    assert chunks[0].title == "; ".join(n.rstrip("{ ") for n in names)[:TITLE_CHARS]
+    assert len(chunks[0].title) == TITLE_CHARS

@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
-from kerneltui.core.agent.search.chunks import MAX_LINES, TITLE_CHARS, SpanLayout, Unit, line_starts
+from kerneltui.core.agent.search.chunks import (
+    MAX_LINES,
+    TITLE_CHARS,
+    SpanLayout,
+    Unit,
+    line_matches,
+    line_starts,
+)
 
 # -- Python -------------------------------------------------------------------------------------------
 
-_PY_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+_PY_COMMENT_LINE = r"[ \t]*#[^\n]*"
 _PY_TRIPLE = re.compile(r"(\"\"\"|''')")
 _PREFIXES = frozenset({"", "r", "u", "b", "f", "rb", "br", "rf", "fr"})
 _PY_DEF = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
@@ -30,9 +36,19 @@ _PY_CELL = re.compile(r"[ \t]*#[ \t]*%%")
 
 
 @cache
-def _py_statement(indent: int) -> re.Pattern[str]:
-    """Lines indented exactly ``indent`` that start a statement (not a comment or a closing bracket)."""
-    return re.compile(rf"^[ \t]{{{indent}}}(?=[^\s#)\]}}])", re.M)
+def _py_statement(indent: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Lines indented exactly ``indent`` that start a statement (not a comment or a closing bracket): at
+    the text's start, and after a line break (see ``chunks.line_matches``)."""
+    line = rf"[ \t]{{{indent}}}(?=[^\s#)\]}}])"
+    return re.compile(line), re.compile("\n" + line)
+
+
+def _statement_lines(layout: SpanLayout, lo: int, hi: int, indent: int) -> list[int]:
+    at_start, after_break = _py_statement(indent)
+    lines = [0] if lo == 0 and at_start.match(layout.text, 0, layout.starts[hi]) else []
+    lines += [layout.line_of(m.start() + 1)
+              for m in after_break.finditer(layout.text, max(0, layout.starts[lo] - 1), layout.starts[hi])]
+    return lines
 
 
 def python_layout(text: str) -> SpanLayout:
@@ -41,7 +57,7 @@ def python_layout(text: str) -> SpanLayout:
     def line_of(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1
 
-    comment_spans = [(m.start(), m.end()) for m in _PY_COMMENT_LINE.finditer(text)]
+    comment_spans = line_matches(_PY_COMMENT_LINE, text)
     comment_lines = {line_of(s) for s, _ in comment_spans}
     prose = list(comment_spans)
     blocked: set[int] = set()  # lines inside a multi-line string: never a statement start
@@ -75,11 +91,9 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _python_units(layout: SpanLayout, blocked: set[int], comments: set[int], lo: int, hi: int, indent: int,
                   parent: str) -> list[Unit]:
     """Units of lines lo..hi at one indentation: definitions with their comments, runs of statements."""
-    text = layout.text
     cuts: list[int] = []
     previous = ""  # "def", "decorator" or "stmt": the kind of the last statement at this indentation
-    marks = [layout.line_of(m.start()) for m in _py_statement(indent).finditer(text, layout.starts[lo],
-                                                                               layout.starts[hi])]
+    marks = _statement_lines(layout, lo, hi, indent)
     cells = [i for i in comments if lo <= i < hi and _PY_CELL.match(layout.line(i))] if indent == 0 else []
     for i in sorted({*marks, *cells}):
         if i in blocked:
@@ -140,23 +154,22 @@ _C_LEX = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*[\s
 _C_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
 _C_BRACE = re.compile(r"[{}]")
 _C_SEMI = re.compile(r";")
-_C_DIRECTIVE = re.compile(r"^[ \t]*#[^\n]*", re.M)
-_C_TRANSPARENT = re.compile(r'(?:\bnamespace\b[\w\s:]*|\bextern\s+"C(?:\+\+)?"\s*)$')
+_C_DIRECTIVE = r"[ \t]*#[^\n]*"  # a line that is a preprocessor directive
+# A brace that opens a namespace or extern "C" body: what is inside is read as if at the top level.
+# Matched where the keyword starts (found by str.find): a leading \b would make the engine try every offset.
+_C_TRANSPARENT_OPEN = {"namespace": re.compile(r'namespace\b[\w\s:]*\{'),
+                       "extern": re.compile(r'extern\s+"C(?:\+\+)?"\s*\{')}
 _C_HEAD_SKIP = re.compile(r"^(?:template\s*<.*>|#.*|[{}].*|public:|private:|protected:|(?:using )?namespace\b.*)$")
 _C_MACRO = re.compile(r"^[A-Z][A-Z0-9_]*(?:\s+[A-Z][A-Z0-9_]*)*$")  # CUTLASS_DEVICE, CUTE_HOST_DEVICE … on a line of their own
 _C_NAMED = re.compile(r"[(=]|\b(?:struct|class|union|enum)\b")  # a line that names what it declares
-_C_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*", re.M)
-
-
-@dataclass(frozen=True)
-class _Brace:
-    offset: int  # in the structure text (comments blanked, strings emptied)
-    depth: int  # scopes open after it, namespaces and extern "C" not counted
-    transparent: bool  # it opens or closes a namespace or extern "C" body
+_C_INCLUDE = r"[ \t]*#[ \t]*include\b[^\n]*"
 
 
 class _CStructure:
-    """Where a C-family file's braces are and how deep each part of it is, read from its code alone."""
+    """Where a C-family file's braces are and how deep each part of it is, read from its code alone.
+
+    The clones' C++ has 300,000 braces: each is a plain tuple, and the few that open a namespace are
+    found by one search over the file rather than by reading what precedes every brace."""
 
     def __init__(self, text: str, comments: list[tuple[int, int]]) -> None:
         pieces: list[str] = []
@@ -166,24 +179,29 @@ class _CStructure:
             pieces.append("\n" * text.count("\n", s, e))
             at = e
         pieces.append(text[at:])
-        self.code = _C_STRING.sub('""', "".join(pieces))  # strings emptied: their braces are not code
-        self.starts = line_starts(self.code)
-        self.braces: list[_Brace] = []
+        code = self.code = _C_STRING.sub('""', "".join(pieces))  # strings emptied: their braces are not code
+        self.starts = line_starts(code)
+        namespaces = _transparent_opens(code)
+        # Per brace: its offset, the scopes open after it (namespaces and extern "C" not counted), and
+        # whether it opens or closes a namespace or extern "C" body.
+        self.braces: list[tuple[int, int, bool]] = []
         stack: list[bool] = []
         depth = 0
-        previous = 0  # where the code after the last brace starts
-        for m in _C_BRACE.finditer(self.code):
-            if m.group() == "{":
-                head = self.code[max(previous, self.code.rfind(";", previous, m.start()) + 1):m.start()]
-                transparent = ("namespace" in head or "extern" in head) and bool(_C_TRANSPARENT.search(head.strip()))
+        for m in _C_BRACE.finditer(code):
+            at = m.start()
+            if code[at] == "{":
+                transparent = at in namespaces
                 stack.append(transparent)
-                depth += 0 if transparent else 1
+                if not transparent:
+                    depth += 1
             else:
                 transparent = stack.pop() if stack else False
-                depth = depth if transparent else max(0, depth - 1)
-            self.braces.append(_Brace(m.start(), depth, transparent))
-            previous = m.end()
-        self._offsets = [b.offset for b in self.braces]
+                if not transparent and depth > 0:
+                    depth -= 1
+            self.braces.append((at, depth, transparent))
+        self._offsets = [b[0] for b in self.braces]
+        self._directives = line_matches(_C_DIRECTIVE, code)
+        self._directive_starts = [s for s, _ in self._directives]
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset) - 1
@@ -196,24 +214,26 @@ class _CStructure:
         lo_off, hi_off = self.starts[lo], self.starts[hi]
         first = bisect.bisect_left(self._offsets, lo_off)
         last = bisect.bisect_left(self._offsets, hi_off)
-        depth = self.braces[first - 1].depth if first > 0 else 0
+        depth = self.braces[first - 1][1] if first > 0 else 0
         lines: set[int] = set()
         at = lo_off
-        for brace in self.braces[first:last]:
+        for offset, after, transparent in self.braces[first:last]:
             if depth == level:
-                lines.update(self._statement_ends(at, brace.offset))
-            if brace.transparent or (brace.depth == level and self.code[brace.offset] == "}"):
-                lines.add(self.line_of(brace.offset))
-            depth, at = brace.depth, brace.offset + 1
+                lines.update(self._statement_ends(at, offset))
+            if transparent or (after == level and self.code[offset] == "}"):
+                lines.add(self.line_of(offset))
+            depth, at = after, offset + 1
         if depth == level:
             lines.update(self._statement_ends(at, hi_off))
         return {i + 1 for i in lines if lo <= i < hi - 1}
 
     def _statement_ends(self, start: int, end: int) -> set[int]:
         found = {self.line_of(m.start()) for m in _C_SEMI.finditer(self.code, start, end)}
-        for m in _C_DIRECTIVE.finditer(self.code, start, end):
-            if not m.group().rstrip().endswith("\\"):
-                found.add(self.line_of(m.start()))
+        first = bisect.bisect_left(self._directive_starts, start)
+        last = bisect.bisect_left(self._directive_starts, end)
+        for s, e in self._directives[first:last]:
+            if not self.code[s:min(e, end)].rstrip().endswith("\\"):  # not continued on the next line
+                found.add(self.line_of(s))
         return found
 
     def title(self, start: int, end: int) -> str:
@@ -234,23 +254,40 @@ class _CStructure:
 
 def c_layout(text: str) -> SpanLayout:
     comments = [(m.start(), m.end()) for m in _C_LEX.finditer(text) if text[m.start()] == "/"]
-    includes = [(m.start(), m.end()) for m in _C_INCLUDE.finditer(text)]
+    includes = line_matches(_C_INCLUDE, text)
     layout = SpanLayout(text, comments, noise_spans=includes)
     structure = _CStructure(text, comments)
     layout.units = _c_units(structure, 0, layout.line_count(), 0, "")
     return layout
 
 
+def _transparent_opens(code: str) -> set[int]:
+    """The offsets of the braces that open a namespace or an extern "C" body."""
+    found: set[int] = set()
+    for word, pattern in _C_TRANSPARENT_OPEN.items():
+        at = code.find(word)
+        while at >= 0:
+            if at == 0 or not (code[at - 1].isalnum() or code[at - 1] == "_"):
+                m = pattern.match(code, at)
+                if m:
+                    found.add(m.end() - 1)
+            at = code.find(word, at + len(word))
+    return found
+
+
 def _c_units(structure: _CStructure, lo: int, hi: int, level: int, parent: str) -> list[Unit]:
     bounds = sorted({lo, *structure.cuts(level, lo, hi), hi})
     units: list[Unit] = []
     for start, end in zip(bounds, bounds[1:], strict=False):
-        title = structure.title(start, end)
-        title = f"{parent} > {title}" if parent and title else (title or parent)
         if end - start > MAX_LINES and level < 3:
             inner = structure.cuts(level + 1, start, end)
             if inner:
-                units.extend(_c_units(structure, start, end, level + 1, title))
+                units.extend(_c_units(structure, start, end, level + 1, _c_title(structure, start, end, parent)))
                 continue
-        units.append(Unit(start, end, title))
+        units.append(Unit(start, end, "", namer=partial(_c_title, structure, start, end, parent)))
     return units
+
+
+def _c_title(structure: _CStructure, start: int, end: int, parent: str) -> str:
+    title = structure.title(start, end)
+    return f"{parent} > {title}" if parent and title else (title or parent)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import accumulate, count
 from operator import add
 from typing import Protocol
@@ -45,6 +47,17 @@ class Unit:
     # Starts a new section (a "# %%" cell, a top-level heading): merged into what comes before only
     # when that is a scrap.
     opens: bool = False
+    # Reads the title when it is asked for, if ``title`` is not given: a chunk's title keeps only the
+    # first TITLE_CHARS of its units' titles, so most of a header's many small declarations are never
+    # named (reading every one was a fifth of the time to cut C++).
+    namer: Callable[[], str] | None = field(default=None, compare=False)
+
+    def name(self) -> str:
+        return self.namer() if self.namer is not None else self.title
+
+    def moved(self, start: int, end: int, opens: bool) -> Unit:
+        """The same unit (and title) over other lines."""
+        return Unit(start, end, self.title, opens, self.namer)
 
 
 class Layout(Protocol):
@@ -66,6 +79,29 @@ def line_starts(text: str) -> list[int]:
     lengths = map(len, text.split("\n"))
     # starts[i] = the lengths of the lines before i, plus their i line breaks (all of it in C).
     return list(map(add, accumulate(lengths, initial=0), count()))
+
+
+@cache
+def _after_line_break(pattern: str) -> re.Pattern[str]:
+    return re.compile("\n(?:" + pattern + ")")
+
+
+@cache
+def _at_start(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def line_matches(pattern: str, text: str) -> list[tuple[int, int]]:
+    """The spans of ``pattern`` matched at the start of a line, each line's start.
+
+    Found by searching for the line break first: with ``^`` in MULTILINE mode the regex engine tries
+    the pattern at every offset of the text, four times slower over the clones' C++."""
+    spans: list[tuple[int, int]] = []
+    first = _at_start(pattern).match(text)
+    if first:
+        spans.append((0, first.end()))
+    spans.extend((m.start() + 1, m.end()) for m in _after_line_break(pattern).finditer(text))
+    return spans
 
 
 @dataclass
@@ -162,7 +198,7 @@ def _split_long(layout: Layout, unit: Unit) -> list[Unit]:
                 if layout.blank(i):
                     end = i + 1
                     break
-        pieces.append(Unit(start, end, unit.title, unit.opens and not pieces))
+        pieces.append(unit.moved(start, end, unit.opens and not pieces))
         start = end
     return pieces
 
@@ -200,9 +236,14 @@ def pack(layout: Layout) -> list[Chunk]:
         if start >= end or not (_ALNUM.search(prose) or _ALNUM.search(code)):
             continue  # nothing but blank lines, punctuation or #include lines
         titles: list[str] = []
+        length = -2  # of the titles joined with "; "
         for unit in group:
-            if unit.title and unit.title not in titles:
-                titles.append(unit.title)
+            if length >= TITLE_CHARS:
+                break  # what follows would be cut off
+            title = unit.name()
+            if title and title not in titles:
+                titles.append(title)
+                length += len(title) + 2
         chunks.append(Chunk(start + 1, end, "; ".join(titles)[:TITLE_CHARS], prose, code))
     return chunks
 
@@ -225,7 +266,7 @@ def drop_license(layout: SpanLayout) -> None:
     if not _LICENSE.search(layout.text[first_start:end]):
         return
     cut = layout.line_of(end) + 1
-    layout.units = [Unit(max(u.start, cut), u.end, u.title, u.opens) for u in layout.units if u.end > cut]
+    layout.units = [u.moved(max(u.start, cut), u.end, u.opens) for u in layout.units if u.end > cut]
 
 
 def paragraphs(layout: Layout, lo: int = 0, hi: int | None = None, title: str = "") -> list[Unit]:

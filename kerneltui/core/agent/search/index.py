@@ -32,7 +32,9 @@ from kerneltui.core.agent.search.ranking import (
     Coverage,
     Ranking,
     file_prior,
+    in_named,
     match_expression,
+    named_tops,
     required_terms,
     spread,
 )
@@ -45,6 +47,7 @@ SAMPLE_ROWS = 4000
 _ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
 PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
 MAX_WORKERS = 8
+_REPOSITORY_MARKERS = (".git", ".github", ".gitignore")  # a folder with one of these at its root is a clone
 _SCHEMA = f"""
 DROP TABLE IF EXISTS folders;
 DROP TABLE IF EXISTS files;
@@ -88,9 +91,12 @@ def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
 
 def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
     """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
-    this one writes to SQLite: cutting is pure Python and would otherwise take most of the time."""
-    workers = min(MAX_WORKERS, (os.cpu_count() or 1) - 1)
-    if len(jobs) < PARALLEL_FILES or workers < 1:
+    this one writes to SQLite: cutting is pure Python and would otherwise take most of the time.
+
+    One worker per core, not one fewer: this process spends much of a build waiting for their rows
+    (writing takes a quarter of the CPU time that cutting does), so a core left to it would idle."""
+    workers = min(MAX_WORKERS, os.cpu_count() or 1)
+    if len(jobs) < PARALLEL_FILES or workers < 2:
         yield from map(_chunk_rows_of, jobs)
         return
     # spawn, not fork: the app has threads running, and a forked child could inherit a held lock.
@@ -143,6 +149,7 @@ class ContextIndex:
         self.ranking = ranking
         self._lock = threading.Lock()
         self._readers = threading.local()
+        self._clone_names: tuple[tuple[float | None, tuple[int, ...]], frozenset[str]] | None = None
 
     def searchable(self) -> bool:
         """Whether any of the folders exists (kerneltui's notes always do in an installed copy)."""
@@ -312,8 +319,8 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        candidates, sampled = self._candidates(con, terms, _Filter(list(ids.values()), _under_prefix(under)),
-                                               limit, budget_s)
+        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)))
+        candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
         hits: list[Hit] = []
@@ -349,8 +356,10 @@ class ContextIndex:
         # All the required words first; then, while there are fewer files than asked for, the rarest
         # words only, one fewer at a time, then any word, each after every hit of the stricter queries.
         levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
+        # Last: any of the words, but not a folder's name alone (every file in it has that in its path).
+        loose = [t for t in terms if t.word.lower() not in where.named] or terms
         if len(terms) > 1:
-            levels.append(" OR ".join(t.fts() for t in terms))  # last: any of the words
+            levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
         for match in levels:
             left = deadline - time.perf_counter()
@@ -360,8 +369,11 @@ class ContextIndex:
             seen = {c.rowid for c in candidates}
             candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
-            if len({(c.folder, c.rel) for c in candidates}) >= limit:
+            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
                 break
+        if where.named:  # the folder the query names first, whatever level its hits came from
+            inside = [c for c in candidates if where.in_scope(c.rel)]
+            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
         return candidates, sampled
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
@@ -398,6 +410,25 @@ class ContextIndex:
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
 
+    def _clones(self, con: sqlite3.Connection, ids: dict[Path, int]) -> frozenset[str]:
+        """The names, lower case, of the top-level folders of the folders searched that are repositories
+        of their own (a clone: ``.git``, ``.github`` or ``.gitignore`` at its root), not of other tasks'
+        folders in the same file. With a clone as the folder itself its own ``python/`` or ``docs/``
+        name no repository, so "… python example" is not narrowed to ``python/``. Read again only after
+        a refresh."""
+        folder_ids = list(ids.values())
+        marks = ",".join("?" * len(folder_ids))
+        stamp = con.execute(f"SELECT max(refreshed_at) FROM folders WHERE id IN ({marks})", folder_ids).fetchone()[0]
+        key = (stamp, tuple(folder_ids))
+        if self._clone_names is None or self._clone_names[0] != key:
+            by_id = {fid: path for path, fid in ids.items()}
+            tops = con.execute(f"SELECT DISTINCT folder, substr(path, 1, instr(path, '/') - 1) FROM files "
+                               f"WHERE folder IN ({marks}) AND instr(path, '/') > 0", folder_ids).fetchall()
+            names = frozenset(top.lower() for fid, top in tops
+                              if any((by_id[fid] / top / marker).exists() for marker in _REPOSITORY_MARKERS))
+            self._clone_names = (key, names)
+        return self._clone_names[1]
+
     def _shown(self, folder: ContextFolder, rel: str) -> str:
         """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""
         for earlier in self.folders:
@@ -416,6 +447,10 @@ class _Filter:
     prefix: str
     cover: Coverage = field(default_factory=lambda: Coverage((), ()))
     path_shares: dict[str, float] = field(default_factory=dict)  # per file, computed once per search
+    named: frozenset[str] = frozenset()  # top-level folders the query names (see ranking.named_tops)
+
+    def in_scope(self, rel: str) -> bool:
+        return not self.named or in_named(rel, self.named)
 
     @property
     def sql(self) -> str:

@@ -10,7 +10,11 @@
    Markdown), which counts more than one in code.
 3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
    more, tests less.
-4. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+4. **The clone a query names**: a word that is the name of a top-level folder holding a repository
+   ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
+   folder: its hits come first, from whichever level of required words they came, and hits elsewhere
+   only after them.
+5. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
    with it (``also: lines …``) instead of taking the next slots.
 """
 
@@ -128,6 +132,18 @@ class Coverage:
 
 
 _PIECES = re.compile(r"[^\W_]+")
+
+
+def named_tops(terms: list[Term], tops: frozenset[str]) -> frozenset[str]:
+    """The top-level folders (a clone: ``triton``, ``cutlass``) that the query names by one of its words."""
+    return frozenset(t.word.lower() for t in terms if t.word.lower() in tops)
+
+
+def in_named(rel: str, named: frozenset[str]) -> bool:
+    """Whether a file lies in one of the named top-level folders, or is a top-level file named after one
+    (kerneltui's note ``triton.md``)."""
+    top = rel.split("/", 1)[0].lower()
+    return top in named or top.rsplit(".", 1)[0] in named
 
 
 @dataclass
