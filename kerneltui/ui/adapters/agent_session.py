@@ -4,19 +4,30 @@
 no API key, the engine's scripted provider, replaying the recorded demo session when the task is
 the vector_add example and otherwise a short offline script (``offline_script``). Each label says
 which, and why. Every session takes its trials' workers from the app's one pool.
+
+The provider (and with it the label) is built at once; the ``AgentSession`` is made on first use,
+which the app makes after its first paint (``attach``): the engine behind it (tools, trials, the
+context index over the task's folders) is the largest import of the app's start.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from kerneltui import config as config_mod
-from kerneltui.core.agent import AgentSession, ProviderError, demo_script_path, open_session
+from kerneltui.core.agent import ProviderError, demo_script_path
 from kerneltui.core.agent.diffs import unified_diff
 from kerneltui.core.agent.prices import PriceTable
+from kerneltui.core.agent.providers import Provider, build_provider
 from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
 from kerneltui.core.agent.settings import AgentSettings, resolve_api_key
 from kerneltui.core.events import AgentError, Emit, Event, Notice
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.session import AgentSession
 
 DEMO_TASK = "vector_add"  # the example the recorded demo session was made on
 OFFLINE_EDIT = ("BLOCK = 1024", "BLOCK = 2048")  # the one move the offline script knows
@@ -42,14 +53,23 @@ def _drop(event: Event) -> None:
 class SessionAgent:
     """Forwards the chat to an AgentSession; the session emits the agent events itself."""
 
-    def __init__(self, session: AgentSession, label: str, relay: Relay, greeting: str = "") -> None:
-        self.session = session
+    def __init__(self, make_session: Callable[[], AgentSession], label: str, relay: Relay, greeting: str = "") -> None:
+        self._make_session = make_session
+        self._session: AgentSession | None = None
         self.label = label
         self._relay = relay
         self._greeting = greeting  # said in the chat once attached (why the agent is scripted)
 
+    @property
+    def session(self) -> AgentSession:
+        """The engine's session, made on first use (``attach`` at the latest)."""
+        if self._session is None:
+            self._session = self._make_session()
+        return self._session
+
     def attach(self, emit: Emit) -> None:
         self._relay.target = emit
+        self.session  # noqa: B018  (made now, after the first paint: its first events go to ``emit``)
         if self._greeting:
             emit(Notice(level="info", source="agent", message=self._greeting))
 
@@ -64,7 +84,7 @@ class SessionAgent:
 
     @property
     def busy(self) -> bool:
-        return self.session.busy
+        return self._session is not None and self._session.busy
 
     async def decide(self, proposal_id: str, decision: str, feedback: str = "", hunks: list[int] | None = None,
                      edited_source: str | None = None) -> None:
@@ -89,46 +109,59 @@ class SessionAgent:
         self.session.restore_conversation(conversation)
 
     async def close(self) -> None:
-        await self.session.close()
+        if self._session is not None:  # never made: nothing to stop
+            await self._session.close()
 
 
 def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> SessionAgent:
-    relay = Relay()
     try:
-        session = open_session(task, relay, settings, pool=pool)
-        return SessionAgent(session, live_label(session), relay)
+        agent_settings = AgentSettings.from_config(settings)
+        provider = build_provider(agent_settings)
+        return session_agent(task, pool, provider, agent_settings, settings, live_label(provider, agent_settings))
     except ProviderError as exc:
         reason = str(exc).splitlines()[0]
     script = demo_script_path()
     if task.name == DEMO_TASK and script.is_file():
         try:
-            session = open_session(task, relay, settings, pool=pool, provider="scripted", script=str(script))
-            return SessionAgent(session, f"scripted demo agent · {reason}", relay)
+            agent_settings = AgentSettings.from_config(settings, provider="scripted", script=str(script))
+            return session_agent(task, pool, build_provider(agent_settings), agent_settings, settings,
+                                 f"scripted demo agent · {reason}")
         except ProviderError:
             pass  # the recorded demo cannot be read: the offline script still can
     return scripted_agent(task, pool, offline_script(task), reason, settings)
 
 
-def live_label(session: AgentSession) -> str:
+def session_agent(task: Task, pool: WorkerPool, provider: Provider, agent_settings: AgentSettings,
+                  settings: config_mod.Config | None, label: str, greeting: str = "") -> SessionAgent:
+    """The controller over a session with ``provider``, made when first needed (``SessionAgent.session``)."""
+    relay = Relay()
+
+    def make_session() -> AgentSession:
+        # Imported here, not at the top: the engine loads after the app's first paint (module docstring).
+        from kerneltui.core.agent.session import AgentSession
+
+        return AgentSession(task, provider, relay, settings=agent_settings, pool=pool,
+                            prices=PriceTable.from_config(settings))
+
+    return SessionAgent(make_session, label, relay, greeting)
+
+
+def live_label(provider: Provider, settings: AgentSettings) -> str:
     """Provider, model, where the key comes from, then the server (cut first in a narrow status line):
     the one line that says what is talked to."""
     try:
-        key = resolve_api_key(session.settings).source
+        key = resolve_api_key(settings).source
     except ProviderError:
         key = "none"  # a provider that takes no key (the scripted one)
-    settings = session.settings
-    return f"{session.provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
+    return f"{provider.name} {settings.model} · key: {key} · {settings.base_url or 'the official API'}"
 
 
 def scripted_agent(task: Task, pool: WorkerPool, script: Script, reason: str,
                    settings: config_mod.Config | None = None) -> SessionAgent:
     """An AgentSession replaying ``script``, labelled as scripted and why."""
-    relay = Relay()
     agent_settings = AgentSettings.from_config(settings, provider="scripted", script=script.source)
-    session = AgentSession(task, ScriptedProvider(script), relay, settings=agent_settings, pool=pool,
-                           prices=PriceTable.from_config(settings))
-    return SessionAgent(session, f"scripted agent · {reason}", relay,
-                        greeting=f"The agent is scripted: {reason}. Replies come from a fixed script.")
+    return session_agent(task, pool, ScriptedProvider(script), agent_settings, settings, f"scripted agent · {reason}",
+                         greeting=f"The agent is scripted: {reason}. Replies come from a fixed script.")
 
 
 def offline_script(task: Task) -> Script:
