@@ -72,6 +72,15 @@ def test_the_app_is_made_without_the_agent_engine_or_the_sdks(tmp_path: Path, ke
     assert "kerneltui.core.agent.session" in after.split(), after
 
 
+def test_opening_the_app_imports_no_other_command():
+    proc = _python("import sys\nfrom kerneltui.cli import COMMAND_MODULES, main\n"
+                   "code = main(['no-such-task-folder'])\n"
+                   "print(code, sorted(n for n in COMMAND_MODULES if f'kerneltui.commands.{n}' in sys.modules))\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split(" ", 1) == ["2", "['tui']\n"], proc.stdout
+    assert "no such task" in proc.stderr
+
+
 def test_the_rung_rows_say_what_the_rung_specs_say():
     specs = [(s.name, s.title, s.needs_gpu, s.on_demand) for s in rungs.rung_specs()]
     assert rungs.rung_rows() == specs
