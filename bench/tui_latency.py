@@ -50,7 +50,7 @@ t0 = time.time()
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
 t1 = time.time()
-app = create_app(sys.argv[1], options=AppOptions(watch_themes=False))
+app = create_app(sys.argv[1])  # the options `kerneltui TASK` takes from the settings
 t2 = time.time()
 from textual._compositor import CompositorUpdate
 display = app._display
