@@ -44,12 +44,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(try `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The command line with ``commands`` (default: all of them; each is a module imported here)."""
     parser = _Parser(prog="kerneltui", description="Write GPU kernels with an LLM agent against a harness you can trust.")
     parser.add_argument("--version", action="version", version=f"kerneltui {__version__}")
     remote_options.add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    for name in commands:
         importlib.import_module(f"kerneltui.commands.{name}").register(sub)
     return parser
 
@@ -57,15 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     lead, argv = remote_options.split_leading(argv)
-    parser = build_parser()
     known = {name.replace("_", "-") for name in COMMAND_MODULES} | {"-h", "--help", "--version", "sessions"}
     if not argv or (argv[0] not in known and not argv[0].startswith("-")) or (argv and argv[0].startswith("--") and argv[0] not in known):
         # `kerneltui` or `kerneltui TASK [options]` opens the TUI.
         if "tui" in COMMAND_MODULES:
             argv = ["tui", *argv]
         elif not argv:
-            parser.print_help()
+            build_parser().print_help()
             return EXIT_USAGE
+    # Opening the app needs its own command only: importing the other commands' modules would delay its
+    # first paint (``kerneltui --help`` and every other command still build the whole line).
+    parser = build_parser(("tui",) if argv[0] == "tui" else COMMAND_MODULES)
     args = parser.parse_args([*lead, *argv])
     if not getattr(args, "func", None):
         parser.print_help()

@@ -157,30 +157,38 @@ class KernelApp(ReplayActions, App[None]):
     def main_ready(self) -> None:
         """The main screen's panes exist (at start, and again after each task switch)."""
         self._panes_built = True
-        if self.options.replay is None and self.options.resume is None and not self.sessions.resuming:
-            # Before the agent is attached: its first words belong in the log too. A resumed session
-            # appends to its own log instead, once restored.
-            self.warn(self.recorder.start(self.kernel_task))
-        if self._attached is not self.agent:
-            self._attached = self.agent
-            self.agent.attach(self.bridge.emit)
-            self.bridge.subscribe(self.agent.observe)
         self.theming.apply_to_editor(self.editor)
         self.status.state.task = f"{self.kernel_task.name} ({self.kernel_task.backend})"
         self.status.state.agent = self.agent.label
         self.status.show(self.options.clock())
-        self.load_history()
         self._panes_ready.set()
         if self.replay is not None:
+            self._attach_agent()
+            self.load_history()
             self.replay.mount()
             return
-        # Paint first: a worker starting (torch's import) would take the CPU the first frame needs.
-        self.call_after_refresh(self._start_work)
+        # Paint first: the session log, the agent engine and a worker starting (torch's import) would
+        # take the CPU the first frame needs. A resumed session appends to its own log instead, once
+        # restored (``resuming``: the task switch of a resume).
+        self.call_after_refresh(self._start_work, self.options.resume is None and not self.sessions.resuming)
 
-    def _start_work(self) -> None:
-        """After the first frame of the panes: the spare workers, the file watcher, the first run."""
+    def _attach_agent(self) -> None:
+        """The agent's events reach the panes, and it sees the app's (once per workbench). A live agent
+        opens its engine here (``ChatAgent.attach``)."""
+        if self._attached is not self.agent:
+            self._attached = self.agent
+            self.agent.attach(self.bridge.emit)
+            self.bridge.subscribe(self.agent.observe)
+
+    def _start_work(self, new_log: bool) -> None:
+        """After the first frame of the panes: the session log, the agent, the chart's history, the spare
+        workers, the file watcher, the first run."""
         if not self.ready:
             return
+        if new_log:  # before the agent is attached: its first words belong in the log too
+            self.warn(self.recorder.start(self.kernel_task))
+        self._attach_agent()
+        self.load_history()
         if self.options.prestart_worker:
             self.bench.pool.prestart()
         if self.options.watch:

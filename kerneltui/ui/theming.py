@@ -98,11 +98,12 @@ class Theming:
         self.app.run_worker(self._watch(), group="themes", exclusive=True)
 
     async def _watch(self) -> None:
-        from watchfiles import awatch
-
         folder = paths.user_themes_dir()
         if not folder.is_dir():
             return
+        # Imported once there is a folder to watch: the worker starts with the app, before its first paint.
+        from watchfiles import awatch
+
         async for _changes in awatch(folder, debounce=200, recursive=False):
             self.reload()
             for problem in self.problems:

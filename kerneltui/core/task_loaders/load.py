@@ -1,12 +1,15 @@
-"""One entry for every task format: which loader a path is for."""
+"""One entry for every task format: which loader a path is for.
+
+Only the native loader is imported with this module; the KernelBench and GPU MODE loaders (and the
+suite's folder survey, for the error of a folder that is no task) are imported when a path of theirs
+comes: opening the app on one task must not pay for every format before its first frame."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kerneltui.core.suite.discover import describe_folder
 from kerneltui.core.task import LoadOptions, Task, TaskError
-from kerneltui.core.task_loaders import gpumode, kernelbench, native
+from kerneltui.core.task_loaders import native
 
 
 def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
@@ -20,12 +23,18 @@ def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadO
         if p.name == "task.toml":
             return native.load(p.parent, kernel, options)
         if p.suffix == ".py":
+            from kerneltui.core.task_loaders import kernelbench
+
             return kernelbench.load(p, kernel, options)
         raise TaskError("a task file must be a KernelBench problem (.py) or a task.toml", p)
     if (p / "task.toml").exists():
         return native.load(p, kernel, options)
     if (p / "task.yml").exists() or (p / "task.yaml").exists():
+        from kerneltui.core.task_loaders import gpumode
+
         return gpumode.load(p, kernel, options)
+    from kerneltui.core.suite.discover import describe_folder
+
     hint = "scaffold one with `kerneltui new DIR --from vector_add`"
     kind = describe_folder(p)
     if kind:

@@ -7,19 +7,22 @@ proposals (a/r/f) live on the history, never on the input, so they cannot fire w
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, Input, Markdown, Static
+from textual.widgets import Collapsible, Input, Static
 
 from kerneltui.core import events as ev
 from kerneltui.ui import keys
 from kerneltui.ui.messages import ChatSubmitted, EditProposal, ProposalDecision
 from kerneltui.ui.proposal_view import FAILED, OUTCOME_MARKS, PASSED, Verdict, verdict_of
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
 
@@ -322,7 +325,7 @@ class ChatPane(Vertical):
             self.reply_text[event.turn_id] = event.text
             self._pending.discard(event.turn_id)
             if md is None:
-                md = Markdown(event.text)
+                md = reply_markdown(event.text)
                 self.replies[event.turn_id] = md
                 self._append(md)
             else:
@@ -356,7 +359,7 @@ class ChatPane(Vertical):
     def _delta(self, turn_id: str, text: str) -> None:
         self.reply_text[turn_id] = self.reply_text.get(turn_id, "") + text
         if turn_id not in self.replies:
-            md = Markdown("")
+            md = reply_markdown("")
             self.replies[turn_id] = md
             self._append(md)
         # Deltas arrive faster than a frame: re-render each streaming reply at most every 50 ms.
@@ -448,6 +451,15 @@ class ChatPane(Vertical):
         event.input.value = ""
         self.follow()
         self.post_message(ChatSubmitted(text))
+
+
+def reply_markdown(text: str) -> Markdown:
+    """A reply's widget. Textual's Markdown (markdown-it behind it) is imported with the first reply,
+    not with the pane: the app's first paint shows no reply, and that import costs about as much as
+    the rest of the pane's."""
+    from textual.widgets import Markdown
+
+    return Markdown(text)
 
 
 def _update_markdown(md: Markdown, text: str) -> None:
