@@ -9,6 +9,7 @@ from kerneltui import config as config_mod
 from kerneltui.core.session import Timeline, load_session
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui.app import KernelApp
+from kerneltui.ui.defaults import UiSettings
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.replay import ReplayAgent, SessionHistory
 from kerneltui.ui.workbench import Parts, real_parts
@@ -19,8 +20,8 @@ def create_app(task_path: str | Path, *, kernel: str | None = None, settings: co
     """The app on a task, with the real parts unless given others (tests pass fixed data)."""
     task = load_task(str(task_path), kernel)
     settings = settings or config_mod.load_config()
-    ui = settings.section("ui")
-    options = options or AppOptions(watch=bool(ui.get("watch", True)), run_on_start=bool(ui.get("run_on_start", True)))
+    ui = settings.read(UiSettings)
+    options = options or AppOptions(watch=ui.watch, run_on_start=ui.run_on_start)
     return KernelApp(task, settings=settings, parts=parts or real_parts(settings), options=options)
 
 

@@ -63,3 +63,17 @@ def test_the_provider_flag_is_accepted_on_the_task(example_task) -> None:
     out = run_cli(str(example_task("vector_add")), "--provider", "openai", "--model", "gpt-test")
     assert "unrecognized arguments" not in out.stderr
     assert out.returncode == 2 and "needs a terminal" in out.stderr
+
+
+def test_no_in_the_environment_turns_watching_and_the_first_run_off(example_task) -> None:
+    """The app's options read [ui] through its schema: KERNELTUI_UI_WATCH=no was the string "no",
+    which counted as true, so the app watched anyway."""
+    from kerneltui.config import load_config
+    from kerneltui.ui.launch import create_app
+
+    task = example_task("vector_add")
+    settings = load_config(env={"KERNELTUI_UI_WATCH": "no", "KERNELTUI_UI_RUN_ON_START": "false"})
+    app = create_app(task, settings=settings)
+    assert app.options.watch is False and app.options.run_on_start is False
+    app = create_app(task, settings=load_config(env={}))
+    assert app.options.watch is True and app.options.run_on_start is True

@@ -53,7 +53,11 @@ shutil.copytree("kerneltui/examples/vector_add", task)
 app = create_app(task, settings=load_config(), options=AppOptions(watch_themes=False, record_session=False))
 probe = sys.argv[2].split()
 print(" ".join(m for m in probe if m in sys.modules))
-app.agent.attach(lambda event: None)  # what the app does once the first frame is painted
+async def attach():  # what the app does once the first frame is painted, on its event loop
+    app.agent.attach(lambda event: None)
+    await app.agent.close()
+import asyncio
+asyncio.run(attach())
 print(" ".join(m for m in probe if m in sys.modules))
 """
 
