@@ -13,6 +13,9 @@
 #   dump          bench/dump_examples.py (every example's compiler output on the GPU)
 #   watch         bench/watch_latency.py on softmax (the GPU target; vector_add's is on the CPU)
 #   check-speed   bench/engine_check.py on vector_add, then on vector_add with a host-side generate_input
+#   sidework[:EXAMPLES]  bench/sidework_data.py: honest runs (default vector_add,softmax,matmul) for the
+#                 side-work check's false alarms (about 12 s a run; it stops 30 s before the step's limit)
+#   kb-suite      bench/kernelbench_suite.py run --out scratch/kb_suite --runners local (carry scratch/kb_suite)
 #   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
 #   py:SCRIPT     any further bench script (with arguments separated by commas)
 set -uo pipefail
@@ -56,6 +59,13 @@ for spec in "$@"; do
       run_step watch-softmax "$limit" "$PY" bench/watch_latency.py --example softmax --saves 10 ;;
     check-speed)
       run_step check-speed "$limit" bash -c "$PY bench/engine_check.py --runs 5 && $PY bench/engine_check.py --runs 3 --slow-inputs" ;;
+    sidework*)
+      examples="${step#sidework}"; examples="${examples#:}"
+      run_step "$step" "$limit" "$PY" bench/sidework_data.py --out "$OUTDIR/sidework" \
+        --examples "${examples:-vector_add,softmax,matmul}" --runs 30 --max-seconds 1 --spares 3 \
+        --deadline-seconds $((limit - 30)) --results bench/RESULTS.md ;;
+    kb-suite)
+      run_step kb-suite "$limit" "$PY" bench/kernelbench_suite.py run --out scratch/kb_suite --runners local ;;
     pytest:*)
       files="${step#pytest:}"
       run_step "$step" "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider ${files//,/ } ;;
