@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from kerneltui import __version__
 from kerneltui.commands import remote_options
@@ -39,7 +40,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with a hint, as argparse does, but say what to run
+    def error(self, message: str) -> NoReturn:  # exit 2 with a hint, as argparse does, but say what to run
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n(try `{self.prog} --help`)\n")
 

@@ -248,12 +248,12 @@ def _run(cmd: list[str], cwd: Path, source: Path) -> str:
 
 def compile_error(log: str, cwd: Path, source: Path, cmd: list[str]) -> CudaCompileError:
     errors: list[tuple[str | None, int | None, str]] = []
-    for line in log.splitlines():
-        m = EDG_DIAG.match(line) or GCC_DIAG.match(line)
+    for log_line in log.splitlines():
+        m = EDG_DIAG.match(log_line) or GCC_DIAG.match(log_line)
         if m and "warning" not in m.group("kind"):
             errors.append((m.group("file"), int(m.group("line")), f"{m.group('kind')}: {m.group('text')}"))
             continue
-        m = PTXAS_DIAG.match(line)
+        m = PTXAS_DIAG.match(log_line)
         if m:
             errors.append((None, None, f"ptxas {m.group('kind')}: {m.group('text')}"))
     if not errors:
