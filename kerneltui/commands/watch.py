@@ -47,7 +47,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.scheduler import RunScheduler
     from kerneltui.core.watcher import watch_task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.pool import WorkerPool, few_cores
 
     options = RunOptions(rungs=parse_rungs(args.rungs), seeds=args.seeds, timeout_s=args.timeout,
                          arch=args.arch, origin="save")
@@ -69,7 +69,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
 
     log = open_session_log(task, "watch", getattr(args, "no_session", False))
     def local() -> Loop:
-        pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1)
+        pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1, hold_during_runs=few_cores())
         pool.prestart()
         return Loop(task, pool=pool, emit=tee(emit, log), observers=[observer_for(task)])
 

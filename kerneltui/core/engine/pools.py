@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.pool import WorkerPool, few_cores
 from kerneltui.core.worker.runner import Runner
 
 TIMED_RUNGS = frozenset({"benchmark", "profile", "trace"})
@@ -28,7 +28,9 @@ class EnginePool(WorkerPool):
 
     def __init__(self, registry: EnginePools, backend: str, arch: str | None, runner: Runner,
                  spares: dict[str, int]) -> None:
-        super().__init__(backend, arch=arch, runner=runner, spares=spares, replenish=True)
+        # The engine serves people waiting for a verdict (check, watch, the TUI).
+        super().__init__(backend, arch=arch, runner=runner, spares=spares, replenish=True,
+                         hold_during_runs=few_cores())
         self.registry = registry
 
     @contextlib.asynccontextmanager

@@ -29,10 +29,17 @@ ROLES = ("candidate", "judge")
 FEW_CORES = 4  # a run's parent, judge and candidate each want a core; spares starting beside them too
 
 
+def few_cores() -> bool:
+    """Whether spares importing torch beside a run would take the CPU its verdict needs (a machine of
+    FEW_CORES cores or fewer); with cores to spare it costs the run nothing, and holding the spares
+    would only make a quick next save wait for one still starting."""
+    return (os.cpu_count() or 1) <= FEW_CORES
+
+
 class WorkerPool:
     def __init__(self, backend: str, arch: str | None = None, runner: Runner | None = None,
                  spares: int | dict[str, int] = 1, ready_timeout: float = 300.0, replenish: bool = True,
-                 hold_during_runs: bool | None = None) -> None:
+                 hold_during_runs: bool = False) -> None:
         self.backend = backend
         self.arch = arch
         self.runner: Runner = runner or default_runner()
@@ -40,10 +47,9 @@ class WorkerPool:
         # takes two candidate workers, the checks' and the benchmark's, and one judge).
         self.spares = spares
         self.replenish = replenish  # start the next spare as soon as one is taken
-        # Whether hold_spares() holds: on a machine with few cores a spare importing torch beside a
-        # run takes the CPU the run's verdict needs; with cores to spare it costs the run nothing and
-        # holding would only make a quick next save wait for a spare still starting.
-        self.hold_during_runs = (os.cpu_count() or 1) <= FEW_CORES if hold_during_runs is None else hold_during_runs
+        # Whether hold_spares() holds (interactive pools pass few_cores()): a person waits for each
+        # verdict, a batch for the last one, whose runs overlap better with spares starting beside them.
+        self.hold_during_runs = hold_during_runs
         self.ready_timeout = ready_timeout
         self._spare: dict[str, list[asyncio.Task[WorkerProcess]]] = {role: [] for role in ROLES}
         self._in_use: set[WorkerProcess] = set()
@@ -116,8 +122,8 @@ class WorkerPool:
         """A block during which spares taken are replaced only when it ends: a short run (the checks
         up to the correctness verdict) uses the CPU for itself instead of sharing it with workers
         importing torch (on a 2-core machine that sharing took save → verdict from 1.3–2.6 s to
-        4.7–5.2 s). Workers asked for inside the block still start. A no-op where the pool does not
-        hold during runs (machines with more than FEW_CORES cores)."""
+        4.7–5.2 s). Workers asked for inside the block still start. A no-op unless the pool holds
+        during runs (interactive pools on machines of few cores)."""
         if not self.hold_during_runs:
             yield
             return
