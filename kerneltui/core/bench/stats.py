@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from kerneltui.setting_schema import FALSE_WORDS, TRUE_WORDS
+
 # ----------------------------------------------------------------------------------------------
 # settings
 # ----------------------------------------------------------------------------------------------
@@ -91,9 +93,9 @@ def _coerce(key: str, raw: Any, default: Any) -> Any:
     try:
         if kind is bool:
             if isinstance(raw, str):
-                if raw.lower() in ("1", "true", "yes", "on"):
+                if raw.lower() in TRUE_WORDS:
                     return True
-                if raw.lower() in ("0", "false", "no", "off"):
+                if raw.lower() in FALSE_WORDS:
                     return False
                 raise ValueError(raw)
             return bool(raw)

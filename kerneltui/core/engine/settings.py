@@ -18,6 +18,7 @@ from typing import Any
 
 from kerneltui import __version__, paths
 from kerneltui.config import Config, ConfigError, load_config
+from kerneltui.setting_schema import FALSE_WORDS, TRUE_WORDS
 
 ENGINE_DEFAULTS: dict[str, Any] = {
     "enabled": True,  # commands use (and start) the engine; false: every command runs its own workers
@@ -77,9 +78,9 @@ def _flag(value: Any) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
+    if text in TRUE_WORDS:
         return True
-    if text in ("0", "false", "no", "off", ""):
+    if text in FALSE_WORDS or text == "":
         return False
     raise ValueError(f"enabled = {value!r} is not true or false")
 

@@ -81,8 +81,7 @@ def _prepare_caches(caches: list[SharedCache]) -> list[str]:
     return ready
 
 
-def _limits_detail(settings: SandboxSettings, support: SandboxSupport, pids_max: bool) -> str:
-    space, why = address_space_limit(settings, support.gpu)
+def _limits_detail(settings: SandboxSettings, support: SandboxSupport, pids_max: bool, space: int, why: str) -> str:
     parts = [why or (f"address space {space} GiB" if space else "address space unlimited"),
              f"{settings.open_files} open files" if settings.open_files else "open files unlimited", "no core files"]
     if pids_max:
@@ -135,7 +134,8 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
                                  "unreadable"))
     else:
         parts.append(SandboxPart("filesystem", False, support.landlock_why))
-    parts.append(SandboxPart("limits", True, _limits_detail(settings, support, pids_max)))
+    space, space_why = address_space_limit(settings, support.gpu)
+    parts.append(SandboxPart("limits", True, _limits_detail(settings, support, pids_max, space, space_why)))
     drop = support.capabilities and not keep_capabilities
     if support.capabilities and keep_capabilities:
         parts.append(SandboxPart("capabilities", False, keep_capabilities))
@@ -144,7 +144,7 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
     else:
         parts.append(SandboxPart("capabilities", True, "none held (not root)"))
     plan = BoxPlan(network=support.network, landlock_abi=abi, filesystem=filesystem,
-                   address_space=address_space_limit(settings, support.gpu)[0] * 2**30, open_files=settings.open_files,
+                   address_space=space * 2**30, open_files=settings.open_files,
                    extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop)
     return plan, SandboxState(True, tuple(parts))
 

@@ -113,8 +113,8 @@ def own_threads_rule(pid: int) -> Rule:
 
     CUDA names the threads it starts during ``cuInit`` by writing those files, opened with
     ``O_TRUNC``, and ``cuInit`` fails with error 304 (operating system call failed) when it cannot
-    (measured on an H200 VM: everything granted beneath ``/`` but truncating or writing fails). The grant is made by the boxed
-    process itself, for its own pid (``exec`` keeps the pid): Landlock binds a rule to the inode it
+    (measured on an H200 VM: everything granted beneath ``/`` but truncating or writing fails). The
+    grant is made by the boxed process itself, for its own pid (``exec`` keeps the pid): Landlock binds a rule to the inode it
     names, so a grant on ``/proc/self`` made anywhere else would name another process. ``/proc`` as a
     whole is never granted: a worker that runs as root without capabilities could then write
     sysctls, whose permission check is the file's owner, not a capability."""

@@ -112,6 +112,10 @@ CUDA_DRIVER = "libcuda.so.1"
 GPU_CONTROL_NODES = ("/dev/nvidiactl",)  # present where an NVIDIA driver is loaded
 
 
+def gpu_driver_here(control_nodes: tuple[str, ...] = GPU_CONTROL_NODES) -> bool:
+    return any(os.path.exists(p) for p in control_nodes)
+
+
 def _cuda_init_status() -> int:
     """``cuInit(0)``'s result in this process (0: CUDA is up), or -1 when there is no CUDA driver."""
     import ctypes
@@ -147,7 +151,7 @@ def gpu_under_landlock(abi: int, check: Callable[[], int] = _cuda_init_status,
     knows to grant), and a box in which CUDA cannot start fails every kernel. Decided by trying:
     ``check`` (``cuInit``) outside any box, then under a worker's rules; only a failure that the box
     alone causes turns Landlock off."""
-    if not abi or not any(os.path.exists(p) for p in control_nodes):
+    if not abi or not gpu_driver_here(control_nodes):
         return ""
     outside = _status_in_child(False, abi, check)
     if outside != 0:
@@ -188,7 +192,7 @@ def probe_here() -> SandboxSupport:
                 "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)")
     base, cgroup_why, pids = _probe_cgroup()
     return SandboxSupport(abi, landlock_why, network, network_why, base, cgroup_why, pids,
-                          bool(caps & (1 << CAP_SETPCAP)), root, any(os.path.exists(p) for p in GPU_CONTROL_NODES))
+                          bool(caps & (1 << CAP_SETPCAP)), root, gpu_driver_here())
 
 
 @cache

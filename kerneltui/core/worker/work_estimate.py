@@ -28,9 +28,6 @@ class WorkEstimate:
     bytes: float
     method: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"flops": self.flops, "bytes": self.bytes, "method": self.method}
-
 
 def estimate_work(torch: Any, call: Callable[[Any], Any], inputs: Any, reads: Iterable[Any] = ()) -> WorkEstimate:
     """One call of ``call(inputs)`` under the FLOP counter; bytes from the tensors in and out."""

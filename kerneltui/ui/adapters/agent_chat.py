@@ -128,14 +128,14 @@ def open_agent(task: Task, pool: WorkerPool, settings: config_mod.Config) -> Cha
         try:
             agent_settings = AgentSettings.from_config(settings, provider="scripted", script=str(script))
             return chat_agent(task, pool, build_provider(agent_settings), agent_settings, settings,
-                                 f"scripted demo agent · {reason}")
+                              f"scripted demo agent · {reason}")
         except ProviderError:
             pass  # the recorded demo cannot be read: the offline script still can
     return scripted_agent(task, pool, offline_script(task), reason, settings)
 
 
 def chat_agent(task: Task, pool: WorkerPool, provider: Provider, agent_settings: AgentSettings,
-                  settings: config_mod.Config | None, label: str, greeting: str = "") -> ChatAgent:
+               settings: config_mod.Config | None, label: str, greeting: str = "") -> ChatAgent:
     """The controller over a chat with ``provider``, made when first needed (``ChatAgent.chat``)."""
     relay = Relay()
 
@@ -144,7 +144,7 @@ def chat_agent(task: Task, pool: WorkerPool, provider: Provider, agent_settings:
         from kerneltui.core.agent.chat import AgentChat
 
         return AgentChat(task, provider, relay, settings=agent_settings, pool=pool,
-                            prices=PriceTable.from_config(settings))
+                         prices=PriceTable.from_config(settings))
 
     return ChatAgent(make_chat, label, relay, greeting)
 
