@@ -7,14 +7,17 @@
 #
 # Usage: bench/gpu_all.sh OUTDIR STEP[=SECONDS] ...
 #   env           GPU, driver, torch, triton, CuTe DSL, ncu versions
-#   gpu-tests     tests/gpu except the timing tests, several at once (correctness does not mind sharing)
-#   bench-tests   the timing tests (tests/gpu/test_benchmark_gpu.py), alone on the GPU
+#   gpu-tests     tests/gpu except the timing and profile tests, several at once (correctness does not
+#                 mind sharing)
+#   bench-tests   the timing tests (tests/gpu/test_benchmark_gpu.py) and the GPU cheats (caught by the
+#                 benchmark's side-work check: timing too), alone on the GPU
 #   timing        bench/bench_timing.py --runs 5 (kerneltui vs do_bench vs ncu)
 #   dump          bench/dump_examples.py (every example's compiler output on the GPU)
 #   watch         bench/watch_latency.py on softmax (the GPU target; vector_add's is on the CPU)
 #   check-speed   bench/engine_check.py on vector_add, then on vector_add with a host-side generate_input
 #   sidework[:EXAMPLES]  bench/sidework_data.py: honest runs (default vector_add,softmax,matmul) for the
-#                 side-work check's false alarms (about 12 s a run; it stops 30 s before the step's limit)
+#                 side-work check's false alarms, taken in turns; it stops 30 s before the step's limit.
+#                 SIDEWORK_ARGS adds arguments (e.g. "--gallery --cheats --runs 20")
 #   kb-suite      bench/kernelbench_suite.py run --out scratch/kb_suite --runners local (carry scratch/kb_suite)
 #   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
 #   py:SCRIPT     any further bench script (with arguments separated by commas)
@@ -50,7 +53,8 @@ for spec in "$@"; do
       run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -v -rA -p no:cacheprovider -n "${GPU_TEST_WORKERS:-4}" \
         --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu ;;
     bench-tests)
-      run_step bench-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider tests/gpu/test_benchmark_gpu.py ;;
+      run_step bench-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider tests/gpu/test_benchmark_gpu.py \
+        tests/cheats/test_cheats_gpu.py ;;
     timing)
       run_step timing "$limit" "$PY" bench/bench_timing.py --runs 5 ;;
     dump)
@@ -62,8 +66,8 @@ for spec in "$@"; do
     sidework*)
       examples="${step#sidework}"; examples="${examples#:}"
       run_step "$step" "$limit" "$PY" bench/sidework_data.py --out "$OUTDIR/sidework" \
-        --examples "${examples:-vector_add,softmax,matmul}" --runs 30 --max-seconds 1 --spares 3 \
-        --deadline-seconds $((limit - 30)) --results bench/RESULTS.md ;;
+        --examples "${examples:-vector_add,softmax,matmul}" --runs 30 --max-seconds 1 \
+        --deadline-seconds $((limit - 30)) --results bench/RESULTS.md ${SIDEWORK_ARGS:-} ;;
     kb-suite)
       run_step kb-suite "$limit" "$PY" bench/kernelbench_suite.py run --out scratch/kb_suite --runners local ;;
     pytest:*)

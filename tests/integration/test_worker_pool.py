@@ -87,3 +87,23 @@ def test_the_judge_imports_what_its_first_case_needs_while_it_starts(tmp_path):
     proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
+
+
+async def test_a_batch_pool_tops_its_spares_up_in_one_burst():
+    """Each spare started as one was taken was waited out by the next benchmark (nothing starts while
+    one times): a batch of benchmark runs on the H200 paid a worker's start on every run. With
+    ``top_up_at`` the spares are started together once a role is down to that many."""
+    pool = WorkerPool("torch", spares=2, top_up_at=0)
+    try:
+        pool.prestart()
+        assert pool.spares_pending == 4
+        first = await pool.acquire()
+        assert pool.spares_pending == 3  # one candidate left: nothing starts yet
+        second = await pool.acquire()
+        # the candidates ran out: both roles are topped up to their spares (the judges already are)
+        assert pool.spares_pending == 4
+        assert len(pool._spare["candidate"]) == 2 and len(pool._spare["judge"]) == 2
+        for worker in (first, second):
+            await pool.release(worker)
+    finally:
+        await pool.close()

@@ -39,7 +39,7 @@ def few_cores() -> bool:
 class WorkerPool:
     def __init__(self, backend: str, arch: str | None = None, runner: Runner | None = None,
                  spares: int | dict[str, int] = 1, ready_timeout: float = 300.0, replenish: bool = True,
-                 hold_during_runs: bool = False) -> None:
+                 hold_during_runs: bool = False, top_up_at: int | None = None) -> None:
         self.backend = backend
         self.arch = arch
         self.runner: Runner = runner or default_runner()
@@ -50,6 +50,11 @@ class WorkerPool:
         # Whether hold_spares() holds (interactive pools pass few_cores()): a person waits for each
         # verdict, a batch for the last one, whose runs overlap better with spares starting beside them.
         self.hold_during_runs = hold_during_runs
+        # A batch pool's spares are topped up only when a role is down to this many (None: after every
+        # take). Each start of a spare is waited out by the next benchmark (``quiet``), so a batch that
+        # replaced each spare as it was taken paid a worker's start on every run; started together,
+        # on a machine of many cores, a burst of starts costs about one start's wait.
+        self.top_up_at = top_up_at
         self.ready_timeout = ready_timeout
         self._spare: dict[str, list[asyncio.Task[WorkerProcess]]] = {role: [] for role in ROLES}
         self._in_use: set[WorkerProcess] = set()
@@ -66,12 +71,16 @@ class WorkerPool:
 
     def prestart(self, roles: tuple[str, ...] = ROLES, count: int | None = None) -> None:
         """Start spare workers in the background, ``count`` of each role (default: the pool's
-        spares); idempotent; deferred while quiet."""
+        spares); idempotent; deferred while quiet; with ``top_up_at``, only once a role is down to it."""
         if self._closed:
             return
         if self._quiet or self._held:
             self._deferred = True
             return
+        if count is None and self.top_up_at is not None and all(
+                self._starting_or_ready(role) > self.top_up_at for role in roles):
+            return
+        # Topped up together: a run takes one of each role, so the burst is one wait, not one per role.
         for role in roles:
             self._fill(role, count or self.spares_for(role))
 
@@ -91,6 +100,9 @@ class WorkerPool:
             if starting:
                 await asyncio.wait(starting, return_when=asyncio.FIRST_COMPLETED)
         return dict(self.device_info)
+
+    def _starting_or_ready(self, role: str) -> int:
+        return sum(1 for t in self._spare[role] if not (t.done() and (t.cancelled() or t.exception() is not None)))
 
     def _fill(self, role: str, count: int) -> None:
         spare = [t for t in self._spare[role] if not (t.done() and (t.cancelled() or t.exception() is not None))]
