@@ -159,6 +159,17 @@ def test_a_side_work_flag_not_seen_again_when_measured_twice_is_noise_not_a_fail
     assert v.status == "fail" and "again when measured a second time" in v.error
 
 
+def test_a_long_kernel_flagged_without_enough_controls_and_cleared_when_measured_again_is_no_internal_error():
+    """On the H200 an honest 15.6 ms grid-stride kernel got 14 timed calls and 3 controls: too few
+    controls for the test, so the threshold flagged it; the confirmation cleared it, and writing the
+    warning formatted the missing p-value: "internal error in the benchmark rung: TypeError"."""
+    long_call = _case(15.6, runs=14, straggle_us=[105.0] * 14, control_straggle_us=[22.0, 22.0, 60.0],
+                      confirm_straggle_us=[60.0, 70.0] * 32, confirm_control_us=[45.0, 50.0] * 32)
+    v = build(*_answers([long_call]), PEAKS, SETTINGS)
+    assert v.status != "fail", v.error
+    assert any("not when measured again" in w for w in v.warnings), v.warnings
+
+
 def test_a_series_cut_by_the_wall_time_bound_is_a_warning_that_names_it():
     cut = _case(0.2, runs=40, noise=0.3, stopped=STOP_WALL_BOUND)
     v = build(*_answers([cut]), PEAKS, SETTINGS)

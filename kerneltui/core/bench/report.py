@@ -16,6 +16,7 @@ from kerneltui.core.bench import roofline
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.stats import (
     BenchSettings,
+    StraggleVerdict,
     converged,
     format_ms,
     geomean,
@@ -145,8 +146,8 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
             case["straggle_confirmation"] = again.to_dict()
             confirmed = again.flagged
             if not confirmed:
-                warnings.append(f"{label}: the side-work check flagged the calls once (p={straggle.p_value:.1g}) and "
-                                f"not when measured again (p={again.p_value:.1g}): taken as host noise")
+                warnings.append(f"{label}: the side-work check flagged the calls once ({_evidence(straggle)}) and "
+                                f"not when measured again ({_evidence(again)}): taken as host noise")
         if confirmed:
             problems.append(
                 f"{label}: the GPU was still busy after the timed stream finished on {straggle.over} of {straggle.runs} "
@@ -273,3 +274,11 @@ def _summary(cases: list[dict[str, Any]], metrics: dict[str, Any]) -> str:
             head += f" · graph {format_ms(graph['median_ms'])}"
         return f"{head} · {speed}"
     return f"{len(cases)} cases · geomean {format_ms(metrics.get('median_ms'))} · {speed}"
+
+
+def _evidence(verdict: StraggleVerdict) -> str:
+    """What a side-work verdict rested on: the test against the controls, or (too few controls, as
+    for a long kernel timed a few times) the count of calls over the calibrated threshold."""
+    if verdict.p_value is not None:
+        return f"p={verdict.p_value:.1g}"
+    return f"{verdict.over} of {verdict.runs} calls over {verdict.threshold_us:.0f} µs"
