@@ -4,7 +4,8 @@ Runs the benchmark rung RUNS times through the real loop (judge + kernel worker)
 example, GALLERY_RUNS times for each kernel of the honest gallery (tests/cheats/honest.py) and twice
 for each GPU side-work cheat of the gallery (tests/cheats/gallery.py), in turns, and reports per kernel how many runs
 the benchmark failed and why. Every run's raw gaps (timed calls, interleaved honest controls, the
-confirmation if there was one) go to OUT/sidework.json so a rule can be studied offline. Short
+confirmation if there was one) go to OUT/sidework.json so a rule can be studied offline
+(bench/sidework_replay.py stores them under bench/data/ and replays the check on them). Short
 series (``--max-seconds``) keep the study inside one device call; the check works the same way.
 
 Usage: python bench/sidework_data.py --out DIR [--examples vector_add,softmax,matmul] [--runs 20]
@@ -59,7 +60,8 @@ async def measure_once(name: str, loop: Any, i: int, settings: dict[str, Any]) -
              # where a run's wall time went: waiting for spares, the baselines, the kernel
              "timings": {k: metrics.get(k) for k in ("worker_wait_s", "reference_s", "candidate_s", "total_s")},
              "cases": [{k: c.get(k) for k in ("label", "straggle_us", "control_straggle_us", "confirm_straggle_us",
-                                              "confirm_control_us", "times_ms")} for c in cases]}
+                                              "confirm_control_us", "idle_straggle_us", "busy_straggle_us",
+                                              "times_ms")} for c in cases]}
     med = statistics.median(cases[0].get("times_ms") or [0])
     print(f"{name} run {i}: {entry['status']} {med * 1e3:.1f} µs in {entry['wall_s']} s "
           f"(waited {entry['timings']['worker_wait_s']} s for spares) "

@@ -22,7 +22,7 @@ from kerneltui.core.bench.stats import (
     geomean,
     graph_kernel_samples,
     median,
-    straggle_verdict,
+    side_work_finding,
     summarize,
 )
 from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
@@ -133,18 +133,13 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
                 "in the checks but wrong here depends on something other than its inputs (a cache keyed on "
                 "pointers or content, state kept between calls, or work finished after it returned)."
             )
-        straggle = straggle_verdict(raw.get("straggle_us") or [], raw.get("idle_straggle_us") or [], settings.straggle_us,
-                                    busy_us=raw.get("busy_straggle_us") or [],
-                                    kernel_us=1e3 * cand["median_ms"] if cand.get("median_ms") else None,
-                                    control_us=raw.get("control_straggle_us") or [])
+        kernel_us = 1e3 * cand["median_ms"] if cand.get("median_ms") else None
+        side_work = side_work_finding(raw, settings.straggle_us, kernel_us)
+        straggle, again = side_work.first, side_work.again
         case["straggle"] = straggle.to_dict()
-        confirmed = straggle.flagged
-        if straggle.flagged and raw.get("confirm_straggle_us") is not None:
-            again = straggle_verdict(raw["confirm_straggle_us"], [], settings.straggle_us,
-                                     kernel_us=1e3 * cand["median_ms"] if cand.get("median_ms") else None,
-                                     control_us=raw.get("confirm_control_us") or [])
+        confirmed = side_work.failed
+        if again is not None:
             case["straggle_confirmation"] = again.to_dict()
-            confirmed = again.flagged
             if not confirmed:
                 warnings.append(f"{label}: the side-work check flagged the calls once ({_evidence(straggle)}) and "
                                 f"not when measured again ({_evidence(again)}): taken as host noise")
@@ -153,7 +148,8 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
                 f"{label}: the GPU was still busy after the timed stream finished on {straggle.over} of {straggle.runs} "
                 f"calls (median {straggle.median_us:.0f} µs, threshold {straggle.threshold_us:.0f} µs from an idle "
                 f"{straggle.idle_p90_us:.0f} µs and a busy {straggle.busy_p90_us:.0f} µs calibration"
-                + (f"; {straggle.excess_us:.0f} µs over the median of honest controls between the calls, "
+                + (f"; {straggle.excess_us:.0f} µs over {straggle.control_ratio:g}× the median of honest controls "
+                   "between the calls, "
                    f"p={straggle.p_value:.1g}, and again when measured a second time"
                    if straggle.excess_us is not None and straggle.p_value is not None else "")
                 + "): work on another "
