@@ -69,3 +69,19 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "kerneltui", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, env=full_env)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With KERNELTUI_TEST_LOG set, each test's outcome (and a failure's traceback) is appended to that
+    file as soon as the test ends: a GPU run cut off by its time limit before pytest's summary still
+    says why each test failed (bench/gpu_all.sh sets it)."""
+    path = os.environ.get("KERNELTUI_TEST_LOG")
+    if not path or (report.when != "call" and not report.failed):
+        return
+    import time
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"{time.strftime('%H:%M:%S')} {report.outcome.upper()} {report.nodeid} ({report.when}, "
+                 f"{report.duration:.1f} s)\n")
+        if report.failed:
+            fh.write(report.longreprtext + "\n\n")
