@@ -58,6 +58,7 @@ class Timing:
     exit_code: int
     device: str = ""
     notes: list[str] = field(default_factory=list)
+    rungs: dict[str, float] = field(default_factory=dict)  # when each rung's verdict line appeared
 
 
 def run_check(task: Path, env: dict[str, str], extra: list[str]) -> Timing:
@@ -66,9 +67,12 @@ def run_check(task: Path, env: dict[str, str], extra: list[str]) -> Timing:
                             stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     correctness = verdict = None
     device = ""
+    rungs: dict[str, float] = {}
     assert proc.stdout is not None
     for line in proc.stdout:
         now = time.perf_counter() - started
+        if line.startswith("[") and "]" in line:
+            rungs.setdefault(line[1:line.index("]")], now)
         if line.startswith("[correctness]"):
             correctness = now
         elif line.startswith(("PASS", "FAIL")):
@@ -80,7 +84,7 @@ def run_check(task: Path, env: dict[str, str], extra: list[str]) -> Timing:
     notes = [line for line in err.splitlines() if line.strip()]
     if code not in (0, 1):
         raise SystemExit(f"check failed with exit status {code}: {err[-2000:]}")
-    return Timing(correctness, verdict, code, device, notes)
+    return Timing(correctness, verdict, code, device, notes, rungs)
 
 
 def engine_status(env: dict[str, str]) -> dict:
@@ -150,6 +154,7 @@ def main() -> int:
     extra = ["--rungs", args.rungs] if args.rungs else []
     load_before = uptime()
     rows: list[tuple[str, list[Timing], str]] = []
+    seconds: list[Timing] = []
     try:
         first = run_check(fresh_copy(task, work, "first"), env, extra)
         rows.append(("first: no engine running, new folder", [first], ""))
@@ -157,7 +162,6 @@ def main() -> int:
         other = run_check(fresh_copy(task, work, "other"), env, extra)
         rows.append(("new folder, engine warm", [other], ""))
         folder = work / "first"
-        seconds: list[Timing] = []
         for _ in range(args.runs):
             came_back.append(wait_for_spares(env))
             seconds.append(run_check(folder, env, extra))
@@ -179,6 +183,11 @@ def main() -> int:
             note = (note + "; " if note else "") + f"{len(failed)} FAILED: {' '.join(failed[0].notes[-1:])}"
         lines.append(f"| {label} | {summary([t.correctness_s for t in timings])} | "
                      f"{summary([t.verdict_s for t in timings])} | {note} |")
+    # Where the second checks' time goes: each rung's verdict line, from the command's start.
+    order = [name for t in seconds for name in t.rungs]
+    names = list(dict.fromkeys(order))
+    lines += ["", "| rung (second checks) | its verdict line, from the command's start |", "|---|---|"]
+    lines += [f"| {name} | {summary([t.rungs.get(name) for t in seconds])} |" for name in names]
     table = "\n".join(lines)
     head = (f"\n## `kerneltui check` with and without the engine ({time.strftime('%Y-%m-%d %H:%M')})\n\n"
             f"Machine: {platform.node()}, {os.cpu_count()} CPUs, {device}. Python {platform.python_version()}. "
