@@ -60,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "bench" / "context_questions.toml"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 REPEATS = 5  # each question is timed this many times
+HALVES = ("tune", "held-out", "fresh", "fresh2")  # in the order they were written (context_questions.toml)
 LIMIT = 10
 
 
@@ -260,7 +261,7 @@ def relevance(args: argparse.Namespace) -> int:
 
 
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
-    halves = [(half, [q for q in questions if q.half == half]) for half in ("tune", "held-out", "fresh")]
+    halves = [(half, [q for q in questions if q.half == half]) for half in HALVES]
     halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
     rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
             "|---|---|---|---|---|---|"]
@@ -386,15 +387,15 @@ def ablation(args: argparse.Namespace) -> int:
                 times.append(time.perf_counter() - t)
                 ranked[q.query] = [("notes/" if h.folder.origin == "notes" else "") + h.path for h in hits]
             cells = []
-            for half in ("tune", "held-out", "fresh"):
+            for half in HALVES:
                 s = score([q for q in questions if q.half == half], ranked)
                 cells.append(f"{s.precision_at_5:.2f} / {s.best_in_top_5:.0%}")
             rows.append(f"| {name} | {' | '.join(cells)} | {statistics.median(times) * 1000:.1f} ms | "
                         f"{size / 1e6:.0f} MB, {seconds:.0f} s |")
             print(rows[-1], flush=True)
     index_module.query_terms = chosen_terms
-    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | query median | index, build |",
-              "|---|---|---|---|---|---|"]
+    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | fresh2 | query median | "
+              "index, build |", "|---|---|---|---|---|---|---|"]
     print("\n".join(header + rows))
     if not args.no_record:
         _record("### Context search: what each choice is worth", "ablation --clones DIR", "builds in one process",
@@ -661,7 +662,7 @@ def main() -> int:
     rel.add_argument("--baseline-label", default="baseline", help="how to name the older version")
     rel.add_argument("--repeats", type=int, default=1, help="measure each version this many times, taking turns")
     rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
-    rel.add_argument("--half", choices=["tune", "held-out", "fresh", "all"], default="tune",
+    rel.add_argument("--half", choices=[*HALVES, "all"], default="tune",
                      help="which questions --show prints")
     rel.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     rel.add_argument("--save", help="also write every version's hits and timings to this JSON file")
