@@ -75,3 +75,19 @@ def test_camel_case_snake_case_and_dotted_names_match(index: ContextIndex):
     assert _paths(index, "make_layout")[0] == "layouts.md"
     assert _paths(index, "make layout")[0] == "layouts.md"
     assert _paths(index, "tl.dot precision")[0] == "dot.py"
+
+
+def test_abbreviations_match_the_words_they_stand_for(tmp_path: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "alloc.py").write_text("def carve(smem_bytes):\n    buf = smem_alloc(smem_bytes)\n    return buf\n")
+    (root / "knobs.py").write_text('CACHE = env_str("TRITON_CACHE_DIR", default_cache_dir())\n')
+    (root / "prose.md").write_text("# Memory\n\nShared state lives in memory that the host owns.\n")
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    assert _paths(ix, "shared memory")[0] == "alloc.py"  # "shared memory" is one term that smem matches
+    assert _paths(ix, "cache directory environment")[0] == "knobs.py"
+    shared = query_terms("swizzle shared memory")
+    assert [t.word for t in shared] == ["swizzle", "shared memory"] and "smem" in shared[1].alternatives
+    assert "dir" in query_terms("directories")[0].alternatives  # plural too
+    assert "smem" not in query_terms("shared memory", vocabulary=False)[1].alternatives

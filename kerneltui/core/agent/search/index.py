@@ -38,7 +38,14 @@ from kerneltui.core.agent.search.ranking import (
     required_terms,
     spread,
 )
-from kerneltui.core.agent.search.tokens import Term, camel_parts, path_text, query_terms, with_expansion
+from kerneltui.core.agent.search.tokens import (
+    Term,
+    camel_parts,
+    definition_match,
+    path_text,
+    query_terms,
+    with_expansion,
+)
 
 SCHEMA_VERSION = "2"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -361,20 +368,54 @@ class ContextIndex:
         if len(terms) > 1:
             levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
-        for match in levels:
+        soft = self.ranking.missing > 0
+        extra = self.ranking.looser if soft else 0
+        for depth, match in enumerate(levels):
             left = deadline - time.perf_counter()
             if left <= 0 and candidates:
                 break
             found, cut = self._ranked(con, match, where, max(left, 0.0))
             seen = {c.rowid for c in candidates}
-            candidates += _after(candidates, [c for c in found if c.rowid not in seen])
+            fresh = [c for c in found if c.rowid not in seen]
+            if soft:
+                for c in fresh:
+                    c.score *= self.ranking.missing ** depth
+                candidates += fresh
+            else:
+                candidates += _after(candidates, fresh)
             sampled = sampled or cut
             if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
-                break
+                if extra <= 0:
+                    break
+                extra -= 1
+        if self.ranking.definition > 0:
+            candidates = self._with_definitions(con, terms, where, candidates, deadline)
         if where.named:  # the folder the query names first, whatever level its hits came from
             inside = [c for c in candidates if where.in_scope(c.rel)]
             candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
         return candidates, sampled
+
+    def _with_definitions(self, con: sqlite3.Connection, terms: list[Term], where: _Filter,
+                          candidates: list[Candidate], deadline: float) -> list[Candidate]:
+        """The chunks that define a name the query asks for, among the candidates with their score times
+        ``Ranking.definition`` (a reference file's definition of ``load`` holds few of a question's other
+        words, and would otherwise rank below every example that calls it)."""
+        named = [m for m in (definition_match(t.word) for t in terms) if m]
+        if not named:
+            return candidates
+        anything = " OR ".join(t.fts() for t in terms)
+        match = f"({' OR '.join(named)}) AND ({anything})"
+        found, _ = self._ranked(con, match, where, max(deadline - time.perf_counter(), 0.05))
+        by_row = {c.rowid: c for c in candidates}
+        floor = max((c.score for c in candidates), default=0.0)
+        for c in found:
+            known = by_row.get(c.rowid)
+            if known is not None:
+                known.score *= self.ranking.definition
+            else:
+                c.score = min(c.score, floor) * self.ranking.definition
+                candidates.append(c)
+        return candidates
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
             list[Candidate], bool]:

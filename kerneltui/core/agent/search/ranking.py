@@ -46,6 +46,10 @@ class Ranking:
     support: float = 0.3  # a file's score adds this share of its second-best chunk's (and its square of the third's)
     path_cover: float = 1.0  # a hit gains up to this share of its score for the query words in its file's path
     title_cover: float = 0.5  # … and in its title
+    definition: float = 0.0  # a chunk defining a name the query asks for (``tl.load``, ``from_dlpack``): its
+    # score times this, found whichever words it lacks (0: no such search)
+    missing: float = 0.0  # a hit lacking required words: its score times this per word (0: after every full hit)
+    looser: int = 0  # looser levels always read when ``missing`` is set, besides those needed to fill the page
 
 
 DEFAULT = Ranking()
