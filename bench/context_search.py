@@ -329,6 +329,8 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("chosen", {}),
     ("prefix queries (`word*`)", {"terms": {"prefixes": True}}),
     ("no joined neighbour words", {"terms": {"joins": False}}),
+    ("no abbreviation table", {"terms": {"vocabulary": False}}),
+    ("no search for definitions", {"ranking": {"definition": 0.0}}),
     ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
     ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
     ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,

@@ -33,6 +33,7 @@ from kerneltui.core.agent.search.ranking import (
     Ranking,
     file_prior,
     in_named,
+    is_library,
     match_expression,
     named_tops,
     required_terms,
@@ -407,14 +408,19 @@ class ContextIndex:
         match = f"({' OR '.join(named)}) AND ({anything})"
         found, _ = self._ranked(con, match, where, max(deadline - time.perf_counter(), 0.05))
         by_row = {c.rowid: c for c in candidates}
-        floor = max((c.score for c in candidates), default=0.0)
+        # A definition ranks by its own bm25 over the query's words, not below every hit with all the
+        # required words (where a looser level put it), and at most level with the best hit before the boost.
+        top = max((c.score for c in candidates), default=0.0)
         for c in found:
+            if not is_library(c.rel):
+                continue
             known = by_row.get(c.rowid)
-            if known is not None:
-                known.score *= self.ranking.definition
-            else:
-                c.score = min(c.score, floor) * self.ranking.definition
+            score = min(c.score, top) * self.ranking.definition
+            if known is None:
+                c.score = score
                 candidates.append(c)
+            else:
+                known.score = max(known.score * self.ranking.definition, score)
         return candidates
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
