@@ -241,12 +241,16 @@ def relevance(args: argparse.Namespace) -> int:
         runs: list[tuple[str, Path, str, Path]] = []
         if args.baseline:
             base = Path(args.baseline).resolve()
-            base_notes = Path(tmp) / "base-notes"
-            base_notes.mkdir()
-            for note in sorted((base / "context").glob("*.md")):
-                if note.name != "README.md":
-                    shutil.copy(note, base_notes / note.name)
-            runs.append((f"before ({args.baseline_label})", base, "single-folder", base_notes))
+            if (base / "kerneltui" / "core" / "agent" / "search" / "folders.py").exists():
+                # A version that searches several folders: its own notes as their own folder.
+                runs.append((f"before ({args.baseline_label})", base, "folders", base / "kerneltui" / "data" / "notes"))
+            else:  # the first search: one folder, its notes under context/
+                base_notes = Path(tmp) / "base-notes"
+                base_notes.mkdir()
+                for note in sorted((base / "context").glob("*.md")):
+                    if note.name != "README.md":
+                        shutil.copy(note, base_notes / note.name)
+                runs.append((f"before ({args.baseline_label})", base, "single-folder", base_notes))
         runs.append(("after (this tree)", ROOT, "folders", notes))
         results: dict[str, list[dict[str, Any]]] = {label: [] for label, *_ in runs}
         for _ in range(args.repeats):  # the versions take turns, so that both see the same load

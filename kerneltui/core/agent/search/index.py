@@ -369,26 +369,16 @@ class ContextIndex:
         if len(terms) > 1:
             levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
-        soft = self.ranking.missing > 0
-        extra = self.ranking.looser if soft else 0
-        for depth, match in enumerate(levels):
+        for match in levels:
             left = deadline - time.perf_counter()
             if left <= 0 and candidates:
                 break
             found, cut = self._ranked(con, match, where, max(left, 0.0))
             seen = {c.rowid for c in candidates}
-            fresh = [c for c in found if c.rowid not in seen]
-            if soft:
-                for c in fresh:
-                    c.score *= self.ranking.missing ** depth
-                candidates += fresh
-            else:
-                candidates += _after(candidates, fresh)
+            candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
             if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
-                if extra <= 0:
-                    break
-                extra -= 1
+                break
         if self.ranking.definition > 0:
             candidates = self._with_definitions(con, terms, where, candidates, deadline)
         if where.named:  # the folder the query names first, whatever level its hits came from
@@ -410,7 +400,7 @@ class ContextIndex:
         by_row = {c.rowid: c for c in candidates}
         # A definition ranks by its own bm25 over the query's words, not below every hit with all the
         # required words (where a looser level put it), and at most level with the best hit before the boost.
-        top = max((c.score for c in candidates), default=0.0)
+        top = max((c.score for c in candidates), default=float("inf"))
         for c in found:
             if not is_library(c.rel):
                 continue

@@ -53,8 +53,6 @@ class Ranking:
     title_cover: float = 0.5  # … and in its title
     definition: float = 1.5  # a chunk defining a name the query asks for (``tl.load``, ``from_dlpack``): its
     # score times this, found whichever words it lacks (0: no such search)
-    missing: float = 0.0  # a hit lacking required words: its score times this per word (0: after every full hit)
-    looser: int = 0  # looser levels always read when ``missing`` is set, besides those needed to fill the page
 
 
 DEFAULT = Ranking()
