@@ -91,3 +91,15 @@ def test_abbreviations_match_the_words_they_stand_for(tmp_path: Path):
     assert [t.word for t in shared] == ["swizzle", "shared memory"] and "smem" in shared[1].alternatives
     assert "dir" in query_terms("directories")[0].alternatives  # plural too
     assert "smem" not in query_terms("shared memory", vocabulary=False)[1].alternatives
+
+
+def test_prepositions_are_not_required_words(tmp_path: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "debugging.md").write_text("# Debugging a kernel\n\nTo print values from a kernel, call device_print.\n")
+    for n in range(3):  # code that happens to say "inside" next to the other words
+        (root / f"pass_{n}.cpp").write_text(f"// kernel values printed inside loop {n}\nint print_{n}(int values);\n")
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    assert _paths(ix, "print values from inside a kernel")[0] == "debugging.md"
+    assert [t.word for t in query_terms("print values from inside a kernel")] == ["print", "values", "kernel"]

@@ -17,9 +17,12 @@ from functools import lru_cache
 
 from kerneltui.core.agent.search.vocabulary import form_at
 
-# English glue and question words: never worth requiring, and they only dilute BM25.
+# English glue, question words and prepositions: never worth requiring ("print values from inside a kernel"
+# would require "inside", rarer in code than the words that matter), and they only dilute BM25.
 STOPWORDS = frozenset("""a an and are as at be by can do does for from how i in into is it its of on or the
-this that to use used using what when where which why with without we you your my me should""".split())
+this that to use used using what when where which why with without we you your my me should
+about above across after along among around before behind below between beyond during inside onto outside
+over per through toward towards under until upon via within""".split())
 # A lower-case letter (or digit) followed by an upper-case one, or an upper-case run before a capitalised
 # word: the places where camel case starts a new part.
 _HUMP = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
