@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.agent.search import ContextIndex
-from kerneltui.core.agent.search.tokens import camel_parts, expansion, path_text, query_terms
+from kerneltui.core.agent.search.tokens import camel_parts, definition_match, expansion, path_text, query_terms
 
 
 def test_camel_parts():
@@ -103,3 +103,10 @@ def test_prepositions_are_not_required_words(tmp_path: Path):
     ix.refresh()
     assert _paths(ix, "print values from inside a kernel")[0] == "debugging.md"
     assert [t.word for t in query_terms("print values from inside a kernel")] == ["print", "values", "kernel"]
+
+
+def test_names_written_as_code_are_looked_up_as_definitions():
+    assert '"def load"' in definition_match("tl.load")  # a dotted name is defined by its last part
+    assert '"def from dlpack"' in definition_match("from_dlpack")
+    assert '"struct collectivebuilder"' in definition_match("CollectiveBuilder")
+    assert definition_match("swizzle") == definition_match("CuTe") == ""  # plain words, a name of tiny parts

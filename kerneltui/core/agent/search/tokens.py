@@ -84,9 +84,9 @@ _DEFINERS = ("def", "class", "struct")
 
 
 def definition_match(word: str) -> str:
-    """For a query word that names a symbol (``tl.load``, ``from_dlpack``, ``CollectiveBuilder``,
-    ``TRITON_INTERPRET``): an FTS5 expression that matches the chunks whose title defines it, the
-    definition being the last dotted part (``tl.load`` is defined as ``def load``). "" for a plain word.
+    """For a query word that names a symbol (``tl.load``, ``from_dlpack``, ``CollectiveBuilder``): an FTS5
+    expression that matches the chunks whose title defines it, the definition being the last dotted part
+    (``tl.load`` is defined as ``def load``). "" for a plain word.
 
     The title must hold the name right after ``def``, ``class`` or ``struct`` (titles list what a
     chunk holds, calls and statements too, and ``load`` alone is in a hundred of them); a camel-case
@@ -99,8 +99,8 @@ def definition_match(word: str) -> str:
              or sum(len(p) > TINY for p in camel_parts(word)) > 1)
     if not named or not parts:
         return ""
-    names = [_quoted(parts)] if len(parts) == 1 else [_quoted(parts), "".join(parts)]
-    return "title : (" + " OR ".join(_quoted([d, *n.strip('"').split()]) for d in _DEFINERS for n in names) + ")"
+    forms = [parts, ["".join(parts)]] if len(parts) > 1 else [parts]
+    return "title : (" + " OR ".join(_quoted([d, *form]) for d in _DEFINERS for form in forms) + ")"
 
 
 def _quoted(words: list[str]) -> str:
