@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.agent.search import ContextIndex
-from kerneltui.core.agent.search.tokens import camel_parts, definition_match, expansion, path_text, query_terms
+from kerneltui.core.agent.search.tokens import (
+    camel_parts,
+    definition_match,
+    expansion,
+    path_text,
+    query_terms,
+)
 
 
 def test_camel_parts():
