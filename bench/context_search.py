@@ -60,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "bench" / "context_questions.toml"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 REPEATS = 5  # each question is timed this many times
+HALVES = ("tune", "held-out", "fresh", "fresh2")  # in the order they were written (context_questions.toml)
 LIMIT = 10
 
 
@@ -240,12 +241,16 @@ def relevance(args: argparse.Namespace) -> int:
         runs: list[tuple[str, Path, str, Path]] = []
         if args.baseline:
             base = Path(args.baseline).resolve()
-            base_notes = Path(tmp) / "base-notes"
-            base_notes.mkdir()
-            for note in sorted((base / "context").glob("*.md")):
-                if note.name != "README.md":
-                    shutil.copy(note, base_notes / note.name)
-            runs.append((f"before ({args.baseline_label})", base, "single-folder", base_notes))
+            if (base / "kerneltui" / "core" / "agent" / "search" / "folders.py").exists():
+                # A version that searches several folders: its own notes as their own folder.
+                runs.append((f"before ({args.baseline_label})", base, "folders", base / "kerneltui" / "data" / "notes"))
+            else:  # the first search: one folder, its notes under context/
+                base_notes = Path(tmp) / "base-notes"
+                base_notes.mkdir()
+                for note in sorted((base / "context").glob("*.md")):
+                    if note.name != "README.md":
+                        shutil.copy(note, base_notes / note.name)
+                runs.append((f"before ({args.baseline_label})", base, "single-folder", base_notes))
         runs.append(("after (this tree)", ROOT, "folders", notes))
         results: dict[str, list[dict[str, Any]]] = {label: [] for label, *_ in runs}
         for _ in range(args.repeats):  # the versions take turns, so that both see the same load
@@ -260,7 +265,7 @@ def relevance(args: argparse.Namespace) -> int:
 
 
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
-    halves = [(half, [q for q in questions if q.half == half]) for half in ("tune", "held-out", "fresh")]
+    halves = [(half, [q for q in questions if q.half == half]) for half in HALVES]
     halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
     rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
             "|---|---|---|---|---|---|"]
@@ -328,6 +333,8 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("chosen", {}),
     ("prefix queries (`word*`)", {"terms": {"prefixes": True}}),
     ("no joined neighbour words", {"terms": {"joins": False}}),
+    ("no abbreviation table", {"terms": {"vocabulary": False}}),
+    ("no search for definitions", {"ranking": {"definition": 0.0}}),
     ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
     ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
     ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,
@@ -386,15 +393,15 @@ def ablation(args: argparse.Namespace) -> int:
                 times.append(time.perf_counter() - t)
                 ranked[q.query] = [("notes/" if h.folder.origin == "notes" else "") + h.path for h in hits]
             cells = []
-            for half in ("tune", "held-out", "fresh"):
+            for half in HALVES:
                 s = score([q for q in questions if q.half == half], ranked)
                 cells.append(f"{s.precision_at_5:.2f} / {s.best_in_top_5:.0%}")
             rows.append(f"| {name} | {' | '.join(cells)} | {statistics.median(times) * 1000:.1f} ms | "
                         f"{size / 1e6:.0f} MB, {seconds:.0f} s |")
             print(rows[-1], flush=True)
     index_module.query_terms = chosen_terms
-    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | query median | index, build |",
-              "|---|---|---|---|---|---|"]
+    header = ["| variant | tune: precision@5 / best in top 5 | held-out | fresh | fresh2 | query median | "
+              "index, build |", "|---|---|---|---|---|---|---|"]
     print("\n".join(header + rows))
     if not args.no_record:
         _record("### Context search: what each choice is worth", "ablation --clones DIR", "builds in one process",
@@ -661,7 +668,7 @@ def main() -> int:
     rel.add_argument("--baseline-label", default="baseline", help="how to name the older version")
     rel.add_argument("--repeats", type=int, default=1, help="measure each version this many times, taking turns")
     rel.add_argument("--show", type=int, default=0, help="print each question's first N hits")
-    rel.add_argument("--half", choices=["tune", "held-out", "fresh", "all"], default="tune",
+    rel.add_argument("--half", choices=[*HALVES, "all"], default="tune",
                      help="which questions --show prints")
     rel.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
     rel.add_argument("--save", help="also write every version's hits and timings to this JSON file")

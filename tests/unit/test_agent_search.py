@@ -396,3 +396,32 @@ def test_the_folders_of_a_single_clone_name_no_clone(tmp_path: Path):
     (root / "python" / "lib" / "tma.py").write_text('def tma():\n    """TMA."""\n')
     found = [h.path for h in _index(root, tmp_path).search("TMA load python example")]
     assert found[0] == "examples/python/tma_load.py"
+
+
+def test_the_definition_of_a_name_the_query_asks_for_comes_first(tmp_path: Path):
+    import dataclasses
+
+    from kerneltui.core.agent.search.ranking import DEFAULT
+
+    root = tmp_path / "context"
+    (root / "language").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "language" / "core.py").write_text(
+        "def store(pointer, value):\n    return value\n\n\n"
+        'def load(pointer, mask=None, cache_modifier="", eviction_policy=""):\n'
+        '    """Return a tensor of data whose values are loaded from memory at the location of pointer."""\n'
+        "    return pointer\n")
+    for n in range(4):  # examples that call it, with more of the question's words than the definition
+        (root / "examples" / f"kernel_{n}.py").write_text(
+            "def kernel(x_ptr):\n    # the eviction policy and the cache modifier of each load\n"
+            '    x = tl.load(x_ptr, eviction_policy="evict_last", cache_modifier=".cg")\n    return x\n')
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex(root, db_path=db).refresh()
+    query = "tl.load eviction policy and cache modifier"
+    assert ContextIndex(root, db_path=db).search(query)[0].path == "language/core.py"
+    off = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, definition=0.0))
+    assert off.search(query)[0].path.startswith("examples/")  # what the rule changes
+    # An example's own helper of that name is not the definition.
+    (root / "examples" / "helper.py").write_text('def load(p, cache_modifier="", eviction_policy=""):\n    return p\n')
+    ContextIndex(root, db_path=db).refresh()
+    assert ContextIndex(root, db_path=db).search(query)[0].path == "language/core.py"

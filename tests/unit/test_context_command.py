@@ -43,7 +43,9 @@ def test_a_query_prints_the_hits_the_agent_would_get(env: Path, example_task, ca
     assert "context/triton/reduce.md:3" in out and "context/mine.md:3" in out
     assert main(["context", "warp shuffle", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["hits"][0]["path"] == "context/triton/reduce.md" and data["hits"][0]["folder"] == "configured"
+    # kerneltui's own note on SASS (SHFL) answers too; what matters is that each hit names its folder
+    reduce = next(h for h in data["hits"] if h["path"] == "context/triton/reduce.md")
+    assert reduce["folder"] == "configured"
 
 
 def test_json_listing(env: Path, capsys):

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.agent.search import ContextIndex
-from kerneltui.core.agent.search.tokens import camel_parts, expansion, path_text, query_terms
+from kerneltui.core.agent.search.tokens import (
+    camel_parts,
+    definition_match,
+    expansion,
+    path_text,
+    query_terms,
+)
 
 
 def test_camel_parts():
@@ -75,3 +81,38 @@ def test_camel_case_snake_case_and_dotted_names_match(index: ContextIndex):
     assert _paths(index, "make_layout")[0] == "layouts.md"
     assert _paths(index, "make layout")[0] == "layouts.md"
     assert _paths(index, "tl.dot precision")[0] == "dot.py"
+
+
+def test_abbreviations_match_the_words_they_stand_for(tmp_path: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "alloc.py").write_text("def carve(smem_bytes):\n    buf = smem_alloc(smem_bytes)\n    return buf\n")
+    (root / "knobs.py").write_text('CACHE = env_str("TRITON_CACHE_DIR", default_cache_dir())\n')
+    (root / "prose.md").write_text("# Memory\n\nShared state lives in memory that the host owns.\n")
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    assert _paths(ix, "shared memory")[0] == "alloc.py"  # "shared memory" is one term that smem matches
+    assert _paths(ix, "cache directory environment")[0] == "knobs.py"
+    shared = query_terms("swizzle shared memory")
+    assert [t.word for t in shared] == ["swizzle", "shared memory"] and "smem" in shared[1].alternatives
+    assert "dir" in query_terms("directories")[0].alternatives  # plural too
+    assert "smem" not in query_terms("shared memory", vocabulary=False)[1].alternatives
+
+
+def test_prepositions_are_not_required_words(tmp_path: Path):
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "debugging.md").write_text("# Debugging a kernel\n\nTo print values from a kernel, call device_print.\n")
+    for n in range(3):  # code that happens to say "inside" next to the other words
+        (root / f"pass_{n}.cpp").write_text(f"// kernel values printed inside loop {n}\nint print_{n}(int values);\n")
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    assert _paths(ix, "print values from inside a kernel")[0] == "debugging.md"
+    assert [t.word for t in query_terms("print values from inside a kernel")] == ["print", "values", "kernel"]
+
+
+def test_names_written_as_code_are_looked_up_as_definitions():
+    assert '"def load"' in definition_match("tl.load")  # a dotted name is defined by its last part
+    assert '"def from dlpack"' in definition_match("from_dlpack")
+    assert '"struct collectivebuilder"' in definition_match("CollectiveBuilder")
+    assert definition_match("swizzle") == definition_match("CuTe") == ""  # plain words, a name of tiny parts

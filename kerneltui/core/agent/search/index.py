@@ -33,12 +33,20 @@ from kerneltui.core.agent.search.ranking import (
     Ranking,
     file_prior,
     in_named,
+    is_library,
     match_expression,
     named_tops,
     required_terms,
     spread,
 )
-from kerneltui.core.agent.search.tokens import Term, camel_parts, path_text, query_terms, with_expansion
+from kerneltui.core.agent.search.tokens import (
+    Term,
+    camel_parts,
+    definition_match,
+    path_text,
+    query_terms,
+    with_expansion,
+)
 
 SCHEMA_VERSION = "2"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -371,10 +379,39 @@ class ContextIndex:
             sampled = sampled or cut
             if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
                 break
+        if self.ranking.definition > 0:
+            candidates = self._with_definitions(con, terms, where, candidates, deadline)
         if where.named:  # the folder the query names first, whatever level its hits came from
             inside = [c for c in candidates if where.in_scope(c.rel)]
             candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
         return candidates, sampled
+
+    def _with_definitions(self, con: sqlite3.Connection, terms: list[Term], where: _Filter,
+                          candidates: list[Candidate], deadline: float) -> list[Candidate]:
+        """The chunks that define a name the query asks for, among the candidates with their score times
+        ``Ranking.definition`` (a reference file's definition of ``load`` holds few of a question's other
+        words, and would otherwise rank below every example that calls it)."""
+        named = [m for m in (definition_match(t.word) for t in terms) if m]
+        if not named:
+            return candidates
+        anything = " OR ".join(t.fts() for t in terms)
+        match = f"({' OR '.join(named)}) AND ({anything})"
+        found, _ = self._ranked(con, match, where, max(deadline - time.perf_counter(), 0.05))
+        by_row = {c.rowid: c for c in candidates}
+        # A definition ranks by its own bm25 over the query's words, not below every hit with all the
+        # required words (where a looser level put it), and at most level with the best hit before the boost.
+        top = max((c.score for c in candidates), default=float("inf"))
+        for c in found:
+            if not is_library(c.rel):
+                continue
+            known = by_row.get(c.rowid)
+            score = min(c.score, top) * self.ranking.definition
+            if known is None:
+                c.score = score
+                candidates.append(c)
+            else:
+                known.score = max(known.score * self.ranking.definition, score)
+        return candidates
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
             list[Candidate], bool]:

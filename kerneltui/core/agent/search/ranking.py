@@ -14,7 +14,12 @@
    ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
    folder: its hits come first, from whichever level of required words they came, and hits elsewhere
    only after them.
-5. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+5. **The definition of a name the query asks for** (``tl.load``, ``from_dlpack``, ``CollectiveBuilder``):
+   the library chunks whose title defines it (``def load``, ``class CollectiveBuilder``) are searched
+   for on their own and weigh ``definition`` times more, wherever the required words left them: a
+   reference file's definition holds few of a question's other words, and examples that call the
+   name would otherwise come first. An example's own helper of that name is not its definition.
+6. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
    with it (``also: lines …``) instead of taking the next slots.
 """
 
@@ -46,6 +51,8 @@ class Ranking:
     support: float = 0.3  # a file's score adds this share of its second-best chunk's (and its square of the third's)
     path_cover: float = 1.0  # a hit gains up to this share of its score for the query words in its file's path
     title_cover: float = 0.5  # … and in its title
+    definition: float = 1.5  # a chunk defining a name the query asks for (``tl.load``, ``from_dlpack``): its
+    # score times this, found whichever words it lacks (0: no such search)
 
 
 DEFAULT = Ranking()
@@ -76,6 +83,12 @@ def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
     if _EXAMPLE.search(rel):
         weight *= ranking.examples
     return weight
+
+
+def is_library(rel: str) -> bool:
+    """Whether a file is library code, not an example, a tutorial or a test: the place whose definition
+    of a name is the name's (an example's own ``def make_tiled_mma`` is a helper of that example)."""
+    return not (_EXAMPLE.search(rel) or _TEST.search(rel))
 
 
 def required_terms(terms: list[Term], counts: list[int], enough: Callable[[str], bool]) -> list[Term]:

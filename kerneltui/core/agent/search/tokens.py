@@ -15,9 +15,14 @@ import string
 from dataclasses import dataclass
 from functools import lru_cache
 
-# English glue and question words: never worth requiring, and they only dilute BM25.
+from kerneltui.core.agent.search.vocabulary import form_at
+
+# English glue, question words and prepositions: never worth requiring ("print values from inside a kernel"
+# would require "inside", rarer in code than the words that matter), and they only dilute BM25.
 STOPWORDS = frozenset("""a an and are as at be by can do does for from how i in into is it its of on or the
-this that to use used using what when where which why with without we you your my me should""".split())
+this that to use used using what when where which why with without we you your my me should
+about above across after along among around before behind below between beyond during inside onto outside
+over per through toward towards under until upon via within""".split())
 # A lower-case letter (or digit) followed by an upper-case one, or an upper-case run before a capitalised
 # word: the places where camel case starts a new part.
 _HUMP = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
@@ -75,11 +80,34 @@ class Term:
         return self.alternatives[0] if len(self.alternatives) == 1 else "(" + " OR ".join(self.alternatives) + ")"
 
 
+_DEFINERS = ("def", "class", "struct")
+
+
+def definition_match(word: str) -> str:
+    """For a query word that names a symbol (``tl.load``, ``from_dlpack``, ``CollectiveBuilder``): an FTS5
+    expression that matches the chunks whose title defines it, the definition being the last dotted part
+    (``tl.load`` is defined as ``def load``). "" for a plain word.
+
+    The title must hold the name right after ``def``, ``class`` or ``struct`` (titles list what a
+    chunk holds, calls and statements too, and ``load`` alone is in a hundred of them); a camel-case
+    name is in a title whole and, appended, as its parts."""
+    last = word.rsplit(".", 1)[-1] if "." in word.strip(".") else word
+    pieces = _WORD.findall(last.replace("_", " "))
+    parts = [p.lower() for piece in pieces for p in (camel_parts(piece) or (piece,))]
+    # Camel case names a symbol when two of its parts are words ("CuTe" is a name, not a definition)
+    named = ("_" in word.strip("_") or "." in word.strip(".")
+             or sum(len(p) > TINY for p in camel_parts(word)) > 1)
+    if not named or not parts:
+        return ""
+    forms = [parts, ["".join(parts)]] if len(parts) > 1 else [parts]
+    return "title : (" + " OR ".join(_quoted([d, *form]) for d in _DEFINERS for form in forms) + ")"
+
+
 def _quoted(words: list[str]) -> str:
     return '"' + " ".join(words) + '"'
 
 
-def query_terms(query: str, prefixes: bool = False, joins: bool = True) -> list[Term]:
+def query_terms(query: str, prefixes: bool = False, joins: bool = True, vocabulary: bool = True) -> list[Term]:
     """The words of a query worth searching for, each with the forms that match it.
 
     ``make_layout`` and ``tl.dot`` match as phrases ("make layout", "tl dot"), ``TensorDescriptor``
@@ -87,7 +115,9 @@ def query_terms(query: str, prefixes: bool = False, joins: bool = True) -> list[
     other way round works from the query: with ``joins`` two neighbouring words also match as one
     ("tensor descriptor" finds ``TensorDescriptor``, "CuTe DSL" ``CuTeDSL``, "stream-K" ``StreamK``),
     and with ``prefixes`` a word of four letters or more also matches the words it starts
-    ("swizzle" finds ``SwizzleLayout``). Stop words are dropped, and so are repeats.
+    ("swizzle" finds ``SwizzleLayout``). With ``vocabulary`` a word or words of the abbreviations
+    table (``vocabulary``) also match the other forms ("shared memory" is one term that ``smem``
+    matches too). Stop words are dropped, and so are repeats.
     """
     words: list[list[str]] = []
     raws: list[str] = []
@@ -97,12 +127,20 @@ def query_terms(query: str, prefixes: bool = False, joins: bool = True) -> list[
             continue
         words.append(pieces)
         raws.append(raw)
+    singles = [p[0].lower() if len(p) == 1 else "" for p in words]
     terms: list[Term] = []
     seen: set[tuple[str, ...]] = set()
-    for n, (raw, pieces) in enumerate(zip(raws, words, strict=True)):
+    n = 0
+    while n < len(words):
+        raw, pieces = raws[n], words[n]
+        span, others = form_at(singles, n) if vocabulary and singles[n] else (0, ())
         low = [p.lower() for p in pieces]
         alternatives: list[str] = []
-        if len(pieces) > 1:
+        if span > 1:  # several words of the table read as one term: the phrase, joined, or another form
+            raw = " ".join(raws[n:n + span])
+            low = singles[n:n + span]
+            alternatives += [_quoted(low), "".join(low)]
+        elif len(pieces) > 1:
             alternatives.append(_quoted(low))
             alternatives.append("".join(low))  # stream-K → streamk, make_layout → makelayout
         else:
@@ -112,13 +150,16 @@ def query_terms(query: str, prefixes: bool = False, joins: bool = True) -> list[
                 alternatives.append(_quoted([p.lower() for p in parts]))
             elif prefixes and len(low[0]) >= 4 and low[0].isalpha():
                 alternatives.append(low[0] + "*")
-        if joins and len(pieces) == 1:
+        if joins and len(pieces) == 1 and span <= 1:
             before = words[n - 1] if n > 0 else []
             after = words[n + 1] if n + 1 < len(words) else []
             if len(before) == 1:
                 alternatives.append((before[0] + pieces[0]).lower())
             if len(after) == 1:
                 alternatives.append((pieces[0] + after[0]).lower())
+        for form in others:
+            alternatives += [form[0]] if len(form) == 1 else [_quoted(list(form)), "".join(form)]
+        n += max(span, 1)
         key = tuple(dict.fromkeys(alternatives))
         if key in seen:
             continue
