@@ -53,6 +53,10 @@ for spec in "$@"; do
       run_step env "$limit" bash -c "nvidia-smi; $PY -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name())'; $PY -c 'import cutlass; print(\"cutlass-dsl\", cutlass.__version__)' || true; (ncu --version || true)" ;;
     gpu-tests)
       # -v: one line per test as it ends, so a step cut off by its time limit still says what ran.
+      # Eight test processes share the GPU: each benchmark's input pool, a quarter of the free memory
+      # seen when it starts (up to 16 sets of 768 MiB for vector_add), would add up to more than the
+      # device holds (CUDA C++ tests failed with "out of memory" at -n 8); a twentieth, 4 sets at most.
+      KERNELTUI_BENCHMARK_POOL_FRACTION=0.05 KERNELTUI_BENCHMARK_MAX_POOL=4 \
       run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -v -rA -p no:cacheprovider -n "${GPU_TEST_WORKERS:-4}" \
         --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu ;;
     bench-tests)
