@@ -37,6 +37,6 @@ def test_full_check_through_the_engine_on_a_gpu(engine, example_task):  # noqa: 
     assert wait_until(lambda: all(p["ready"].get(r, 0) >= n for p in engine.status()["pools"]
                                   for r, n in p["wanted"].items()), 300, 0.5)
     second = asyncio.run(engine.client().run(RunRequest.make(task, None, RunOptions(origin="check")), lambda e: None))
-    assert second.ok and second.result("benchmark").status == "ok"
+    assert second.ok and second.result("benchmark").status in ("ok", "warn")  # as above: warn is the same verdict
     assert second.data["engine"]["ready_at_start"]["candidate"] >= 2
     assert second.data["engine"]["waited_for_gpu"] is False
