@@ -143,7 +143,8 @@ def test_the_second_check_reuses_the_baselines(example_task, cache_dir):
     assert first["status"] in ("ok", "warn") and second["status"] in ("ok", "warn"), second["error"]
     assert first["metrics"]["reference_s"] > 0
     assert second["metrics"]["reference_s"] == 0 and second["metrics"]["torch_compile_s"] == 0
-    assert "reference baseline: cached from" in second["details"]
+    assert second["metrics"]["baselines"]["reference"].startswith("cached from"), second["metrics"]["baselines"]
+    assert second["metrics"]["baselines"]["torch_compile"].startswith("cached from"), second["metrics"]["baselines"]
     (case,) = second["metrics"]["cases"]
     assert 0.5 < case["speedup_vs_reference"] < 2.0
 

@@ -99,6 +99,9 @@ async def run(ctx: RunContext) -> RungResult:
     timings["total_s"] = time.perf_counter() - started
     metrics = {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}}
     metrics["device_peaks"] = peaks.key if peaks else None
+    # Where each baseline came from ("measured now" or "cached from <when> …"): a --json reader can
+    # tell a timed reference from a remembered one without the rung's details.
+    metrics["baselines"] = {"reference": reference_note, "torch_compile": compile_note}
     ctx.data.benchmark = metrics
     ctx.data.benchmark_raw = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:

@@ -119,7 +119,10 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     label = " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
     settings = BenchSettings.from_mapping(args.get("settings"))
     secret = int(args["secret"])
-    judge.exchange.release([f"pool{i}" for i in range(len(getattr(state, "bench_pools", {})) + 1)])
+    # The earlier case's slots (its exchange lot and the pool holding them) go before this case's
+    # are made: a judge that kept them would hold every case's pool at once.
+    state.bench_pool = None  # type: ignore[attr-defined]
+    judge.exchange.release([lot for lot in judge.exchange.lots() if lot.startswith("pool")])
     free, _ = torch.cuda.mem_get_info()
     pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
                             with_reference=True, budget_bytes=int(free * settings.pool_fraction),
