@@ -37,3 +37,26 @@ def test_a_flat_or_refilling_baseline_runs_on():
     # +1 GiB while a refill holds a new set beside the old one, then back: never past the allowance.
     assert _calls(watch, allocated, [0, GIB, -GIB] * 50) == 150
     assert watch.calls == 150
+
+
+def test_torch_compile_baseline_compiles_a_per_seed_scalar_once_more_not_per_call():
+    """A reference whose inputs hold Python floats drawn per seed (the bundled cuda_elementwise's
+    ``a * x + b``): compiled with every number specialised, each new seed compiled again (eight
+    times, then torch gave up and ran it uncompiled, the compiles inside the timed calls)."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from kerneltui.core.worker.runtime import compile_baseline
+
+    def ref_kernel(x: torch.Tensor, a: float, b: float) -> torch.Tensor:
+        return a * x + b
+
+    torch._dynamo.reset()
+    counters.clear()
+    fn = compile_baseline(torch, ref_kernel)
+    x = torch.randn(64)
+    for seed in range(5):
+        a, b = 1.5 + seed / 10, -2.0 + seed
+        assert torch.allclose(fn(x, a, b), ref_kernel(x, a, b))
+    assert counters["stats"]["unique_graphs"] <= 2, dict(counters["stats"])
+    torch._dynamo.reset()

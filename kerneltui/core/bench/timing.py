@@ -611,6 +611,9 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
     timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
     result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
     if cx.target == "torch_compile":
+        # Each case compiles afresh: with the earlier case's graphs cached, torch would take this
+        # case's new shapes for dynamic ones and time a shape-generic kernel.
+        torch._dynamo.reset()
         problem = _first_compiled_call(cx, pool, params)
         if problem:
             result["error"] = problem
