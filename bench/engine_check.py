@@ -84,6 +84,11 @@ def run_check(task: Path, env: dict[str, str], extra: list[str]) -> Timing:
     notes = [line for line in err.splitlines() if line.strip()]
     if code not in (0, 1):
         raise SystemExit(f"check failed with exit status {code}: {err[-2000:]}")
+    # As each check ends (the table comes at the end): a run cut off by a time limit still says
+    # how far it got and how long each check took.
+    print(f"check {' '.join(extra) or '(engine)'}: exit {code}, correctness "
+          f"{'—' if correctness is None else f'{correctness:.2f} s'}, verdict "
+          f"{'—' if verdict is None else f'{verdict:.2f} s'}", file=sys.stderr, flush=True)
     return Timing(correctness, verdict, code, device, notes, rungs)
 
 

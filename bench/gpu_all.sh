@@ -30,6 +30,8 @@ SUMMARY="$OUTDIR/summary.txt"
 # Every test's outcome and failure, written as each ends (tests/conftest.py): a step cut off by its
 # limit before pytest's own summary still says why each test failed.
 export KERNELTUI_TEST_LOG="$OUTDIR/tests.log"
+# Scripts print as they go: a step cut off by its limit keeps what it had printed.
+export PYTHONUNBUFFERED=1
 
 run_step() {  # name seconds command...
   local name="$1" limit="$2"; shift 2
