@@ -450,3 +450,27 @@ def test_gpumode_malformed_yaml(tmp_path):
     with pytest.raises(TaskError, match="malformed YAML") as err:
         load_task(root)
     assert err.value.line is not None
+
+
+def test_kernelbench_constants_assigned_together_are_set_and_scaled(tmp_path):
+    """``batch_size, dim = 4096, 393216`` on one line: --set and --scale reached only constants
+    assigned one per line, so such a problem ran at its published (GB-scale) size whatever was asked."""
+    problem = tmp_path / "1_Pair.py"
+    problem.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "batch_size, dim = 4096, 393216\n"
+        "scale: float = 2.0\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x * scale\n\n\n"
+        "def get_inputs():\n"
+        "    return [torch.randn(batch_size, dim)]\n\n\n"
+        "def get_init_inputs():\n"
+        "    return []\n")
+    (tmp_path / "1_Pair_new.py").write_text(
+        "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 2.0\n")
+    task = load_task(problem, options=LoadOptions(constants=(("dim", "64"),), scale=0.001))
+    assert task.constants == {"batch_size": 16, "dim": 64}
+    rewritten = task.read_sources()["1_Pair.py"]
+    assert "batch_size, dim = 16, 64\n" in rewritten
+    assert "scale: float = 2.0" in rewritten

@@ -48,24 +48,33 @@ def module_constants(tree: ast.Module) -> dict[str, Constant]:
     found: dict[str, Constant] = {}
     known: dict[str, Any] = {}
     for node in tree.body:
-        target, value = _assignment(node)
-        if target is None or value is None:
-            continue
-        computed = _evaluate(value, known)
-        if computed is not _UNKNOWN:
-            known[target] = computed
-        else:
-            known.pop(target, None)
-        found[target] = Constant(target, node.lineno, None if computed is _UNKNOWN else computed, value)
+        for target, value in _assignments(node):
+            computed = _evaluate(value, known)
+            if computed is not _UNKNOWN:
+                known[target] = computed
+            else:
+                known.pop(target, None)
+            found[target] = Constant(target, node.lineno, None if computed is _UNKNOWN else computed, value)
     return found
 
 
-def _assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id, node.value
+def _assignments(node: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """The (name, expression) pairs a top-level statement assigns: ``N = 4096``, ``N: int = 4096``,
+    and unpacked ones, ``batch_size, dim = 16, 16384`` (each name with its own element, so that one
+    can be rewritten alone)."""
     if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-        return node.target.id, node.value
-    return None, None
+        return [(node.target.id, node.value)]
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return []
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts)
+            and all(isinstance(t, ast.Name) for t in target.elts)
+            and not any(isinstance(v, ast.Starred) for v in value.elts)):
+        return [(t.id, v) for t, v in zip(target.elts, value.elts, strict=True) if isinstance(t, ast.Name)]
+    return []
 
 
 _UNKNOWN = object()
@@ -218,12 +227,12 @@ def rewrite(text: str, values: dict[str, Any], path: Path) -> str:
     starts = _line_offsets(text)
     seen = set()
     for node in tree.body:
-        name, value = _assignment(node)
-        if name in values and value is not None:
-            begin = starts[value.lineno - 1] + value.col_offset
-            end = starts[(value.end_lineno or value.lineno) - 1] + (value.end_col_offset or 0)
-            edits.append((begin, end, repr(values[name])))
-            seen.add(name)
+        for name, value in _assignments(node):
+            if name in values:
+                begin = starts[value.lineno - 1] + value.col_offset
+                end = starts[(value.end_lineno or value.lineno) - 1] + (value.end_col_offset or 0)
+                edits.append((begin, end, repr(values[name])))
+                seen.add(name)
     missing = sorted(set(values) - seen)
     if missing:
         raise TaskError(f"no module constant {', '.join(missing)} to set", path)
