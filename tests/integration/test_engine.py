@@ -157,12 +157,13 @@ def test_second_check_finds_warm_workers(engine, example_task):
     client = engine.client()
     from kerneltui.core.engine.messages import RunRequest
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import LoadOptions
 
     options = RunOptions(rungs=["correctness"], seeds=1, origin="check")
     events: list[Any] = []
 
     async def check() -> Any:
-        return await client.run(RunRequest.make(task, None, options), events.append)
+        return await client.run(RunRequest.make(task, None, LoadOptions(), options), events.append)
 
     first = asyncio.run(check())
     assert client.started_engine
@@ -352,3 +353,95 @@ def test_ask_runs_its_trials_in_the_engine(engine, example_task, tmp_path):
     assert trial["correct"] is True and any(r["name"] == "correctness" and r["status"] == "ok" for r in trial["rungs"])
     # The agent's settings are the command's own: the engine is the one a check with that config uses.
     assert engine.status(KERNELTUI_CONFIG=config)["runs_served"] >= 1, "the trial ran in the engine"
+
+
+# A KernelBench problem as published (module constant sizes, Triton by default) with a candidate in
+# plain torch: it passes only when loaded with --backend torch, and --set/--scale change what runs.
+KB_PROBLEM = '''import torch
+import torch.nn as nn
+
+N = 4096
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * 2.0
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+KB_TORCH_CANDIDATE = '''import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x + x
+'''
+
+
+def kernelbench_problem(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "double_new.py").write_text(KB_TORCH_CANDIDATE)
+    problem = folder / "double.py"
+    problem.write_text(KB_PROBLEM)
+    return problem
+
+
+def run_summary(report: dict[str, Any]) -> str:
+    return next(r["summary"] for r in report["rungs"] if r["name"] == "run")
+
+
+@pytest.mark.parametrize(("flags", "shape"), [(("--set", "N=64"), "(64,)"), (("--scale", "0.125"), "(512,)")])
+def test_check_through_engine_loads_the_task_as_the_command_line_says(engine, tmp_path, flags, shape):
+    problem = kernelbench_problem(tmp_path / "kb")
+    command = ("check", str(problem), "--backend", "torch", *flags, "--json", "--rungs", "correctness",
+               "--seeds", "1", "--no-session")
+    alone = engine.cli(*command, "--no-engine")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert shape in run_summary(json.loads(alone.stdout))
+    through = engine.cli(*command)
+    assert through.returncode == 0, through.stdout + through.stderr
+    assert through.stderr == "", "the engine served the check (no fallback)"
+    assert engine.status()["runs_served"] == 1
+    assert normalised(json.loads(through.stdout)) == normalised(json.loads(alone.stdout))
+
+
+def test_the_engine_refuses_a_request_it_cannot_read_in_full(engine, tmp_path):
+    problem = kernelbench_problem(tmp_path / "kb")
+    client = engine.client()
+    from kerneltui.core.engine.messages import RunRequest
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import LoadOptions
+
+    request = RunRequest.make(problem, None, LoadOptions(constants=(("N", "64"),)), RunOptions(rungs=["run"])).to_dict()
+    del request["load"]  # as a command of a kerneltui before load options travelled would send it
+
+    async def send(raw: dict[str, Any]) -> dict[str, Any]:
+        opened = await client.open(start=True)
+        assert opened is not None
+        channel, _ = opened
+        try:
+            channel.send({"op": "run", "run": raw})
+            await channel.drain()
+            return await channel.receive() or {}
+        finally:
+            await channel.close()
+
+    reply = asyncio.run(send(request))
+    assert reply["error"]["kind"] == "request"
+    assert "carries no load options" in reply["error"]["message"]
+    assert "kerneltui engine stop" in reply["error"]["message"]
+    assert engine.status()["runs_served"] == 0
+    assert "refused a run request: the run request carries no load options" in engine.files.log.read_text()
