@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.check import add_format_options, load_or_report
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, print_json
 
 EXIT_AGENT = 3
 
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--apply", action="store_true", help="apply proposals whose trial passed (auto: kept versions)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--no-session", action="store_true", help="do not write a session log")
+    add_format_options(p)
     engine_use.add_option(p)
     p.set_defaults(func=main)
 
@@ -119,7 +121,9 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, flags_from_args, load_config
     from kerneltui.core.agent.settings import AGENT_FLAGS
 
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     if args.auto is not None and args.auto < 1:
         print("kerneltui ask: --auto must be at least 1", file=sys.stderr)
         return EXIT_USAGE

@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json, rung_line
+from kerneltui.commands.check import add_format_options, load_or_report
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--launch-count", type=int, help="profile at most this many kernel launches (default 20)")
     p.add_argument("--timeout", type=float, help="seconds the profile may take (default: the task's [timeouts] profile)")
     p.add_argument("--seeds", type=int, help="seeds per test case for the correctness check that runs first")
+    add_format_options(p)
     engine_use.add_option(p)
     p.set_defaults(func=main)
 
@@ -33,7 +35,9 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.profile.locate import NcuNotFound, find_ncu
     from kerneltui.core.rungs.context import ProfileOptions, RunOptions
 
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     for name in ("case", "launch_count", "seeds", "timeout"):
         value = getattr(args, name)
         if value is not None and value < (0 if name == "case" else 1):

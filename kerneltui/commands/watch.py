@@ -7,10 +7,10 @@ import asyncio
 import time
 
 from kerneltui.commands import engine_use
+from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import (
     close_session_log,
     device_line,
-    load_task_or_exit,
     open_session_log,
     parse_rungs,
     rung_line,
@@ -27,12 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", type=int)
     p.add_argument("--arch")
     p.add_argument("--no-session", action="store_true", help="do not write a session log")
+    add_format_options(p)
     engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     try:
         asyncio.run(_watch(task, args))
     except KeyboardInterrupt:

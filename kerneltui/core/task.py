@@ -95,6 +95,35 @@ class LoadOptions:
     constants: tuple[tuple[str, str], ...] = ()  # --set NAME=VALUE (KernelBench module constants), as typed
     scale: float | None = None  # --scale F: every size constant of a KernelBench problem times F
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types, for the engine's socket (``from_dict`` reads it back)."""
+        return {"backend": self.backend, "constants": [list(pair) for pair in self.constants], "scale": self.scale}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LoadOptions:
+        """The options ``to_dict`` wrote, checked as strictly as the command line checks its flags:
+        an unknown key or a value of the wrong kind raises ValueError saying which."""
+        if not isinstance(data, dict):
+            raise ValueError(f"load options must be an object, not {type(data).__name__}")
+        unknown = sorted(set(data) - {"backend", "constants", "scale"})
+        if unknown:
+            raise ValueError(f"unknown load option(s) {', '.join(map(repr, unknown))} "
+                             "(known: backend, constants, scale)")
+        backend = data.get("backend")
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"load option backend must be one of {', '.join(BACKENDS)} or null, not {backend!r}")
+        pairs = data.get("constants") or []
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(v, str) and v for v in p)
+                and p[0].isidentifier() for p in pairs):
+            raise ValueError(f"load option constants must be a list of [NAME, VALUE] text pairs, not {pairs!r}")
+        scale = data.get("scale")
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                                  or not 0 < scale < float("inf")):
+            raise ValueError(f"load option scale must be a positive number or null, not {scale!r}")
+        return cls(backend=backend, constants=tuple((p[0], p[1]) for p in pairs),
+                   scale=None if scale is None else float(scale))
+
 
 @dataclass(frozen=True)
 class Task:
@@ -121,6 +150,9 @@ class Task:
     linked_files: dict[str, str] = field(default_factory=dict)
     # Module constants of the reference rewritten for this run (KernelBench ``--set``/``--scale``).
     constants: dict[str, Any] = field(default_factory=dict)
+    # What the command line added when the task was loaded (``load_task`` sets it): whoever loads the
+    # task again from disk (the engine) passes it on, so both see the same task.
+    load: LoadOptions = field(default_factory=LoadOptions)
 
     @property
     def kernel_path(self) -> Path:

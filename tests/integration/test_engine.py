@@ -157,12 +157,13 @@ def test_second_check_finds_warm_workers(engine, example_task):
     client = engine.client()
     from kerneltui.core.engine.messages import RunRequest
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import LoadOptions
 
     options = RunOptions(rungs=["correctness"], seeds=1, origin="check")
     events: list[Any] = []
 
     async def check() -> Any:
-        return await client.run(RunRequest.make(task, None, options), events.append)
+        return await client.run(RunRequest.make(task, None, LoadOptions(), options), events.append)
 
     first = asyncio.run(check())
     assert client.started_engine
@@ -352,3 +353,155 @@ def test_ask_runs_its_trials_in_the_engine(engine, example_task, tmp_path):
     assert trial["correct"] is True and any(r["name"] == "correctness" and r["status"] == "ok" for r in trial["rungs"])
     # The agent's settings are the command's own: the engine is the one a check with that config uses.
     assert engine.status(KERNELTUI_CONFIG=config)["runs_served"] >= 1, "the trial ran in the engine"
+
+
+# A KernelBench problem as published (module constant sizes, Triton by default) with a candidate in
+# plain torch: it passes only when loaded with --backend torch, and --set/--scale change what runs.
+KB_PROBLEM = '''import torch
+import torch.nn as nn
+
+N = 4096
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * 2.0
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+KB_TORCH_CANDIDATE = '''import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x + x
+'''
+
+
+def kernelbench_problem(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "double_new.py").write_text(KB_TORCH_CANDIDATE)
+    problem = folder / "double.py"
+    problem.write_text(KB_PROBLEM)
+    return problem
+
+
+def run_summary(report: dict[str, Any]) -> str:
+    return next(r["summary"] for r in report["rungs"] if r["name"] == "run")
+
+
+@pytest.mark.parametrize(("flags", "shape"), [(("--set", "N=64"), "(64,)"), (("--scale", "0.125"), "(512,)")])
+def test_check_through_engine_loads_the_task_as_the_command_line_says(engine, tmp_path, flags, shape):
+    problem = kernelbench_problem(tmp_path / "kb")
+    command = ("check", str(problem), "--backend", "torch", *flags, "--json", "--rungs", "correctness",
+               "--seeds", "1", "--no-session")
+    alone = engine.cli(*command, "--no-engine")
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert shape in run_summary(json.loads(alone.stdout))
+    through = engine.cli(*command)
+    assert through.returncode == 0, through.stdout + through.stderr
+    assert through.stderr == "", "the engine served the check (no fallback)"
+    assert engine.status()["runs_served"] == 1
+    assert normalised(json.loads(through.stdout)) == normalised(json.loads(alone.stdout))
+
+
+def test_the_engine_refuses_a_request_it_cannot_read_in_full(engine, tmp_path):
+    problem = kernelbench_problem(tmp_path / "kb")
+    client = engine.client()
+    from kerneltui.core.engine.messages import RunRequest
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import LoadOptions
+
+    request = RunRequest.make(problem, None, LoadOptions(constants=(("N", "64"),)), RunOptions(rungs=["run"])).to_dict()
+    del request["load"]  # as a command of a kerneltui before load options travelled would send it
+
+    async def send(raw: dict[str, Any]) -> dict[str, Any]:
+        opened = await client.open(start=True)
+        assert opened is not None
+        channel, _ = opened
+        try:
+            channel.send({"op": "run", "run": raw})
+            await channel.drain()
+            return await channel.receive() or {}
+        finally:
+            await channel.close()
+
+    reply = asyncio.run(send(request))
+    assert reply["error"]["kind"] == "request"
+    assert "carries no load options" in reply["error"]["message"]
+    assert "kerneltui engine stop" in reply["error"]["message"]
+    assert engine.status()["runs_served"] == 0
+    assert "refused a run request: the run request carries no load options" in engine.files.log.read_text()
+
+
+def test_watch_through_engine_loads_the_task_as_the_command_line_says(engine, tmp_path):
+    problem = kernelbench_problem(tmp_path / "kb")
+    watch = subprocess.Popen([sys.executable, "-m", "kerneltui", "watch", str(problem), "--backend", "torch",
+                              "--set", "N=64", "--rungs", "correctness", "--seeds", "1", "--no-session"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                             env={**os.environ, **engine.env})
+    lines: list[str] = []
+    try:
+        assert watch.stdout is not None
+        for line in watch.stdout:  # the first run starts at once; the test stops the watcher after it
+            lines.append(line)
+            if line.startswith(("PASS", "FAIL")):
+                break
+        watch.send_signal(signal.SIGINT)
+        _, err = watch.communicate(timeout=60)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+    out = "".join(lines)
+    assert "[run] ok" in out and "out (64,)" in out, out + err
+    assert lines[-1].startswith("PASS"), out + err
+    assert "engine" not in err, err  # served by the engine, no fallback
+    assert engine.status()["runs_served"] == 1
+
+
+KB_ASK_SCRIPT = {"name": "doubling", "turns": [
+    {"text": "A product reads its input once.", "tool_calls": [{"name": "propose_edit", "arguments": {
+        "rationale": "x * 2 instead of x + x",
+        "diff": "--- a/double_new.py\n+++ b/double_new.py\n@@ -9,1 +9,1 @@\n-        return x + x\n+        return x * 2.0\n"}}]},
+    {"text": "The trial says whether it holds."},
+]}
+
+
+@pytest.mark.slow  # an agent turn and its trial through the engine
+def test_ask_trials_in_the_engine_load_the_task_as_the_command_line_says(engine, tmp_path):
+    problem = kernelbench_problem(tmp_path / "kb")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(KB_ASK_SCRIPT))
+    config = str(tmp_path / "no-config.toml")
+    proc = engine.cli("ask", str(problem), "make it faster", "--backend", "torch", "--set", "N=64", "--provider",
+                      "scripted", "--script", str(script), "--json", KERNELTUI_CONFIG=config,
+                      KERNELTUI_AGENT_TRIAL_SEEDS="1", KERNELTUI_AGENT_CONTEXT_DIR=str(ROOT / "context"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    trial = json.loads(proc.stdout)["proposals"][0]["trial"]
+    assert trial["correct"] is True, trial
+    run = next(r for r in trial["rungs"] if r["name"] == "run")
+    assert "out (64,)" in run["summary"], trial
+    assert "engine" not in proc.stderr, proc.stderr
+    assert engine.status(KERNELTUI_CONFIG=config)["runs_served"] >= 1, "the trial ran in the engine"
+
+
+def test_profile_loads_the_task_with_the_command_lines_options(tmp_path):
+    # Its run goes through the engine as a check's does; here: the options reach the loader at all.
+    problem = kernelbench_problem(tmp_path / "kb")
+    proc = run_cli("profile", str(problem), "--set", "M=8", "--json", "--no-engine")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert error["kind"] == "task" and "has no module constant M (its constants: N)" in error["message"]

@@ -20,6 +20,7 @@ from kerneltui.core.engine.settings import EngineFiles, EngineSettings, fingerpr
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import ProfileOptions, RunOptions, TraceOptions
 from kerneltui.core.rungs.result import SourceLocation, fail, ok
+from kerneltui.core.task import LoadOptions
 
 
 async def test_timed_runs_have_the_gpu_alone_and_are_not_starved():
@@ -65,9 +66,11 @@ def test_run_request_and_report_round_trip(tmp_path: Path):
                          origin="proposal", record=False, override_folder="ov/1",
                          benchmark=BenchSettings(max_seconds=2.0, graph="off"), profile=ProfileOptions(case=1, kernel_name="k.*"),
                          trace=TraceOptions(case=2, reps=3))
-    request = RunRequest.from_dict(RunRequest.make(tmp_path, tmp_path / "k.py", options).to_dict())
+    load = LoadOptions(backend="torch", constants=(("N", "64"), ("dim", "33")), scale=0.5)
+    request = RunRequest.from_dict(RunRequest.make(tmp_path, tmp_path / "k.py", load, options).to_dict())
     assert request.task == str(tmp_path.resolve()) and request.kernel == str((tmp_path / "k.py").resolve())
     assert request.run_options() == options
+    assert request.load == load
     report = RunReport(run_id="r1", task="t", ok=False, device={"gpu": False},
                        results=[ok("compile", "fine", metrics={"regs": 26}),
                                 fail("correctness", "wrong at case 2", location=SourceLocation("kernel.py", 12))],
@@ -81,6 +84,40 @@ def test_run_request_and_report_round_trip(tmp_path: Path):
 def test_a_request_without_a_task_is_refused():
     with pytest.raises(ValueError, match="names its task"):
         RunRequest.from_dict({"options": {}})
+
+
+def good_request(tmp_path: Path) -> dict:
+    return RunRequest.make(tmp_path, None, LoadOptions(backend="torch"), RunOptions(seeds=1)).to_dict()
+
+
+def test_a_request_of_another_version_is_refused_with_what_to_do(tmp_path: Path):
+    older = good_request(tmp_path)
+    del older["load"]  # a command from before load options travelled: its --set would be lost
+    with pytest.raises(ValueError, match=r"carries no load options .*`kerneltui engine stop`"):
+        RunRequest.from_dict(older)
+    with pytest.raises(ValueError, match=r"does not know \(priority\).*`kerneltui engine stop`"):
+        RunRequest.from_dict({**good_request(tmp_path), "priority": 1})
+    newer = good_request(tmp_path)
+    newer["options"]["warm_only"] = True
+    with pytest.raises(ValueError, match=r"run option\(s\) this engine does not know \(warm_only\)"):
+        RunRequest.from_dict(newer)
+
+
+@pytest.mark.parametrize(("load", "said"), [
+    ({"backend": "torch", "constants": [], "scale": None, "sizes": 2}, "unknown load option(s) 'sizes'"),
+    ({"backend": "numba"}, "backend must be one of triton"),
+    ({"constants": [["N"]]}, "list of [NAME, VALUE] text pairs"),
+    ({"constants": [["N", 64]]}, "list of [NAME, VALUE] text pairs"),
+    ({"constants": [["not a name", "1"]]}, "list of [NAME, VALUE] text pairs"),
+    ({"scale": 0}, "scale must be a positive number"),
+    ({"scale": True}, "scale must be a positive number"),
+    ({"scale": "0.5"}, "scale must be a positive number"),
+    ("torch", "load options must be an object"),
+])
+def test_bad_load_options_in_a_request_are_refused(tmp_path: Path, load, said):
+    with pytest.raises(ValueError, match="the run request's") as caught:
+        RunRequest.from_dict({**good_request(tmp_path), "load": load})
+    assert said in str(caught.value)
 
 
 def test_settings_from_config_and_their_errors(tmp_path: Path):

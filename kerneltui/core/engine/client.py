@@ -151,7 +151,7 @@ class EngineClient:
     async def run(self, request: RunRequest, emit: Emit) -> RunReport:
         """Run the loop in the engine; every event goes to ``emit`` as it happens.
 
-        Raises EngineUnavailable (nothing ran), EngineLost (the engine died during the run),
+        Raises EngineUnavailable (nothing ran: also when the engine refused the request), EngineLost (the engine died during the run),
         TaskError (the engine could not load the task) or EngineRunError.
         """
         opened = await self.open(start=True)
@@ -176,6 +176,8 @@ class EngineClient:
                     error = message["error"]
                     if error.get("kind") == "task":
                         raise TaskError(str(error.get("message")))
+                    if error.get("kind") == "request":
+                        raise EngineUnavailable(f"the engine refused the run: {error.get('message')}")
                     raise EngineRunError(str(error.get("message")))
                 elif "cancelled" in message:  # not asked for by us: the engine is stopping
                     raise EngineLost(f"the engine (pid {pid}) stopped during the run (`kerneltui engine stop`, "
@@ -246,7 +248,8 @@ class EngineLoop:
     async def run(self, options: RunOptions | None = None) -> RunReport:
         options = options or RunOptions()
         if self._local is None:
-            request = RunRequest.make(self.task_path, self.kernel_path, options)
+            # The task's own load options: the engine loads it from disk as this command did.
+            request = RunRequest.make(self.task_path, self.kernel_path, self.task.load, options)
             try:
                 return await self.client.run(request, self.emit)
             except EngineUnavailable as exc:

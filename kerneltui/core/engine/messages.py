@@ -4,47 +4,76 @@ Client → engine, one request per connection: ``{"op": "status"}``, ``{"op": "s
 ``{"op": "run", "run": RunRequest}``; during a run the client may send ``{"cancel": true}`` (or hang
 up, which cancels too). Engine → client during a run: ``{"event": <core.events dict>}`` for every
 event the loop emits, then ``{"report": <RunReport>}`` or ``{"error": {"kind", "message"}}``
-(kinds: ``task``: the task could not be loaded, exit 2; ``engine``: the engine could not run it).
+(kinds: ``task``: the task could not be loaded, exit 2; ``request``: the engine refused the request,
+nothing ran; ``engine``: the engine could not run it).
+
+A request is read strictly: a field this version does not know, or one it needs that is missing, is
+refused with what to do (a command and an engine of different kerneltui versions), never ignored: a
+dropped load option would run another problem than the command line named.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.task import LoadOptions
+
+REQUEST_FIELDS = ("task", "kernel", "load", "options")
+VERSION_SKEW = ("a command and an engine of different kerneltui versions: stop the engine (`kerneltui engine stop`) "
+                "and run the command again")
 
 
 @dataclass(frozen=True)
 class RunRequest:
-    """One verification run: the task as the command named it and the run's options."""
+    """One verification run: the task as the command named and loaded it, and the run's options."""
 
     task: str  # absolute path: a task folder, a KernelBench file or a GPU MODE folder
     kernel: str | None = None  # absolute path of a kernel file other than the task's own
+    load: LoadOptions = field(default_factory=LoadOptions)  # --backend, --set, --scale: the engine loads with them
     options: dict[str, Any] = field(default_factory=dict)  # RunOptions' fields
 
     @classmethod
-    def make(cls, task: str | Path, kernel: str | Path | None, options: RunOptions) -> RunRequest:
+    def make(cls, task: str | Path, kernel: str | Path | None, load: LoadOptions, options: RunOptions) -> RunRequest:
         return cls(task=str(Path(task).resolve()), kernel=str(Path(kernel).resolve()) if kernel else None,
-                   options=json_clean(options.to_dict()))
+                   load=load, options=json_clean(options.to_dict()))
 
     def run_options(self) -> RunOptions:
         return RunOptions.from_dict(self.options)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "kernel": self.kernel, "options": self.options}
+        return {"task": self.task, "kernel": self.kernel, "load": self.load.to_dict(), "options": self.options}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunRequest:
+        """The request ``to_dict`` wrote; ValueError says what is wrong with any other."""
+        unknown = sorted(set(data) - set(REQUEST_FIELDS))
+        if unknown:
+            raise ValueError(f"the run request has field(s) this engine does not know ({', '.join(unknown)}): "
+                             + VERSION_SKEW)
         if not isinstance(data.get("task"), str):
             raise ValueError("a run request names its task (a path)")
+        if "load" not in data:
+            raise ValueError("the run request carries no load options (--backend, --set, --scale): " + VERSION_SKEW)
+        try:
+            load = LoadOptions.from_dict(data["load"])
+        except ValueError as exc:
+            raise ValueError(f"the run request's {exc}") from exc
+        options = data.get("options") or {}
+        if not isinstance(options, dict):
+            raise ValueError(f"the run request's options must be an object, not {type(options).__name__}")
+        unknown = sorted(set(options) - {f.name for f in fields(RunOptions)})
+        if unknown:
+            raise ValueError(f"the run request has run option(s) this engine does not know ({', '.join(unknown)}): "
+                             + VERSION_SKEW)
         kernel = data.get("kernel")
-        return cls(task=data["task"], kernel=str(kernel) if kernel else None, options=dict(data.get("options") or {}))
+        return cls(task=data["task"], kernel=str(kernel) if kernel else None, load=load, options=dict(options))
 
 
 def json_clean(value: Any) -> Any:

@@ -153,11 +153,13 @@ class Engine:
     async def _run(self, channel: Channel, raw: dict[str, Any]) -> None:
         try:
             request = RunRequest.from_dict(raw)
-            task = load_task(request.task, request.kernel)
+            task = load_task(request.task, request.kernel, request.load)  # as the command loaded it
             options = request.run_options()
             names = rung_registry.resolve(options.rungs)
         except (TaskError, ValueError, TypeError) as exc:
-            kind = "task" if isinstance(exc, TaskError) else "usage"
+            kind = "task" if isinstance(exc, TaskError) else "request"
+            if kind == "request":
+                log(f"refused a run request: {exc}")
             channel.send({"error": {"kind": kind, "message": str(exc)}})
             return
 

@@ -6,6 +6,7 @@ comes: opening the app on one task must not pay for every format before its firs
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from kerneltui.core.task import LoadOptions, Task, TaskError
@@ -13,8 +14,14 @@ from kerneltui.core.task_loaders import native
 
 
 def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
-    """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory."""
+    """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory.
+
+    The task keeps ``options`` (``Task.load``) so that a process loading it again (the engine) can."""
     options = options or LoadOptions()
+    return replace(_load(path, kernel, options), load=options)
+
+
+def _load(path: str | Path, kernel: str | Path | None, options: LoadOptions) -> Task:
     p = Path(path).expanduser()
     if not p.exists():
         raise TaskError("no such task: give a task directory, a KernelBench .py file or a GPU MODE directory", p)
