@@ -2,11 +2,16 @@
 
 A task error says what to do, and what to do depends on the format: a KernelBench problem's sizes
 are module constants (``--set``/``--scale``), a GPU MODE problem's are task.yml's ``tests``, a
-native task's task.toml's ``[[tests]]``. The judge (worker side) and the rungs (parent side) word
-their task errors from here, so both say the same. Plain strings only: this module imports nothing.
+native task's task.toml's ``[[tests]]``; each keeps its time limits in its own place. The judge
+(worker side) and the rungs (parent side) word their task errors from here, so both say the same.
+Plain strings only: this module imports nothing.
 """
 
 from __future__ import annotations
+
+# GPU MODE's task.yml knows two limits; kerneltui's other rungs take the default or --timeout.
+_GPUMODE_LIMIT = {"compile": "test_timeout", "run": "test_timeout", "correctness": "test_timeout",
+                  "benchmark": "benchmark_timeout"}
 
 
 def smaller_sizes(fmt: str) -> str:
@@ -29,3 +34,14 @@ def missing_module(fmt: str) -> str:
                 "the task's folder")
     return "install it in the Python environment kerneltui runs in"
 
+
+def raise_limit(fmt: str, rung: str, reference_file: str) -> str:
+    """How to give a rung more time: the task's own setting, and --timeout."""
+    if fmt == "kernelbench":
+        own = f"a `# kerneltui: timeouts = {{{rung} = SECONDS}}` line in {reference_file}"
+    elif fmt == "gpumode":
+        name = _GPUMODE_LIMIT.get(rung)
+        own = f"{name}: SECONDS in task.yml" if name else ""
+    else:
+        own = f"[timeouts] {rung} = SECONDS in task.toml"
+    return f"{own} or --timeout SECONDS" if own else "--timeout SECONDS"

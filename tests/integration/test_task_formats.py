@@ -305,3 +305,14 @@ def test_reference_out_of_memory_at_the_run_sizes_suggests_smaller_ones(tmp_path
     assert "--set NAME=VALUE" in message and "--scale F" in message
     code, report, _ = check(str(problem), "--set", "N=16", seeds="1")
     assert code == 0, report
+
+
+def test_reference_slower_than_the_timeout_is_a_task_error_naming_the_setting(tmp_path):
+    # Before, "no answer after 3 s during judge_inputs: the kernel hangs or is far too slow", exit 1.
+    problem = kb_problem(tmp_path, forward="__import__('time').sleep(60)",
+                         header="# kerneltui: timeouts = {run = 3}\n")
+    code, report, stderr = check(str(problem), seeds="1", rungs="run")
+    message = assert_task_error(code, report, stderr, None, None)
+    assert rung(report, "run")["metrics"]["failure"] == "task"
+    assert "the task's reference (prob.py) took longer than 3 s" in message
+    assert "`# kerneltui: timeouts = {run = SECONDS}` line in prob.py or --timeout SECONDS" in message
