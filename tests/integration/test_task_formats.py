@@ -356,3 +356,66 @@ def test_candidate_copies_of_module_constants_follow_set_and_scale(tmp_path, res
     assert rung(report, "run")["summary"].startswith(f"out ({size},) float32"), report
     proc = run_cli("check", str(problem), *resize, "--rungs", "compile", "--no-history", "--no-session")
     assert f"constants N={size} (and double_new.py's own N)" in proc.stdout
+
+
+GM_CHECKER = '''import torch
+from task import input_t, output_t
+
+
+def ref_kernel(data: input_t) -> output_t:
+    return -data
+
+
+def generate_input(size: int, seed: int) -> input_t:
+    return torch.randn(size, generator=torch.Generator().manual_seed(seed))
+
+
+def check_implementation(data: input_t, output: output_t):
+    expected = ref_kernel(data)
+    {check}
+'''
+
+SHORT_KERNEL = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def negate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def custom_kernel(data):
+    out = torch.empty(data.numel() - 1)  # one element short
+    negate[(triton.cdiv(out.numel(), 1024),)](data, out, out.numel(), BLOCK=1024)
+    return out
+'''
+
+
+def gm_problem(tmp_path: Path, check_body: str) -> Path:
+    root = tmp_path / "negate"
+    shutil.copytree(DATA / "gpumode_gpu" / "needs_gpu_py", root)
+    (root / "reference.py").write_text(GM_CHECKER.format(check=check_body))
+    return root
+
+
+def test_gpumode_checker_that_raises_is_a_task_error(tmp_path):
+    # Before, the checker's KeyError failed the run rung as the kernel's error, exit 1.
+    root = gm_problem(tmp_path, 'raise KeyError("tolerance")')
+    code, report, stderr = check(str(root), seeds="1")
+    message = assert_task_error(code, report, stderr, "reference.py", 15)
+    assert "the task's check_implementation raised (reference.py:15: KeyError: 'tolerance')" in message
+    assert "on the reference's own output as well as the kernel's" in message
+
+
+def test_gpumode_checker_that_raises_only_on_the_kernels_output_fails_the_kernel(tmp_path):
+    root = gm_problem(tmp_path, 'if output.shape != expected.shape:\n        raise ValueError("shapes differ")\n'
+                                '    return torch.equal(output, expected), "differs from the reference"')
+    (root / "short.py").write_text(SHORT_KERNEL)
+    code, report, _ = check(str(root), "--kernel", str(root / "short.py"), seeds="1")
+    assert code == 1, report
+    assert ("the task's check_implementation raised on the kernel's output (reference.py:16: ValueError: shapes "
+            "differ) but not on the reference's") in first_failure(report)["error"]
+    code, report, _ = check(str(root), seeds="1")
+    assert code == 0, report

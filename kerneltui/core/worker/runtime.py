@@ -204,6 +204,29 @@ class ReferenceRuntime:
     def check_implementation(self, data: Any, output: Any) -> tuple[bool, str]:
         return normalise_check_result(self.reference.check_implementation(data, output))
 
+    def checked(self, inputs: Any, output: Any, ref_out: Any) -> tuple[bool, str]:
+        """The task's ``check_implementation`` on a fresh copy of ``inputs``.
+
+        A checker that raises (rather than returning a failure) is asked about the reference's own
+        output too: raising there as well, it is the task's fault (``TaskProblem``); otherwise the
+        kernel's output is what it could not handle, and the check fails with what it said."""
+        try:
+            return self.check_implementation(self.clone(inputs), output)
+        except Exception as exc:
+            where = _task_frame(self.state, exc)
+            what = f"{type(exc).__name__}: {_first_sentence(str(exc))}"
+            try:
+                self.check_implementation(self.clone(inputs), ref_out)
+            except Exception:
+                raise TaskProblem(
+                    f"the task's check_implementation raised ({where + ': ' if where else ''}{what}) on the "
+                    "reference's own output as well as the kernel's: the task's checker, not the kernel, is at "
+                    "fault; make it return (False, message) for a wrong output and (True, '') for a right one"
+                ) from exc
+            return False, (f"the task's check_implementation raised on the kernel's output "
+                           f"({where + ': ' if where else ''}{what}) but not on the reference's: the output is "
+                           "not of the form the task expects")
+
     def clone(self, data: Any) -> Any:
         return tree.clone(data, self.torch)
 
