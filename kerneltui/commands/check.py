@@ -180,4 +180,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _constants_line(task: Task) -> str:
-    return "constants " + ", ".join(f"{k}={v!r}" for k, v in task.constants.items())
+    line = "constants " + ", ".join(f"{k}={v!r}" for k, v in task.constants.items())
+    followed = task.constants_in_kernel()
+    if followed:
+        line += f" (and {task.kernel_file}'s own {', '.join(followed)})"
+    return line

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kerneltui.core.task_error import TaskError
-from kerneltui.core.task_loaders.constants import rewrite
+from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
 
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
@@ -224,11 +224,26 @@ class Task:
                 files[name] = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
-        if self.constants and self.reference_file in files:
-            files[self.reference_file] = rewrite(files[self.reference_file], self.constants, self.reference_path)
+        published = files.get(self.reference_file)
+        if self.constants and published is not None:
+            files[self.reference_file] = rewrite(published, self.constants, self.reference_path)
         if replaced:
             files.update(replaced)
+        if self.constants and published is not None and self.kernel_file in files:
+            # The candidate's own copies of those constants follow, or it runs at the published size.
+            files[self.kernel_file] = follow_in_candidate(files[self.kernel_file], published, self.constants)[0]
         return files
+
+    def constants_in_kernel(self) -> list[str]:
+        """The rewritten constants the kernel file repeats, which follow the run's values too."""
+        if not self.constants:
+            return []
+        try:
+            reference = self.reference_path.read_text(encoding="utf-8", errors="replace")
+            kernel = self.kernel_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        return follow_in_candidate(kernel, reference, self.constants)[1]
 
     def kernel_source(self) -> str:
         try:

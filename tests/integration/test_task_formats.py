@@ -4,7 +4,10 @@ GPU MODE: the candidate gets a copy of the data and the task's check_implementat
 (so a do-nothing kernel cannot borrow the reference's answer), the checker decides the dtype
 questions it covers, a reference that needs a GPU is a task error. KernelBench: the backend is
 declared, never read off the candidate; sizes scale with --scale/--set; cases from the header.
-A task.toml value of the wrong type is a task error before anything runs.
+A task.toml value of the wrong type is a task error before anything runs. A reference at fault
+(a module it imports missing, raising while it is built, out of memory or slower than the timeout at
+the run's sizes, a checker that raises) is a task error with its file, line and what to do; a
+candidate's own copies of the module constants follow --set/--scale.
 """
 
 from __future__ import annotations
@@ -208,3 +211,211 @@ def test_tampering_kernel_fails_when_inplace_is_false(example_task):
     code, report, _ = check(str(root))
     assert code == 1
     assert "modified its input x" in rung(report, "correctness")["error"]
+
+
+# -- a reference at fault is a task error (exit 2), never the kernel's failure ---------------------------
+
+
+KB_PROBLEM = '''import torch
+import torch.nn as nn
+{imports}
+
+class Model(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.scale = nn.Parameter(torch.randn(features))
+        {init}
+
+    def forward(self, x):
+        {forward}
+        return torch.relu(x) * self.scale
+
+batch_size = 16
+features = 257
+N = {n}
+{module}
+
+def get_inputs():
+    {inputs}
+    return [torch.randn(batch_size, features)]
+
+def get_init_inputs():
+    {init_inputs}
+    return [features]
+'''
+
+
+def kb_problem(tmp_path: Path, *, imports: str = "", init: str = "", forward: str = "", n: int = 4,
+               module: str = "", inputs: str = "", init_inputs: str = "", header: str = "") -> Path:
+    """A small KernelBench problem (ScaledReLU) with one statement swapped in, beside its honest candidate."""
+    problem = tmp_path / "prob.py"
+    text = KB_PROBLEM.format(imports=imports, init=init or "pass", forward=forward or "pass", n=n, module=module,
+                             inputs=inputs or "pass", init_inputs=init_inputs or "pass")
+    problem.write_text(header + text)
+    shutil.copy(KB / "level1" / "7_ScaledReLU_new.py", tmp_path / "prob_new.py")
+    return problem
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def assert_task_error(code: int, report: dict, stderr: str, file: str | None, line: int | None) -> str:
+    assert code == 2, report
+    assert report["exit_code"] == 2 and report["error"]["kind"] == "task", report
+    assert (report["error"]["file"], report["error"]["line"]) == (file, line), report["error"]
+    assert "task error" in stderr and "Traceback" not in stderr
+    return str(report["error"]["message"])
+
+
+def test_reference_importing_a_missing_module_is_a_task_error(tmp_path):
+    # Before, "compile failed: the reference could not be loaded", exit 1: the kernel's failure.
+    problem = kb_problem(tmp_path, imports="import not_a_module")
+    code, report, stderr = check(str(problem), seeds="1")
+    message = assert_task_error(code, report, stderr, "prob.py", 3)
+    assert "imports not_a_module, which is not installed here" in message and "install it" in message
+
+    root = gm_copy(tmp_path) / "vectorscale"
+    reference = root / "reference.py"
+    reference.write_text("import not_a_module\n" + reference.read_text())
+    code, report, stderr = check(str(root), seeds="1")
+    message = assert_task_error(code, report, stderr, "reference.py", 1)
+    assert "list it in task.yml's files:" in message
+
+
+@pytest.mark.parametrize("where", ["init_inputs", "init", "module"])  # get_init_inputs, Model.__init__, module level
+def test_reference_that_raises_while_building_is_a_task_error(tmp_path, where):
+    raising = 'raise ValueError("broken on purpose")'
+    problem = kb_problem(tmp_path, **{where: raising})
+    code, report, stderr = check(str(problem), seeds="1")
+    message = assert_task_error(code, report, stderr, "prob.py", line_of(problem, raising))
+    assert "the task's reference failed" in message and "ValueError: broken on purpose" in message
+    assert "not the kernel" in message
+
+
+HUGE = 1 << 45  # floats: 128 TiB, more than any machine can allocate
+
+
+@pytest.mark.parametrize("where", ["inputs", "forward"])
+def test_reference_out_of_memory_at_the_run_sizes_suggests_smaller_ones(tmp_path, where):
+    problem = kb_problem(tmp_path, n=HUGE, **{where: "scratch = torch.empty(N)"})
+    code, report, stderr = check(str(problem), seeds="1")
+    message = assert_task_error(code, report, stderr, "prob.py", line_of(problem, "torch.empty(N)"))
+    assert "ran out of memory at this run's sizes" in message and "can't allocate memory" in message
+    assert "--set NAME=VALUE" in message and "--scale F" in message
+    code, report, _ = check(str(problem), "--set", "N=16", seeds="1")
+    assert code == 0, report
+
+
+def test_reference_slower_than_the_timeout_is_a_task_error_naming_the_setting(tmp_path):
+    # Before, "no answer after 3 s during judge_inputs: the kernel hangs or is far too slow", exit 1.
+    problem = kb_problem(tmp_path, forward="__import__('time').sleep(60)",
+                         header="# kerneltui: timeouts = {run = 3}\n")
+    code, report, stderr = check(str(problem), seeds="1", rungs="run")
+    message = assert_task_error(code, report, stderr, None, None)
+    assert rung(report, "run")["metrics"]["failure"] == "task"
+    assert "the task's reference (prob.py) took longer than 3 s" in message
+    assert "`# kerneltui: timeouts = {run = SECONDS}` line in prob.py or --timeout SECONDS" in message
+
+
+COPIED_CONSTANT = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+N = 4096  # a copy of the problem's constant, which sizes the launch
+BLOCK = 1024
+
+
+@triton.jit
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty(N, device=x.device)
+        double[(triton.cdiv(N, BLOCK),)](x, out, N, BLOCK=BLOCK)
+        return out
+'''
+
+
+@pytest.mark.parametrize("resize", [("--set", "N=64"), ("--scale", "0.25")])
+def test_candidate_copies_of_module_constants_follow_set_and_scale(tmp_path, resize):
+    # Before, the candidate ran at N = 4096 on inputs of the reduced N: it read past them and crashed.
+    problem = tmp_path / "double.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+                       "        return x * 2.0\n\n\nN = 4096\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    (tmp_path / "double_new.py").write_text(COPIED_CONSTANT)
+    code, report, _ = check(str(problem), *resize, seeds="1")
+    assert code == 0, report
+    size = 64 if resize[0] == "--set" else 1024
+    assert rung(report, "run")["summary"].startswith(f"out ({size},) float32"), report
+    proc = run_cli("check", str(problem), *resize, "--rungs", "compile", "--no-history", "--no-session")
+    assert f"constants N={size} (and double_new.py's own N)" in proc.stdout
+
+
+GM_CHECKER = '''import torch
+from task import input_t, output_t
+
+
+def ref_kernel(data: input_t) -> output_t:
+    return -data
+
+
+def generate_input(size: int, seed: int) -> input_t:
+    return torch.randn(size, generator=torch.Generator().manual_seed(seed))
+
+
+def check_implementation(data: input_t, output: output_t):
+    expected = ref_kernel(data)
+    {check}
+'''
+
+SHORT_KERNEL = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def negate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def custom_kernel(data):
+    out = torch.empty(data.numel() - 1)  # one element short
+    negate[(triton.cdiv(out.numel(), 1024),)](data, out, out.numel(), BLOCK=1024)
+    return out
+'''
+
+
+def gm_problem(tmp_path: Path, check_body: str) -> Path:
+    root = tmp_path / "negate"
+    shutil.copytree(DATA / "gpumode_gpu" / "needs_gpu_py", root)
+    (root / "reference.py").write_text(GM_CHECKER.format(check=check_body))
+    return root
+
+
+def test_gpumode_checker_that_raises_is_a_task_error(tmp_path):
+    # Before, the checker's KeyError failed the run rung as the kernel's error, exit 1.
+    root = gm_problem(tmp_path, 'raise KeyError("tolerance")')
+    code, report, stderr = check(str(root), seeds="1")
+    message = assert_task_error(code, report, stderr, "reference.py", 15)
+    assert "the task's check_implementation raised (reference.py:15: KeyError: 'tolerance')" in message
+    assert "on the reference's own output as well as the kernel's" in message
+
+
+def test_gpumode_checker_that_raises_only_on_the_kernels_output_fails_the_kernel(tmp_path):
+    root = gm_problem(tmp_path, 'if output.shape != expected.shape:\n        raise ValueError("shapes differ")\n'
+                                '    return torch.equal(output, expected), "differs from the reference"')
+    (root / "short.py").write_text(SHORT_KERNEL)
+    code, report, _ = check(str(root), "--kernel", str(root / "short.py"), seeds="1")
+    assert code == 1, report
+    assert ("the task's check_implementation raised on the kernel's output (reference.py:16: ValueError: shapes "
+            "differ) but not on the reference's") in first_failure(report)["error"]
+    code, report, _ = check(str(root), seeds="1")
+    assert code == 0, report

@@ -20,6 +20,9 @@ async def run(ctx: RunContext) -> RungResult:
         judging = await ctx.judging()
     except WorkerFailure as exc:
         worker_task.cancel()
+        if exc.kind == "task":  # the judge's words already name the reference's file and line
+            return fail("compile", exc.message, location=ctx.location_from(exc.error),
+                        details=(exc.error.get("traceback") or "") + exc.stderr, metrics={"failure": "task"})
         where = f"{exc.error.get('file')}:{exc.error.get('line')}: " if exc.error.get("file") else ""
         return fail("compile", f"the reference could not be loaded: {where}{exc.message}",
                     details=(exc.error.get("traceback") or "") + exc.stderr,

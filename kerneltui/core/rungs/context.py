@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
-from kerneltui.core.rungs.judging import CaseRef, Judging
+from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.task import Task
+from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import LoadReply
@@ -136,7 +137,7 @@ class RunContext:
             self._workers.append(judge)
             self._judging = await Judging.start(
                 judge, self.run_id, self.task.to_dict(), self.judge_files(), self.backend_label(),
-                self.timeout("compile"), self.progress_for("compile"))
+                self.timeout("compile"), self.progress_for("compile"), self.step_limit("compile"))
         elif not self._judging.judge.alive:
             raise WorkerFailure("crash", "the judge is gone (it crashed or was killed in an earlier rung)")
         return self._judging
@@ -157,7 +158,8 @@ class RunContext:
         says it needs to build the candidate, and the first test case's inputs to compile on."""
         first = self.task.tests[0]
         case = CaseRef(0, dict(first.params), self.seed_for(0, 0), first.label)
-        key, first_inputs = await judging.inputs(case, self.timeout("compile"), reference=False, rolling=False)
+        key, first_inputs = await judging.inputs(case, self.timeout("compile"), reference=False, rolling=False,
+                                                 limit=self.step_limit("compile"))
         judging.release([key])  # with the next request: the worker has loaded by then
         args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
                                 "first_inputs": first_inputs, "exchange": str(judging.exchange)}
@@ -206,6 +208,12 @@ class RunContext:
         if self.options.timeout_s is not None:
             return float(self.options.timeout_s)
         return self.task.timeouts.for_rung(rung)
+
+    def step_limit(self, rung: str) -> StepLimit:
+        """``rung``'s whole limit and how to change it, for the task error of a reference too slow for it."""
+        raise_it = "--timeout SECONDS" if self.options.timeout_s is not None else \
+            raise_limit(self.task.format, rung, self.task.reference_file)
+        return StepLimit(self.timeout(rung), raise_it, smaller_sizes(self.task.format), self.task.reference_file)
 
     def progress_for(self, rung: str) -> Callable[[str, float | None], None]:
         def progress(message: str, fraction: float | None = None) -> None:

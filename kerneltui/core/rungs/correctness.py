@@ -126,6 +126,7 @@ class Checks:
         self.seeds = int(seeds)
         self.hidden_seed = hidden_seed
         self.deadline = time.monotonic() + ctx.timeout("correctness")
+        self.limit = ctx.step_limit("correctness")
         self.progress = ctx.progress_for("correctness")
         self.previous_label: str | None = None
 
@@ -200,7 +201,7 @@ class Checks:
         return self.result(tally)
 
     def _inputs(self, step: Step) -> asyncio.Task[tuple[str, Any]]:
-        return asyncio.ensure_future(self.judging.inputs(step.ref, self.remaining()))
+        return asyncio.ensure_future(self.judging.inputs(step.ref, self.remaining(), limit=self.limit))
 
     def read(self, steps: list[Step], i: int, verdict: VerdictReply, tally: Tally) -> None:
         """Take one verdict into the tally (in plan order)."""

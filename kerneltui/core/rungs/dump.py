@@ -70,7 +70,8 @@ async def case_inputs(ctx: RunContext, judging: Judging) -> tuple[list[str], dic
     out: dict[str, Any] = {}
     for index, case in enumerate(cases):
         ref = CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label)
-        key, out[str(index)] = await judging.inputs(ref, ctx.timeout("dump"), reference=False, rolling=False)
+        key, out[str(index)] = await judging.inputs(ref, ctx.timeout("dump"), reference=False, rolling=False,
+                                                    limit=ctx.step_limit("dump"))
         keys.append(key)
     return keys, out
 

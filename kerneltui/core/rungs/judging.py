@@ -28,6 +28,30 @@ from kerneltui.core.worker.replies import CallReply, VerdictReply
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
 
 
+@dataclass(frozen=True)
+class StepLimit:
+    """A step's whole time limit, and what a person changes when the reference alone needs longer."""
+
+    seconds: float
+    raise_it: str  # the setting that gives the step more time
+    smaller: str  # how to run the task at smaller sizes
+    reference_file: str
+
+
+def reference_too_slow(exc: WorkerFailure, timeout: float, limit: StepLimit | None, doing: str) -> WorkerFailure:
+    """A judge's timeout as the task error it is, where the reference alone used the step's time.
+
+    The judge runs nothing but the reference, so a timeout of its own is the reference's; but where
+    the step's limit is shared with the kernel's calls (correctness), a request given less than half
+    of it may have been left little by the kernel, and stays an ordinary timeout."""
+    if exc.kind != "timeout" or limit is None or timeout < limit.seconds / 2:
+        return exc
+    return WorkerFailure("task", (
+        f"the task's reference ({limit.reference_file}) took longer than {timeout:.0f} s {doing}, and the judge "
+        f"(which runs only the reference) was stopped: the reference, not the kernel, is too slow here; raise the "
+        f"limit with {limit.raise_it}, or {limit.smaller}"), error=exc.error, stderr=exc.stderr)
+
+
 @dataclass
 class CaseRef:
     """One case and seed to make inputs for."""
@@ -52,7 +76,7 @@ class Judging:
 
     @classmethod
     async def start(cls, judge: WorkerProcess, run_id: str, task: dict[str, Any], files: dict[str, str],
-                    backend_label: str, timeout: float, progress: Any) -> Judging:
+                    backend_label: str, timeout: float, progress: Any, limit: StepLimit | None = None) -> Judging:
         folder = wire.shared_folder(run_id)
         folder.parent.mkdir(mode=0o700, exist_ok=True)
         folder.mkdir(mode=0o700, exist_ok=True)
@@ -60,6 +84,9 @@ class Judging:
         try:
             reply = await judge.request("judge_load", {"task": task, "files": files, "exchange": str(folder)},
                                         timeout=timeout, on_progress=progress)
+        except WorkerFailure as exc:
+            self.remove_folder()
+            raise reference_too_slow(exc, timeout, limit, "importing the reference") from exc
         except BaseException:
             self.remove_folder()
             raise
@@ -87,15 +114,21 @@ class Judging:
         self._release_judge.extend(keys)
         self._release_candidate.extend(keys)
 
-    async def inputs(self, case: CaseRef, timeout: float, reference: bool = True, rolling: bool = True) -> tuple[str, Any]:
+    async def inputs(self, case: CaseRef, timeout: float, reference: bool = True, rolling: bool = True,
+                     limit: StepLimit | None = None) -> tuple[str, Any]:
         """Make a case's inputs in the judge (and run the reference on a clone when ``reference``);
-        the key and the wire form of the candidate's copy."""
+        the key and the wire form of the candidate's copy. ``limit``: the step's whole limit, for
+        the task error a judge's timeout becomes."""
         key = self.new_key(rolling)
         release, self._release_judge = self._release_judge, []
-        reply = await self.judge.request("judge_inputs", {
-            "key": key, "params": case.params, "seed": case.seed, "label": case.label, "reference": reference,
-            "release": release,
-        }, timeout=timeout)
+        try:
+            reply = await self.judge.request("judge_inputs", {
+                "key": key, "params": case.params, "seed": case.seed, "label": case.label, "reference": reference,
+                "release": release,
+            }, timeout=timeout)
+        except WorkerFailure as exc:
+            doing = f"making the inputs ({case.label})" + (" and running the reference on them" if reference else "")
+            raise reference_too_slow(exc, timeout, limit, doing) from exc
         return key, reply["inputs"]
 
     async def call(self, candidate: WorkerProcess, key: str, inputs: Any, timeout: float, *, fill: str = "poison",

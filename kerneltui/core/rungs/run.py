@@ -26,7 +26,7 @@ async def run(ctx: RunContext) -> RungResult:
     case = CaseRef(0, dict(first.params), ctx.seed_for(0, 0), first.label)
     timeout = ctx.timeout("run")
     try:
-        key, inputs = await judging.inputs(case, timeout)
+        key, inputs = await judging.inputs(case, timeout, limit=ctx.step_limit("run"))
         called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
         verdict = await judging.verdict(key, called, timeout, mode="run")
     except WorkerFailure as exc:

@@ -64,7 +64,8 @@ async def run(ctx: RunContext) -> RungResult:
                               f"{'[[benchmarks]]' if ctx.task.benchmarks else '[[tests]]'} cases (0 to {len(cases) - 1})")
         case = cases[index]
         key, inputs = await judging.inputs(CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label),
-                                           ctx.timeout("benchmark"), reference=False, rolling=False)
+                                           ctx.timeout("benchmark"), reference=False, rolling=False,
+                                           limit=ctx.step_limit("benchmark"))
         raw = cast(TraceReply, await worker.request("trace", {"case": index, "reps": ctx.options.trace.reps,
                                                               "inputs": inputs, "source": choice.source},
                                                     timeout=ctx.timeout("benchmark"), on_progress=progress))

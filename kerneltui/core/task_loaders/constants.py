@@ -223,22 +223,58 @@ def rewrite(text: str, values: dict[str, Any], path: Path) -> str:
         tree = ast.parse(text)
     except SyntaxError as exc:
         raise TaskError(f"syntax error: {exc.msg}", path, exc.lineno) from exc
-    edits: list[tuple[int, int, str]] = []  # byte offsets in the UTF-8 text
-    starts = _line_offsets(text)
+    edits: list[tuple[ast.expr, Any]] = []
     seen = set()
     for node in tree.body:
         for name, value in _assignments(node):
             if name in values:
-                begin = starts[value.lineno - 1] + value.col_offset
-                end = starts[(value.end_lineno or value.lineno) - 1] + (value.end_col_offset or 0)
-                edits.append((begin, end, repr(values[name])))
+                edits.append((value, values[name]))
                 seen.add(name)
     missing = sorted(set(values) - seen)
     if missing:
         raise TaskError(f"no module constant {', '.join(missing)} to set", path)
+    return _replaced(text, edits)
+
+
+def follow_in_candidate(candidate: str, reference: str, values: dict[str, Any]) -> tuple[str, list[str]]:
+    """The candidate's text with its own copies of the rewritten constants following the run's values,
+    and their names.
+
+    A KernelBench candidate often repeats the problem's ``N = 4096`` and sizes its launch with it:
+    under ``--set N=64`` it would run at the published size against a reference run small, and fail
+    for a reason that is not its own. A copy is a top-level ``NAME = <integer literal>`` of a name
+    the run rewrites, holding the problem's published value (a name the candidate uses for something
+    else, with another value, is left alone). A candidate that does not parse stays as it is: its
+    compile says why."""
+    try:
+        published = module_constants(ast.parse(reference))
+        tree = ast.parse(candidate)
+    except SyntaxError:
+        return candidate, []
+    edits: list[tuple[ast.expr, Any]] = []
+    followed: list[str] = []
+    for node in tree.body:
+        for name, value in _assignments(node):
+            if name not in values or name not in published or not isinstance(value, ast.Constant):
+                continue
+            literal = value.value
+            if isinstance(literal, int) and not isinstance(literal, bool) and literal == published[name].value:
+                edits.append((value, values[name]))
+                followed.append(name)
+    return (_replaced(candidate, edits), followed) if edits else (candidate, [])
+
+
+def _replaced(text: str, edits: list[tuple[ast.expr, Any]]) -> str:
+    """``text`` with each expression replaced by the ``repr`` of its new value."""
+    starts = _line_offsets(text)
+    spans: list[tuple[int, int, str]] = []  # byte offsets in the UTF-8 text
+    for value, new in edits:
+        begin = starts[value.lineno - 1] + value.col_offset
+        end = starts[(value.end_lineno or value.lineno) - 1] + (value.end_col_offset or 0)
+        spans.append((begin, end, repr(new)))
     data = text.encode("utf-8")
-    for begin, end, new in sorted(edits, reverse=True):
-        data = data[:begin] + new.encode("utf-8") + data[end:]
+    for begin, end, new_text in sorted(spans, reverse=True):
+        data = data[:begin] + new_text.encode("utf-8") + data[end:]
     return data.decode("utf-8")
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
+from kerneltui.core.task_remedies import missing_module, smaller_sizes
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.errors import TaskProblem
 from kerneltui.core.worker.state import WorkerState
@@ -67,9 +68,13 @@ NEEDS_GPU = re.compile(r"Torch not compiled with CUDA|without ATen_cuda|no NVIDI
                        r"CUDA driver initialization failed|CUDA is not available", re.IGNORECASE)
 
 
+# c10's prefix on allocator failures ("[enforce fail at alloc_cpu.cpp:127] err == 0. "): no news to a person.
+ENFORCE_PREFIX = re.compile(r"^\[enforce fail at [^\]]*\][^.]*\.\s*")
+
+
 def _first_sentence(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line.split(". ")[0][:160]
+    return ENFORCE_PREFIX.sub("", line).split(". ")[0][:160]
 
 
 def _task_frame(state: WorkerState, exc: BaseException) -> str:
@@ -79,6 +84,33 @@ def _task_frame(state: WorkerState, exc: BaseException) -> str:
         if rel is not None:
             return f"{rel}:{frame.lineno}"
     return ""
+
+
+# What torch and Python say when memory runs out or a size cannot be allocated at all.
+OUT_OF_MEMORY = re.compile(r"out of memory|can't allocate memory|not enough memory|"
+                           r"Storage size calculation overflowed|numel: integer multiplication overflow", re.IGNORECASE)
+
+
+def reference_failure(state: WorkerState, exc: BaseException, doing: str, at_run_sizes: bool = True) -> str:
+    """What to tell a person whose task's reference raised ``exc`` while ``doing``: where, what, and
+    what to change (a GPU, a missing module, smaller sizes, the reference itself). ``at_run_sizes``:
+    the code ran on the run's sizes, so smaller ones may be the way out."""
+    where = _task_frame(state, exc)
+    what = f"{type(exc).__name__}: {_first_sentence(str(exc))}"
+    at = f"{doing}, {where}" if where else doing
+    fmt = state.task.get("format", "native")
+    if not state.has_gpu and NEEDS_GPU.search(str(exc)):
+        return (f"the task's reference needs a CUDA GPU and this machine has none ({at}: {what}). Run it where "
+                "there is a GPU (--gpu-host HOST, --ray ADDRESS), or let the reference use the device it is given")
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return f"the task's reference imports {exc.name}, which is not installed here ({at}): {missing_module(fmt)}"
+    sizes = smaller_sizes(fmt)
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or OUT_OF_MEMORY.search(str(exc)):
+        return f"the task's reference ran out of memory at this run's sizes ({at}: {what}): {sizes}"
+    advice = "the reference, not the kernel, is at fault: fix it"
+    if at_run_sizes:
+        advice += f"; if it fails only at these sizes, {sizes}"
+    return f"the task's reference failed ({at}: {what}): {advice}"
 
 
 def _accepts(fn: Any, name: str) -> bool:
@@ -110,10 +142,14 @@ def compile_baseline(torch: Any, fn: Any) -> Callable[..., Any]:
 class ReferenceRuntime:
     """Native tasks.
 
-    Reference code is called through ``load``, ``make_inputs`` and ``call``, so that a reference that
-    needs a GPU on a machine without one is reported as the task's problem (``TaskProblem``: the
-    command exits 2), not the kernel's.
+    Reference code is called through ``load``, ``make_inputs`` and ``call``, so that whatever it
+    raises (it needs a GPU this machine lacks, a module that is not installed, more memory than the
+    run's sizes allow, or it is simply broken) is reported as the task's problem (``TaskProblem``:
+    the command exits 2), not the kernel's.
     """
+
+    loading = "importing the reference"
+    load_uses_sizes = False  # whether loading already builds things of the run's sizes (KernelBench's Model)
 
     def __init__(self, state: WorkerState) -> None:
         self.state = state
@@ -123,7 +159,7 @@ class ReferenceRuntime:
         self._gen_takes_device = False
 
     def load(self) -> None:
-        with self.reference_code("importing the reference"):
+        with self.reference_code(self.loading, at_run_sizes=self.load_uses_sizes):
             self._load()
 
     def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
@@ -135,19 +171,13 @@ class ReferenceRuntime:
             return self._call(data)
 
     @contextmanager
-    def reference_code(self, doing: str) -> Iterator[None]:
+    def reference_code(self, doing: str, at_run_sizes: bool = True) -> Iterator[None]:
+        """Reference code runs inside this: whatever it raises is the task's fault (the judge never
+        runs the kernel), so it becomes a ``TaskProblem`` that says where and what to do."""
         try:
             yield
         except Exception as exc:
-            if self.state.has_gpu or not NEEDS_GPU.search(str(exc)):
-                raise
-            where = _task_frame(self.state, exc)
-            raise TaskProblem(
-                f"the task's reference needs a CUDA GPU and this machine has none ({doing}"
-                f"{f', {where}' if where else ''}: {type(exc).__name__}: {_first_sentence(str(exc))}). "
-                "Run it where there is a GPU (--gpu-host HOST, --ray ADDRESS), or let the reference use "
-                "the device it is given"
-            ) from exc
+            raise TaskProblem(reference_failure(self.state, exc, doing, at_run_sizes)) from exc
 
     def _load(self) -> None:
         self.reference = self.state.import_file(self.task["reference_file"], module_name(self.task["reference_file"]))
@@ -184,6 +214,29 @@ class ReferenceRuntime:
 
     def check_implementation(self, data: Any, output: Any) -> tuple[bool, str]:
         return normalise_check_result(self.reference.check_implementation(data, output))
+
+    def checked(self, inputs: Any, output: Any, ref_out: Any) -> tuple[bool, str]:
+        """The task's ``check_implementation`` on a fresh copy of ``inputs``.
+
+        A checker that raises (rather than returning a failure) is asked about the reference's own
+        output too: raising there as well, it is the task's fault (``TaskProblem``); otherwise the
+        kernel's output is what it could not handle, and the check fails with what it said."""
+        try:
+            return self.check_implementation(self.clone(inputs), output)
+        except Exception as exc:
+            where = _task_frame(self.state, exc)
+            what = f"{type(exc).__name__}: {_first_sentence(str(exc))}"
+            try:
+                self.check_implementation(self.clone(inputs), ref_out)
+            except Exception:
+                raise TaskProblem(
+                    f"the task's check_implementation raised ({where + ': ' if where else ''}{what}) on the "
+                    "reference's own output as well as the kernel's: the task's checker, not the kernel, is at "
+                    "fault; make it return (False, message) for a wrong output and (True, '') for a right one"
+                ) from exc
+            return False, (f"the task's check_implementation raised on the kernel's output "
+                           f"({where + ': ' if where else ''}{what}) but not on the reference's: the output is "
+                           "not of the form the task expects")
 
     def clone(self, data: Any) -> Any:
         return tree.clone(data, self.torch)
@@ -234,6 +287,9 @@ class GpuModeReference(ReferenceRuntime):
 
 class KernelBenchReference(ReferenceRuntime):
     """KernelBench: ``Model(*get_init_inputs())`` called on ``get_inputs()`` under the case's seed."""
+
+    loading = "importing the reference and building its Model"
+    load_uses_sizes = True  # the model's weights take their sizes from the module constants
 
     def _load(self) -> None:
         super()._load()

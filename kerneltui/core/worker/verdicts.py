@@ -29,7 +29,7 @@ def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: d
     torch = rt.torch
     if rt.has_check:
         # On a fresh copy of the original inputs: its reference call may write into them (GPU MODE).
-        ok, msg = rt.check_implementation(rt.clone(inputs), out)
+        ok, msg = rt.checked(inputs, out, ref_out)
         info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
         parts = compare_all(out, ref_out, task_tolerance, None, torch)  # informative where shapes agree
         if parts:
@@ -195,7 +195,7 @@ def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str,
     for probe, replacement in probes.items():
         fake = tree.rebuild(ref_out, replacement, "out", torch)
         if rt.has_check:
-            ok, _ = rt.check_implementation(rt.clone(inputs), fake)
+            ok, _ = rt.checked(inputs, fake, ref_out)
         else:
             parts = compare_all(fake, ref_out, task_tolerance, None, torch)
             ok = bool(parts) and all(p["verdict_ok"] for p in parts)
