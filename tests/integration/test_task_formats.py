@@ -419,3 +419,15 @@ def test_gpumode_checker_that_raises_only_on_the_kernels_output_fails_the_kernel
             "differ) but not on the reference's") in first_failure(report)["error"]
     code, report, _ = check(str(root), seeds="1")
     assert code == 0, report
+
+
+def test_gpumode_checker_slower_than_the_timeout_is_a_task_error(tmp_path):
+    # Before, "no answer after 4 s during judge_verdict: the kernel hangs or is far too slow", exit 1:
+    # the judge's own check of the output, blamed on the kernel (seen on GPU MODE's qr_py on the CPU).
+    root = gm_problem(tmp_path, '__import__("time").sleep(60)\n    return True, ""')
+    with (root / "task.yml").open("a") as fh:
+        fh.write("\ntest_timeout: 4\n")
+    code, report, stderr = check(str(root), seeds="1")
+    message = assert_task_error(code, report, stderr, None, None)
+    assert "took longer than 4 s checking the kernel's output (the task's check_implementation" in message
+    assert "test_timeout" in message

@@ -187,7 +187,7 @@ class Checks:
                 first = keys.get(step.again_of) if step.again_of is not None else None
                 pending = (i, asyncio.ensure_future(self.judging.verdict(
                     key, called, self.remaining(), mode="again" if step.again_of is not None else "check", first=first,
-                    sanity=step.again_of is None and step.seed_index == 0)))
+                    sanity=step.again_of is None and step.seed_index == 0, limit=self.limit)))
                 in_flight = [pending[1]] + ([inputs_next] if inputs_next else [])
             if pending is not None and not tally.full:
                 self.read(steps, pending[0], await pending[1], tally)

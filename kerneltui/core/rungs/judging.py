@@ -52,6 +52,20 @@ def reference_too_slow(exc: WorkerFailure, timeout: float, limit: StepLimit | No
         f"limit with {limit.raise_it}, or {limit.smaller}"), error=exc.error, stderr=exc.stderr)
 
 
+def judge_ran_out(exc: WorkerFailure, timeout: float, limit: StepLimit | None, doing: str) -> WorkerFailure:
+    """A judge's timeout while it checks the kernel's output: the task's fault where it had most of
+    the step's time (``reference_too_slow``); otherwise the step's shared time ran out, mostly in
+    the kernel's calls, and the message says so instead of the generic "the kernel hangs"."""
+    task = reference_too_slow(exc, timeout, limit, doing)
+    if task is not exc or exc.kind != "timeout":
+        return task
+    of = f" of the step's {limit.seconds:.0f} s" if limit is not None else ""
+    more = f"; a kernel this slow fails here, or raise the limit with {limit.raise_it}" if limit is not None else ""
+    return WorkerFailure("timeout", (
+        f"the correctness checks ran out of time while the judge was {doing}: {timeout:.0f} s were left{of}, the "
+        f"kernel's calls having taken the rest{more}"), error=exc.error, stderr=exc.stderr)
+
+
 @dataclass
 class CaseRef:
     """One case and seed to make inputs for."""
@@ -141,13 +155,18 @@ class Judging:
         }, timeout=timeout, on_progress=on_progress))
 
     async def verdict(self, key: str, called: CallReply, timeout: float, *, mode: str = "check",
-                      first: str | None = None, sanity: bool = False) -> VerdictReply:
-        """The judge's decision on the output the call returned."""
-        return cast(VerdictReply, await self.judge.request("judge_verdict", {
-            "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
-            "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
-            "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
-        }, timeout=timeout))
+                      first: str | None = None, sanity: bool = False, limit: StepLimit | None = None) -> VerdictReply:
+        """The judge's decision on the output the call returned. ``limit``: the step's whole limit,
+        for what a judge's timeout becomes (``judge_ran_out``)."""
+        try:
+            return cast(VerdictReply, await self.judge.request("judge_verdict", {
+                "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
+                "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
+                "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
+            }, timeout=timeout))
+        except WorkerFailure as exc:
+            doing = "checking the kernel's output (the task's check_implementation, or the comparison with the reference's)"
+            raise judge_ran_out(exc, timeout, limit, doing) from exc
 
     async def close(self) -> None:
         if self.judge.alive:

@@ -28,7 +28,7 @@ async def run(ctx: RunContext) -> RungResult:
     try:
         key, inputs = await judging.inputs(case, timeout, limit=ctx.step_limit("run"))
         called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
-        verdict = await judging.verdict(key, called, timeout, mode="run")
+        verdict = await judging.verdict(key, called, timeout, mode="run", limit=ctx.step_limit("run"))
     except WorkerFailure as exc:
         return ctx.failure("run", exc, worker, mark)
     launches = called.get("launches") or {}
