@@ -431,3 +431,23 @@ def test_gpumode_checker_slower_than_the_timeout_is_a_task_error(tmp_path):
     message = assert_task_error(code, report, stderr, None, None)
     assert "took longer than 4 s checking the kernel's output (the task's check_implementation" in message
     assert "test_timeout" in message
+
+
+def test_gpumode_problem_with_its_own_evaluator_says_so(tmp_path):
+    # Published GPU MODE problems whose folder brings its own eval.py and a reference without
+    # generate_input/ref_kernel (princeton/cross_entropy_py): before, "missing function
+    # generate_input()" with no line, as if the problem were malformed.
+    root = tmp_path / "own_eval"
+    root.mkdir()
+    (root / "task.yml").write_text(
+        'files:\n  - {"name": "submission.py", "source": "@SUBMISSION@"}\n'
+        '  - {"name": "reference.py", "source": "reference.py"}\n  - {"name": "eval.py", "source": "eval.py"}\n'
+        'lang: "py"\ndescription: "own evaluator"\nconfig:\n  main: "eval.py"\ntests:\n  - {"size": 8, "seed": 1}\n')
+    (root / "reference.py").write_text("def reference_forward(x):\n    return x\n\n\ndef generate_inputs(size, seed=0):\n"
+                                       "    return size\n")
+    (root / "eval.py").write_text("print('the problem judges itself')\n")
+    (root / "submission.py").write_text("def forward(x):\n    return x\n")
+    code, report, stderr = check(str(root), seeds="1")
+    message = assert_task_error(code, report, stderr, str(root / "task.yml"), 8)  # config: main
+    assert "judged by its own evaluator (eval.py, in its folder)" in message
+    assert "no generate_input() and ref_kernel()" in message

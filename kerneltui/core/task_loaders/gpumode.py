@@ -107,6 +107,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
 
     ref = root / "reference.py"
     funcs = top_level_functions(parse_python(ref))
+    _own_evaluator(src, root, data, funcs)
     gen = require_function(funcs, "generate_input", ref, "generate_input(**test) -> data")
     require_function(funcs, "ref_kernel", ref, "ref_kernel(data) -> output")
 
@@ -161,3 +162,22 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         ranking_by=ranking,  # type: ignore[arg-type]
         linked_files=linked,
     )
+
+
+def _own_evaluator(src: Any, root: Path, data: dict[str, Any], funcs: dict[str, Any]) -> None:
+    """A problem whose reference lacks GPU MODE's interface and that brings an evaluator of its own in
+    its folder (``config: main: eval.py`` beside task.yml, not the shared ``../eval.py``) is judged by
+    that evaluator's rules, which kerneltui cannot know: say so, at the line that names it."""
+    if "generate_input" in funcs and "ref_kernel" in funcs:
+        return
+    config = data.get("config")
+    main = config.get("main") if isinstance(config, dict) else None
+    if not isinstance(main, str) or not (root / main).is_file():
+        return
+    missing = " and ".join(f"{name}()" for name in ("generate_input", "ref_kernel") if name not in funcs)
+    raise src.error(("config", "main"), (
+        f"this problem is judged by its own evaluator ({main}, in its folder), and its reference.py has no "
+        f"{missing}: kerneltui judges GPU MODE problems through generate_input(**test) -> data and "
+        f"ref_kernel(data) -> output, so it cannot check this one as its harness does. Run its evaluator "
+        f"(python {main}), or give reference.py those two functions"))
+
