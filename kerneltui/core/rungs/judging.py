@@ -56,8 +56,10 @@ def judge_ran_out(exc: WorkerFailure, timeout: float, limit: StepLimit | None, d
     """A judge's timeout while it checks the kernel's output: the task's fault where it had most of
     the step's time (``reference_too_slow``); otherwise the step's shared time ran out, mostly in
     the kernel's calls, and the message says so instead of the generic "the kernel hangs"."""
+    if exc.kind != "timeout":
+        return exc
     task = reference_too_slow(exc, timeout, limit, doing)
-    if task is not exc or exc.kind != "timeout":
+    if task is not exc:
         return task
     of = f" of the step's {limit.seconds:.0f} s" if limit is not None else ""
     more = f"; a kernel this slow fails here, or raise the limit with {limit.raise_it}" if limit is not None else ""

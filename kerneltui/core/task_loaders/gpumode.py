@@ -23,6 +23,7 @@ from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
+    FunctionShape,
     parse_python,
     require_function,
     require_params,
@@ -164,7 +165,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     )
 
 
-def _own_evaluator(src: Any, root: Path, data: dict[str, Any], funcs: dict[str, Any]) -> None:
+def _own_evaluator(src: SettingsFile, root: Path, data: dict[str, Any], funcs: dict[str, FunctionShape]) -> None:
     """A problem whose reference lacks GPU MODE's interface and that brings an evaluator of its own in
     its folder (``config: main: eval.py`` beside task.yml, not the shared ``../eval.py``) is judged by
     that evaluator's rules, which kerneltui cannot know: say so, at the line that names it."""
@@ -180,4 +181,3 @@ def _own_evaluator(src: Any, root: Path, data: dict[str, Any], funcs: dict[str, 
         f"{missing}: kerneltui judges GPU MODE problems through generate_input(**test) -> data and "
         f"ref_kernel(data) -> output, so it cannot check this one as its harness does. Run its evaluator "
         f"(python {main}), or give reference.py those two functions"))
-
