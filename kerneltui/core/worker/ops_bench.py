@@ -89,7 +89,19 @@ def _check_guarded(state: WorkerState, when: str) -> None:
 def _remap(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
     """Slots the judge had to give new memory (inputs whose layout changes with the seed)."""
     for slot, wire in (args.get("remap") or {}).items():
-        bench.slots[int(slot)] = ex.load(wire, f"slots{bench.index}")
+        # The slot's old mapping goes first: kept, it would pin the judge's old buffers too.
+        lot = _slot_lot(bench.index, int(slot))
+        ex.release([lot])
+        bench.slots[int(slot)] = ex.load(wire, lot)
+
+
+def _slots_prefix(case: int) -> str:
+    return f"slots{case}."
+
+
+def _slot_lot(case: int, slot: int) -> str:
+    """The candidate's mapping of one input slot (its own lot, dropped when the judge moves the slot)."""
+    return f"{_slots_prefix(case)}{slot}"
 
 
 def require_gpu(state: WorkerState, what: str) -> None:
@@ -151,8 +163,8 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
     index = int(args["case"])
     previous = getattr(state, "bench_case", None)
     if previous is not None:
-        ex.release([f"slots{previous.index}", *previous.kept])
-    slots = [ex.load(w, f"slots{index}") for w in args["slots"]]
+        ex.release([lot for lot in ex.lots() if lot.startswith(_slots_prefix(previous.index))] + list(previous.kept))
+    slots = [ex.load(w, _slot_lot(index, i)) for i, w in enumerate(args["slots"])]
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
     flusher = timing.L2Flusher(torch, l2, BenchSettings.from_mapping(args.get("settings")).flush)

@@ -131,7 +131,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     sets = pool.first_batch()
     checker = OutputCheck(state, rt, label, pool.inputs_for)
     state.bench_pool = (index, pool, checker)  # type: ignore[attr-defined]
-    slots = [judge.exchange.export(item.inputs, f"pool{index}", share_storage=True) for item in sets]
+    slots = [judge.exchange.export(item.inputs, slot_lot(index, i), share_storage=True) for i, item in enumerate(sets)]
     state.sync()
     return {"case": index, "label": label, "params": params, "slots": slots, "sets": pool.sets,
             "set_bytes": pool.set_bytes, "out_bytes": pool.out_bytes, "dtypes": pool.dtypes,
@@ -167,13 +167,24 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
     if failure is None and args.get("renew", True):
         t0 = time.perf_counter()
         for slot in pool.renew(sorted(set(slots))):
-            moved[str(slot)] = judge.exchange.export(pool.slot(slot).inputs, f"pool{index}", share_storage=True)
+            # A slot that got new buffers gives up its old ones: the judge kept every export of the
+            # case alive (the CUDA elementwise task, whose scalars change with the seed, held 130 GB
+            # after a few seconds of timing and ran the GPU out of memory).
+            lot = slot_lot(index, slot)
+            judge.exchange.release([lot])
+            moved[str(slot)] = judge.exchange.export(pool.slot(slot).inputs, lot, share_storage=True)
         state.sync()
         renewed = len(set(slots))
         generate_ms = (time.perf_counter() - t0) * 1e3
     return {"failure": failure, "checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full,
             "renewed": renewed, "moved": moved, "generate_ms": round(generate_ms, 3), "in_place": pool.in_place,
             "pool": timing.pool_facts(pool)}
+
+
+def slot_lot(case: int, slot: int) -> str:
+    """The exchange lot of one input slot's buffers: released on its own when the slot is given new
+    buffers, and with every ``pool`` lot when the next case begins."""
+    return f"pool{case}.{slot}"
 
 
 def _l2_bytes(torch: Any) -> int:
