@@ -189,7 +189,12 @@ def test_work_left_on_a_side_stream_is_caught(example_task, cache_dir):
 def test_a_side_stream_racing_the_flush_is_caught(example_task, cache_dir):
     task = example_task("vector_add", kernel_text=RACY_SIDE_STREAM)
     rungs = _check(task, _env(cache_dir))
-    assert rungs["correctness"]["status"] == "ok", rungs["correctness"]
+    if rungs["correctness"]["status"] == "fail":
+        # The race can be lost before any timing: the output was read before the side stream wrote it
+        # (seen on the H200: "a second run with different garbage in fresh memory gave a wrong result").
+        assert "wrong result" in rungs["correctness"]["error"], rungs["correctness"]
+        assert rungs["benchmark"]["status"] == "skip"
+        return
     bench = rungs["benchmark"]
     assert bench["status"] == "fail"
     # it either read the NaN trap laid during the flush, or finished after the timed stream
