@@ -120,6 +120,30 @@ def test_bad_load_options_in_a_request_are_refused(tmp_path: Path, load, said):
     assert said in str(caught.value)
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    ({"seeds": "3"}, "run option seeds must be an integer or null, not '3'"),
+    ({"seeds": True}, "run option seeds must be an integer or null, not True"),
+    ({"record": "false"}, "run option record must be true or false, not 'false'"),
+    ({"record": 0}, "run option record must be true or false, not 0"),
+    ({"timeout_s": "30"}, "run option timeout_s must be an integer or a number or null"),
+    ({"rungs": "correctness"}, "run option rungs must be a list or null"),
+    ({"rungs": ["correctness", 2]}, "run option rungs must be a list of rung names"),
+    ({"profile": {"case": "1"}}, "run option profile.case must be an integer or null"),
+    ({"profile": {"cases": 1}}, "run option profile has field(s) this version does not know: cases"),
+    ({"trace": [1]}, "run option trace must be an object"),
+    ({"benchmark": "fast"}, "run option benchmark must be an object"),
+    ({"benchmark": {"max_seconds": "x"}}, "max_seconds"),
+])
+def test_run_option_values_of_the_wrong_type_are_refused(tmp_path: Path, options, said):
+    # A request from another process (or another version) whose values would be read wrongly later:
+    # record="false" is truthy, seeds=True is one seed.
+    request = good_request(tmp_path)
+    request["options"].update(options)
+    with pytest.raises(ValueError, match="the run request's") as caught:
+        RunRequest.from_dict(request)
+    assert said in str(caught.value)
+
+
 def test_settings_from_config_and_their_errors(tmp_path: Path):
     env = {"KERNELTUI_ENGINE_IDLE_S": "5", "KERNELTUI_ENGINE_DIR": str(tmp_path), "KERNELTUI_ENGINE_ENABLED": "off"}
     settings = EngineSettings.from_config(load_config(tmp_path / "none.toml", env=env))

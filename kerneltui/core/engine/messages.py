@@ -72,6 +72,10 @@ class RunRequest:
         if unknown:
             raise ValueError(f"the run request has run option(s) this engine does not know ({', '.join(unknown)}): "
                              + VERSION_SKEW)
+        try:  # the values' types too, so that a bad one is refused before any work starts
+            RunOptions.from_dict(options)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"the run request's {exc}") from exc
         kernel = data.get("kernel")
         return cls(task=data["task"], kernel=str(kernel) if kernel else None, load=load, options=dict(options))
 

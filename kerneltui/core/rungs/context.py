@@ -64,14 +64,62 @@ class RunOptions:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
-        """The options ``to_dict`` wrote; keys this version does not know are ignored."""
+        """The options ``to_dict`` wrote; keys this version does not know are ignored. A value of the
+        wrong type raises ValueError naming the option (the engine's socket and Ray carry these from
+        another process, perhaps another version of kerneltui)."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
+        _check_types("run option ", values, _OPTION_TYPES)
         if values.get("benchmark") is not None:
+            if not isinstance(values["benchmark"], Mapping):
+                raise ValueError(f"run option benchmark must be an object of [benchmark] settings, "
+                                 f"not {type(values['benchmark']).__name__}")
             values["benchmark"] = BenchSettings.from_mapping(values["benchmark"])
-        values["profile"] = ProfileOptions(**(values.get("profile") or {}))
-        values["trace"] = TraceOptions(**(values.get("trace") or {}))
+        values["profile"] = ProfileOptions(**_nested("profile", values.get("profile"), _PROFILE_TYPES))
+        values["trace"] = TraceOptions(**_nested("trace", values.get("trace"), _TRACE_TYPES))
         return cls(**values)
+
+
+# The JSON types each option may take (None where the option is optional); ints are numbers too.
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "rungs": (list, type(None)), "seeds": (int, type(None)), "timeout_s": (int, float, type(None)),
+    "arch": (str, type(None)), "kernel_source": (str, type(None)), "origin": (str,), "record": (bool,),
+    "override_folder": (str, type(None)),
+}
+_PROFILE_TYPES: dict[str, tuple[type, ...]] = {
+    "case": (int, type(None)), "kernel_name": (str, type(None)), "launch_count": (int, type(None)),
+    "timeout_s": (int, float, type(None)),
+}
+_TRACE_TYPES: dict[str, tuple[type, ...]] = {"case": (int, type(None)), "reps": (int, type(None))}
+
+
+def _check_types(prefix: str, values: Mapping[str, Any], types: Mapping[str, tuple[type, ...]]) -> None:
+    for key, want in types.items():
+        if key not in values:
+            continue
+        value = values[key]
+        # bool is an int to Python, never to a person: seeds=true is a mistake, record=1 too
+        if (isinstance(value, bool) and bool not in want) or not isinstance(value, want) or (
+                bool in want and not isinstance(value, bool)):
+            names = " or ".join("null" if t is type(None) else _JSON_NAMES.get(t, t.__name__) for t in want)
+            raise ValueError(f"{prefix}{key} must be {names}, not {value!r}")
+    if isinstance(values.get("rungs"), list) and not all(isinstance(r, str) for r in values["rungs"]):
+        raise ValueError(f"{prefix}rungs must be a list of rung names, not {values['rungs']!r}")
+
+
+_JSON_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false", list: "a list"}
+
+
+def _nested(name: str, raw: Any, types: Mapping[str, tuple[type, ...]]) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"run option {name} must be an object, not {raw!r}")
+    unknown = sorted(set(raw) - set(types))
+    if unknown:
+        raise ValueError(f"run option {name} has field(s) this version does not know: {', '.join(unknown)}")
+    _check_types(f"run option {name}.", raw, types)
+    return dict(raw)
 
 
 @dataclass
