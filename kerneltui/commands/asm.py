@@ -13,7 +13,8 @@ import asyncio
 import sys
 from typing import Any
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.check import add_format_options, load_or_report
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json
 
 STAGES = ("sass", "ptx", "ttgir", "ttir", "llir", "mlir", "cuda")
 
@@ -35,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object (for scripts and the agent)")
     p.add_argument("--refresh", action="store_true", help="dump again even if this version has a dump")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="syntax colours")
+    add_format_options(p)
     p.set_defaults(func=main)
 
 
@@ -42,7 +44,9 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
     from kerneltui.core.task import source_hash
 
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     version_dir = task.version_dir(source_hash(task.kernel_source()))
     dump: Dump | None = None
     try:

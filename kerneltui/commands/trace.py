@@ -11,7 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json, rung_line
+from kerneltui.commands.check import add_format_options, load_or_report
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rows", type=int, default=40, help="at most this many timeline rows (default 40)")
     p.add_argument("--case", type=int, help="which [[benchmarks]] case to trace (0-based; default 0)")
     p.add_argument("--json", action="store_true", help="print the trace rung's result as JSON")
+    add_format_options(p)
     p.set_defaults(func=main)
 
 
@@ -65,7 +67,9 @@ def _run(args: argparse.Namespace) -> int:
     from kerneltui.core.trace import buffer as trace_buffer
     from kerneltui.core.trace import summary
 
-    task = load_task_or_exit(args.task, None)
+    task = load_or_report(args, args.task, None)
+    if isinstance(task, int):
+        return task
     if args.case is not None and args.case < 0:
         print("kerneltui: --case must be ≥ 0", file=sys.stderr)
         return EXIT_USAGE

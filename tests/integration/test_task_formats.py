@@ -451,3 +451,16 @@ def test_gpumode_problem_with_its_own_evaluator_says_so(tmp_path):
     message = assert_task_error(code, report, stderr, str(root / "task.yml"), 8)  # config: main
     assert "judged by its own evaluator (eval.py, in its folder)" in message
     assert "no generate_input() and ref_kernel()" in message
+
+
+def test_asm_and_trace_take_the_sizes_and_backend_as_check_does(tmp_path):
+    # As published, the problem's tensors are 6.4 GB each: the dump's first call never ends on a small
+    # machine. --scale shrinks them for asm as it does for check.
+    problem = kb_copy(tmp_path) / "level1" / "30_SoftsignWide.py"
+    proc = run_cli("asm", str(problem), "--scale", "0.004", "--list")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "* softsign [" in proc.stdout and "stages: " in proc.stdout
+    bad = run_cli("trace", str(problem), "--set", "dim")
+    assert bad.returncode == 2 and "--set dim: write NAME=VALUE" in bad.stderr, bad.stderr
+    backend = run_cli("trace", str(problem), "--backend", "nope")
+    assert backend.returncode == 2 and "invalid choice: 'nope'" in backend.stderr
