@@ -89,6 +89,19 @@ def test_abort_names_the_signal(example_task):
     assert "SIGABRT" in rung(report, "compile")["error"]
 
 
+def test_kill_names_the_signal(example_task):
+    # What the out-of-memory killer does to a worker. Before, the box's supervisor failed to die of
+    # SIGKILL in turn (its handler cannot be reset) and the rung said "exited with status 1 … OSError".
+    task = example_task("vector_add")
+    report = check_json(task, "kill.py", variant("    out = torch.empty_like(x)",
+                                                 "    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+                                                 "    out = torch.empty_like(x)"))
+    c = rung(report, "compile")
+    assert c["status"] == "fail" and c["metrics"]["failure"] == "crash"
+    assert "the worker died with SIGKILL (killed (out of memory, or by kerneltui))" in c["error"], c["error"]
+    assert "OSError" not in c["error"]
+
+
 def test_python_error_points_at_the_line(example_task):
     task = example_task("vector_add")
     report = check_json(task, "err.py", variant("    n = x.numel()", "    n = x.numel()\n    raise ValueError('block size must be a power of two')"))

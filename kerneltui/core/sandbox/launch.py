@@ -152,7 +152,8 @@ def exit_like(status: int) -> None:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be changed (EINVAL)
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)  # a signal this process cannot die of (SIGCHLD, SIGSTOP)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
