@@ -5,8 +5,8 @@ GPU MODE: the candidate gets a copy of the data and the task's check_implementat
 questions it covers, a reference that needs a GPU is a task error. KernelBench: the backend is
 declared, never read off the candidate; sizes scale with --scale/--set; cases from the header.
 A task.toml value of the wrong type is a task error before anything runs. A reference at fault
-(a module it imports missing, raising while it is built, out of memory or slower than the timeout at
-the run's sizes, a checker that raises) is a task error with its file, line and what to do; a
+(a module it imports missing, raising while it is built, out of memory, killed by the system or slower
+than the timeout at the run's sizes, a checker that raises) is a task error with its file, line and what to do; a
 candidate's own copies of the module constants follow --set/--scale.
 """
 
@@ -305,6 +305,22 @@ def test_reference_out_of_memory_at_the_run_sizes_suggests_smaller_ones(tmp_path
     assert "--set NAME=VALUE" in message and "--scale F" in message
     code, report, _ = check(str(problem), "--set", "N=16", seeds="1")
     assert code == 0, report
+
+
+KILL = "__import__('os').kill(__import__('os').getpid(), 9)"  # what the out-of-memory killer does
+
+
+@pytest.mark.parametrize(("where", "rung_name", "op"), [("init", "compile", "judge_load"),
+                                                        ("forward", "run", "judge_inputs")])
+def test_reference_killed_by_the_system_is_a_task_error(tmp_path, where, rung_name, op):
+    # Before, "the worker exited with status 1 during judge_inputs", exit 1: the kernel's failure.
+    problem = kb_problem(tmp_path, **{where: KILL})
+    code, report, stderr = check(str(problem), seeds="1", rungs="run")
+    message = assert_task_error(code, report, stderr, None, None)
+    assert rung(report, rung_name)["metrics"]["failure"] == "task"
+    assert f"the judge, which runs only the task's reference (prob.py), was killed (SIGKILL) during {op}" in message
+    assert "most likely by the system's out-of-memory killer" in message and "not the kernel" in message
+    assert "--set NAME=VALUE" in message and "--scale F" in message
 
 
 def test_reference_slower_than_the_timeout_is_a_task_error_naming_the_setting(tmp_path):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
-from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit
+from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.task import Task
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
@@ -282,7 +282,11 @@ class RunContext:
                 message: str | None = None) -> RungResult:
         """The failed result of a rung whose worker request failed: the message (``message`` where the
         rung words it itself), the candidate's file:line, the worker's traceback and its stderr since
-        ``mark``, and the kind of failure in ``metrics["failure"]``."""
+        ``mark``, and the kind of failure in ``metrics["failure"]``. A judge's death is worded as the
+        judge's (``judge_died``: the task's, at this run's sizes), never as the kernel's failure."""
+        judged = judge_died(exc, self.step_limit(rung))
+        if judged is not exc:
+            exc, message = judged, None
         details = (exc.error.get("traceback") or "") + (worker.stderr_since(mark) if worker is not None else "")
         return fail(rung, exc.message if message is None else message, location=self.location_from(exc.error),
                     details=details, metrics={"failure": exc.kind})

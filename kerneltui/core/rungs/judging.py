@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from kerneltui.core.worker import wire
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.process import SIGNAL_MEANING, WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import CallReply, VerdictReply
 
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
@@ -68,6 +68,40 @@ def judge_ran_out(exc: WorkerFailure, timeout: float, limit: StepLimit | None, d
         f"kernel's calls having taken the rest{more}"), error=exc.error, stderr=exc.stderr)
 
 
+# The judge's requests that hold the kernel's output (a mapped copy of it): a death there other
+# than by SIGKILL may be the kernel's doing (memory it handed over and then took away).
+HOLDS_KERNEL_OUTPUT = ("judge_verdict", "judge_recheck")
+
+
+def judge_died(exc: WorkerFailure, limit: StepLimit) -> WorkerFailure:
+    """A judge's death as the task error it is, never the kernel's failure.
+
+    The judge runs only the reference (and kerneltui's comparison), so whatever kills it while it
+    makes inputs, runs or times the reference is the task's at this run's sizes. SIGKILL there is
+    most often the out-of-memory killer: the judge's memory is the reference's sizes. The one
+    exception is a death other than SIGKILL while the judge holds the kernel's output: that stays a
+    crash, worded as the judge's."""
+    death = exc.death
+    if exc.kind != "crash" or death is None or death.role != "judge":
+        return exc
+    judge = f"the judge, which runs only the task's reference ({limit.reference_file}),"
+    if death.signal == "SIGKILL":
+        return WorkerFailure("task", (
+            f"{judge} was killed (SIGKILL) during {death.op}: most likely by the system's out-of-memory killer, the "
+            f"reference needing more host memory at this run's sizes than the machine has; the task's sizes, not the "
+            f"kernel, are at fault here; {limit.smaller}"), error=exc.error, stderr=exc.stderr, death=death)
+    ended = f"died with {death.signal}" if death.signal else "ended"
+    meaning = SIGNAL_MEANING.get(death.signal, "")
+    ended += f" ({meaning})" if meaning else ""
+    if death.op in HOLDS_KERNEL_OUTPUT:
+        return WorkerFailure("crash", (
+            f"{judge} {ended} during {death.op}, while it held the kernel's output: {exc.message}"),
+            error=exc.error, stderr=exc.stderr, death=death)
+    return WorkerFailure("task", (
+        f"{judge} {ended} during {death.op}: the reference (or a library it calls) crashed, not the kernel; "
+        f"{exc.message}"), error=exc.error, stderr=exc.stderr, death=death)
+
+
 @dataclass
 class CaseRef:
     """One case and seed to make inputs for."""
@@ -102,7 +136,8 @@ class Judging:
                                         timeout=timeout, on_progress=progress)
         except WorkerFailure as exc:
             self.remove_folder()
-            raise reference_too_slow(exc, timeout, limit, "importing the reference") from exc
+            slow = reference_too_slow(exc, timeout, limit, "importing the reference")
+            raise (judge_died(slow, limit) if limit is not None else slow) from exc
         except BaseException:
             self.remove_folder()
             raise

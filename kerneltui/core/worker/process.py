@@ -36,6 +36,16 @@ SIGNAL_MEANING = {
 }
 
 
+@dataclass(frozen=True)
+class WorkerDeath:
+    """How a worker ended while it served a request: whose it was and what stopped it, for the rung
+    that decides whose fault it was (a judge's death is not the kernel's)."""
+
+    role: str  # "judge" or "candidate"
+    op: str  # the request it was serving
+    signal: str = ""  # the signal that ended it, by name ("SIGKILL"), where one did
+
+
 @dataclass
 class WorkerFailure(Exception):
     """A request that did not produce a result."""
@@ -45,6 +55,7 @@ class WorkerFailure(Exception):
     message: str
     error: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
+    death: WorkerDeath | None = None  # kind "crash": how the worker ended
 
     def __str__(self) -> str:
         return self.message
@@ -151,7 +162,8 @@ class WorkerProcess:
         if self._tampered:
             raise WorkerFailure("tamper", self._tampered, stderr=self.stderr_tail())
         if not self.alive:
-            raise WorkerFailure("crash", f"the worker is no longer running ({self._dead or 'exited'})", stderr=self.stderr_tail())
+            raise WorkerFailure("crash", f"the worker is no longer running ({self._dead or 'exited'})", stderr=self.stderr_tail(),
+                                death=WorkerDeath(self.role, op))
         self.used = True
         req_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -166,7 +178,7 @@ class WorkerProcess:
             await self.proc.stdin.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._pending.pop(req_id, None)
-            raise await self._crash_failure(op) from exc
+            raise await self._crash_failure(op, op) from exc
         try:
             reply = await asyncio.wait_for(asyncio.shield(future), timeout)
         except TimeoutError:
@@ -192,7 +204,7 @@ class WorkerProcess:
         if reply.get("ok"):
             return dict(reply.get("result") or {})
         if reply.get("crashed"):
-            raise await self._crash_failure(phase)
+            raise await self._crash_failure(op, phase)
         error = dict(reply.get("error") or {})
         kind = "task" if error.get("task_error") is True else "error"  # the task cannot run here: exit 2
         raise WorkerFailure(kind, str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
@@ -201,7 +213,7 @@ class WorkerProcess:
         doing = self._last_progress.get(req_id)
         return f"{op} ({doing})" if doing else op
 
-    async def _crash_failure(self, op: str) -> WorkerFailure:
+    async def _crash_failure(self, op: str, phase: str) -> WorkerFailure:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.proc.wait(), 5.0)
         await asyncio.sleep(0.05)  # let the stderr reader drain the last lines
@@ -210,21 +222,22 @@ class WorkerProcess:
         # A remote runner knows what its transport's exit status means (ssh: 255 is a lost link).
         lost = getattr(self.runner, "lost_connection", lambda _rc: None)(rc)
         if lost:
-            return WorkerFailure("connection", f"{lost} during {op}", stderr=tail)
+            return WorkerFailure("connection", f"{lost} during {phase}", stderr=tail)
         remote_signal = getattr(self.runner, "exit_signal", lambda _rc: None)(rc)
         if remote_signal:
             rc = -remote_signal
+        name = ""
         if rc is not None and rc < 0:
             try:
                 name = signal.Signals(-rc).name
             except ValueError:
                 name = f"signal {-rc}"
             meaning = SIGNAL_MEANING.get(name, "")
-            msg = f"the worker died with {name}" + (f" ({meaning})" if meaning else "") + f" during {op}"
+            msg = f"the worker died with {name}" + (f" ({meaning})" if meaning else "") + f" during {phase}"
         elif rc is not None:
-            msg = f"the worker exited with status {rc} during {op}"
+            msg = f"the worker exited with status {rc} during {phase}"
         else:
-            msg = f"the worker's connection closed during {op}"
+            msg = f"the worker's connection closed during {phase}"
         last = [line for line in tail.splitlines() if line.strip()][-3:]
         cuda = next((line.strip() for line in tail.splitlines() if CUDA_FAULT.search(line)), None)
         if cuda and cuda not in last:
@@ -232,7 +245,7 @@ class WorkerProcess:
             msg += f"; CUDA error: {cuda[:300]}"
         if last:
             msg += "; last output: " + " | ".join(line.strip()[:200] for line in last)
-        return WorkerFailure("crash", msg, stderr=tail)
+        return WorkerFailure("crash", msg, stderr=tail, death=WorkerDeath(self.role, op, name))
 
     # -- reading --------------------------------------------------------------------------------
 
