@@ -215,8 +215,9 @@ class Task:
                 names.append(required)
         return names
 
-    def read_sources(self, replaced: dict[str, str] | None = None) -> dict[str, str]:
-        """The task's source files as text, those in ``replaced`` (e.g. a proposed kernel) with its text."""
+    def published_sources(self) -> dict[str, str]:
+        """The task's source files as text, as published: linked files in place under their names, no
+        module constant rewritten. With ``load``, what another process (a Ray node) loads this task from."""
         files: dict[str, str] = {}
         for name in self.source_files():
             path = Path(self.linked_files[name]) if name in self.linked_files else self.root / name
@@ -224,6 +225,12 @@ class Task:
                 files[name] = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
+        return files
+
+    def read_sources(self, replaced: dict[str, str] | None = None) -> dict[str, str]:
+        """The task's source files as this run uses them (module constants rewritten), those in
+        ``replaced`` (e.g. a proposed kernel) with its text."""
+        files = self.published_sources()
         published = files.get(self.reference_file)
         if self.constants and published is not None:
             files[self.reference_file] = rewrite(published, self.constants, self.reference_path)

@@ -2,7 +2,8 @@
 
 A batch with a correct, a wrong and a segfaulting candidate: the crash fails only its own run (the
 kernel ran in a child of the Ray worker, which survives and takes the next task), each task held a
-"GPU" of its own while it ran, and the table ranks correct first.
+"GPU" of its own while it ran, and the table ranks correct first. A KernelBench problem run scaled:
+the node loads it with the same --set/--scale, so a candidate's own copy of a size constant follows.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 from kerneltui.core.batch import find_candidates, format_table
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.task import LoadOptions
 from kerneltui.core.task_loaders.load import load_task
 
 ray = pytest.importorskip("ray", reason="needs Ray (pip install 'kerneltui[remote]', installed by ./dev setup)")
@@ -65,6 +67,47 @@ def test_batch_with_a_crashing_candidate(ray_cluster, example_task, tmp_path: Pa
     alive = {ray_cluster.get(whoami.remote()) for _ in range(4)}
     assert any(p == pid for p in alive) or _pid_alive(pid)
     assert "FAILED" in format_table(results)
+
+
+DOUBLE = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+          "        return x * 2.0\n\n\nN = 4096\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n\n\n"
+          "def get_init_inputs():\n    return []\n")
+OWN_N = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+N = 4096  # a copy of the problem's constant, which sizes the launch
+BLOCK = 1024
+
+
+@triton.jit
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty(N, device=x.device)
+        double[(triton.cdiv(N, BLOCK),)](x, out, N, BLOCK=BLOCK)
+        return out
+"""
+
+
+def test_candidates_own_copy_of_a_constant_follows_scale_on_the_node(ray_cluster, tmp_path: Path) -> None:
+    # Before, the node loaded the problem already scaled but without the load options, so the
+    # candidate ran at its own N = 4096 on inputs of 1024 and failed.
+    (tmp_path / "double.py").write_text(DOUBLE)
+    (tmp_path / "double_new.py").write_text(OWN_N)
+    task = load_task(tmp_path / "double.py", None, LoadOptions(scale=0.25))
+    candidates = find_candidates(str(tmp_path / "double_new.py"), task)
+    results, _ = verify_ray(task, candidates, "local", RunOptions(rungs=["correctness"], seeds=1))
+
+    assert results[0].correct, results[0].failure
+    run = next(r for r in results[0].report["rungs"] if r["name"] == "run")
+    assert run["summary"].startswith("out (1024,) float32"), run
 
 
 def _pid_alive(pid: int) -> bool:

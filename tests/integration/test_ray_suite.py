@@ -1,5 +1,5 @@
 """A suite on a local Ray cluster started here (CPUs standing in for two GPUs): one Ray task per
-item, each with its own task bundle (the module constants already rewritten), every verdict in
+item, each with its own task bundle (the published files and the load options), every verdict in
 the results file as it lands, and a second pass that reuses them all."""
 
 from __future__ import annotations

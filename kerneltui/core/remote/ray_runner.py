@@ -6,7 +6,9 @@ candidate's benchmark never shares a GPU with another benchmark. Inside the Ray 
 loop runs with local single-use workers, which are *child processes* of the Ray worker: a kernel
 that segfaults or hangs kills its child, fails its rung, and the Ray worker lives on.
 
-The task's source files travel with each Ray task (they are small), and kerneltui itself travels
+The task's source files travel with each Ray task (they are small) as published, with the options
+the task was loaded with (``--backend``, ``--set``, ``--scale``): the node loads it as this machine
+did, so a candidate's own copies of rewritten constants follow there too. kerneltui itself travels
 as a ``py_modules`` entry of the runtime environment, so the nodes need Python, torch and Ray but
 no kerneltui install. Results come back as the run's JSON report; dump folders stay on the node.
 """
@@ -21,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import kerneltui
 from kerneltui.core.batch import Candidate, CandidateResult, failed_result, rank, result_from_report
@@ -69,19 +71,30 @@ def connect(address: str, **init: Any) -> Any:
     return ray
 
 
-def task_bundle(task: Task) -> dict[str, Any]:
-    """What a node needs to rebuild the task: its source files (the module constants already
-    rewritten, linked files in place), which path to load, the kernel and the declared backend."""
-    arg = task.reference_file if task.format == "kernelbench" else "."
-    return {"files": task.read_sources(), "load": arg, "kernel_file": task.kernel_file, "name": task.name,
-            "backend": task.backend}
+class TaskBundle(TypedDict):
+    """What a node needs to rebuild the task as this machine loaded it."""
+
+    files: dict[str, str]  # the task's source files as published, linked files in place
+    path: str  # what to load, relative to the files' folder
+    kernel_file: str
+    name: str
+    load: dict[str, Any]  # LoadOptions.to_dict(): --backend, --set, --scale, applied on the node again
+
+
+def task_bundle(task: Task) -> TaskBundle:
+    """The task's published files and load options: loading them again, the node rewrites the
+    module constants, and the candidate's own copies of them (whatever source it is given), as
+    ``load_task`` did here."""
+    path = task.reference_file if task.format == "kernelbench" else "."
+    return {"files": task.published_sources(), "path": path, "kernel_file": task.kernel_file, "name": task.name,
+            "load": task.load.to_dict()}
 
 
 def cluster_gpus(ray: Any) -> int:
     return int(ray.cluster_resources().get("GPU", 0))
 
 
-def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any]) -> dict[str, Any]:
+def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> dict[str, Any]:
     """The body of one Ray task: rebuild the task in a temp folder and run the loop on the candidate.
 
     The loop's workers are local child processes of this Ray worker (LocalRunner), so candidate
@@ -107,8 +120,7 @@ def verify_on_node(bundle: dict[str, Any], source: str, options: dict[str, Any])
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        task = load_task(root / bundle["load"], root / bundle["kernel_file"],
-                         LoadOptions(backend=bundle.get("backend")))
+        task = load_task(root / bundle["path"], root / bundle["kernel_file"], LoadOptions.from_dict(bundle["load"]))
         run_options = replace(RunOptions.from_dict(options), kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
     placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
@@ -126,7 +138,7 @@ def verify_ray(task: Task, candidates: list[Candidate], address: str, options: R
     return rank(results), info
 
 
-def verify_bundles(jobs: list[tuple[str, dict[str, Any], str]], address: str, options: RunOptions,
+def verify_bundles(jobs: list[tuple[str, TaskBundle, str]], address: str, options: RunOptions,
                    on_result: Callable[[CandidateResult], None] | None = None,
                    use_gpus: bool | None = None) -> tuple[list[CandidateResult], dict[str, Any]]:
     """One Ray task per (name, task bundle, candidate source); results in finishing order (a suite
