@@ -27,16 +27,25 @@ from kerneltui.core.task_loaders.load import load_task
 SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
 
 
-def add_format_options(p: argparse.ArgumentParser) -> None:
-    """--backend, --set and --scale: what the command line adds to a task's own settings."""
+def add_format_options(p: argparse.ArgumentParser, per_problem: bool = False) -> None:
+    """--backend, --set and --scale: what the command line adds to a task's own settings.
+    ``per_problem`` (the suite): --set and --scale may also name the one problem they apply to."""
     p.add_argument("--backend", choices=BACKENDS,
                    help="the DSL the kernel must be written in (KernelBench: default triton or the file's "
                         "`# kerneltui: backend = …` line; GPU MODE: detected from the submission)")
+    scale_help = ("KernelBench: multiply every size constant (integers ≥ 16) by F, keeping their power-of-two "
+                  "factors up to 16 (e.g. --scale 0.01 for GB-scale problems on a small machine)")
+    if per_problem:
+        p.add_argument("--set", dest="constants", action="append", default=[], metavar="[PROBLEM:]NAME=VALUE",
+                       help="KernelBench: rewrite module constant NAME (a size) in every problem that defines it, "
+                            "or in PROBLEM alone (its file's stem, e.g. 30_SoftsignWide:dim=4096); repeatable")
+        p.add_argument("--scale", dest="scales", action="append", default=[], metavar="[PROBLEM:]F",
+                       help=scale_help.replace("by F,", "by F (in PROBLEM alone with PROBLEM:F, which wins over "
+                                                        "the suite's F; repeatable),"))
+        return
     p.add_argument("--set", dest="constants", action="append", default=[], metavar="NAME=VALUE",
                    help="KernelBench: rewrite the problem's module constant NAME (a size) for this run; repeatable")
-    p.add_argument("--scale", type=float, metavar="F",
-                   help="KernelBench: multiply every size constant (integers ≥ 16) by F, keeping their power-of-two "
-                        "factors up to 16 (e.g. --scale 0.01 for GB-scale problems on a small machine)")
+    p.add_argument("--scale", type=float, metavar="F", help=scale_help)
 
 
 def load_options(args: argparse.Namespace) -> LoadOptions:

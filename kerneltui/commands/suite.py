@@ -5,6 +5,9 @@ candidates are found by each format's conventions (see ``core.suite.discover``).
 a time per visible GPU (``-j`` at once without one: correctness only). ``--ray ADDRESS`` (or
 ``--ray local`` for a one-node cluster started by this command): one Ray task per item.
 
+Sizes (KernelBench): ``--set NAME=VALUE`` and ``--scale F`` apply to every problem that defines the
+constant; ``--set PROBLEM:NAME=VALUE`` and ``--scale PROBLEM:F`` to that problem alone, on top.
+
 Every finished item is appended to ``DIR/.kerneltui/suite-results.jsonl`` (``--results FILE``);
 a second run with the same sources and options takes those verdicts instead of running again, so
 an interrupted suite resumes (``--restart`` runs everything again).
@@ -16,12 +19,23 @@ error in some problem (with ``--json``, a JSON error object when the suite canno
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands.check import add_format_options, load_options, usage_error
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+
+if TYPE_CHECKING:
+    from kerneltui.core.suite.discover import Suite
+    from kerneltui.core.suite.run import ProblemSizes
+    from kerneltui.core.task import LoadOptions
+
+# A problem's own --set and --scale: PROBLEM:NAME=VALUE and PROBLEM:F (a problem's name has no ':').
+PROBLEM_SET = re.compile(r"^([^:=\s]+):([A-Za-z_]\w*=.+)$")
+PROBLEM_SCALE = re.compile(r"^([^:=\s]+):(.+)$")
 
 EPILOG = """candidates (without --candidates, beside the problems):
   KernelBench  <stem>_new.py or <stem>_kernel.py next to <id>_<Name>.py
@@ -50,8 +64,60 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "ray://HOST:PORT), or `local` to start a one-node cluster here")
     p.add_argument("--results", metavar="FILE", help="the results file (default DIR/.kerneltui/suite-results.jsonl)")
     p.add_argument("--restart", action="store_true", help="forget earlier results and verify every item again")
-    add_format_options(p)
+    add_format_options(p, per_problem=True)
     p.set_defaults(func=main)
+
+
+def sizes_from(args: argparse.Namespace, suite: Suite) -> tuple[LoadOptions, dict[str, ProblemSizes]]:
+    """The suite's load options and each named problem's own sizes; a malformed value, a suite-wide
+    --scale given twice or a problem the suite lacks raises ValueError saying which."""
+    from kerneltui.core.suite.run import ProblemSizes
+
+    common_sets: list[str] = []
+    own_sets: dict[str, list[str]] = {}
+    for text in args.constants or []:
+        m = PROBLEM_SET.match(text)
+        if m:
+            own_sets.setdefault(_problem(m.group(1), f"--set {text}", suite), []).append(m.group(2))
+        else:
+            common_sets.append(text)
+    scale: float | None = None
+    own_scales: dict[str, float] = {}
+    for text in args.scales or []:
+        m = PROBLEM_SCALE.match(text)
+        if m:
+            own_scales[_problem(m.group(1), f"--scale {text}", suite)] = _factor(m.group(2), text)
+        elif scale is not None:
+            raise ValueError(f"--scale {text}: the suite's factor is already {scale:g}; name a problem to scale "
+                             "it alone (--scale PROBLEM:F)")
+        else:
+            scale = _factor(text, text)
+    load = load_options(argparse.Namespace(backend=args.backend, constants=common_sets, scale=scale))
+    sizes = {}
+    for problem in dict.fromkeys([*own_sets, *own_scales]):
+        own = load_options(argparse.Namespace(backend=None, constants=own_sets.get(problem, []), scale=None))
+        sizes[problem] = ProblemSizes(constants=own.constants, scale=own_scales.get(problem))
+    return load, sizes
+
+
+def _problem(name: str, flag: str, suite: Suite) -> str:
+    if name in suite.problems:
+        return name
+    close = difflib.get_close_matches(name, suite.problems, n=3)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"its problems: {', '.join(suite.problems[:8])}" + (
+        " …" if len(suite.problems) > 8 else "")
+    raise ValueError(f"{flag}: {suite.root} has no problem {name!r} (a problem is named by its file's stem or "
+                     f"folder); {hint}")
+
+
+def _factor(text: str, flag_value: str) -> float:
+    try:
+        factor = float(text)
+    except ValueError:
+        raise ValueError(f"--scale {flag_value}: write a factor F or PROBLEM:F, e.g. --scale 0.01") from None
+    if not 0 < factor < float("inf"):
+        raise ValueError(f"--scale {flag_value}: the factor must be positive")
+    return factor
 
 
 def main(args: argparse.Namespace) -> int:
@@ -65,8 +131,8 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.suite.table import format_summary, format_table
 
     try:
-        load = load_options(args)
         suite = discover(Path(args.dir), Path(args.candidates) if args.candidates else None)
+        load, sizes = sizes_from(args, suite)
         rungs = rung_registry.resolve(parse_rungs(args.rungs) or suite_run.SUITE_RUNGS)
     except (ValueError, SuiteError) as exc:
         return usage_error(args, str(exc))
@@ -99,7 +165,7 @@ def main(args: argparse.Namespace) -> int:
     results = ResultsFile(Path(args.results) if args.results else suite.root / ".kerneltui" / RESULTS_NAME)
     if args.restart:
         results.clear()
-    prepared = suite_run.prepare(suite, load, settings)
+    prepared = suite_run.prepare(suite, load, settings, sizes)
     known = {p.item.key for p in prepared if p.done is not None}  # task errors, no candidate: no run needed
     reused = suite_run.reuse(prepared, results)
     for p in prepared:

@@ -1,7 +1,8 @@
 """``kerneltui suite DIR`` on folders laid out as the published sets are, on the CPU (correctness only).
 
-A KernelBench level folder with its honest candidates beside the problems, then with broken and
-torch-only ones from run folders in KernelBench's own layout; a GPU MODE problems folder with its
+A KernelBench level folder with its honest candidates beside the problems (at the suite's sizes,
+then with one problem's own), then with broken and torch-only ones from run folders in KernelBench's
+own layout; a GPU MODE problems folder with its
 submissions and with a folder of wrong ones; a folder of native tasks; a problem that cannot run
 here; and a resumed suite that verifies only what changed.
 """
@@ -58,6 +59,42 @@ def test_kernelbench_level_folder_honest_then_resumed(tmp_path):
     # Other sizes are another suite: nothing is reused.
     code, rescaled, _ = suite(str(root / "level1"), "--scale", "0.003", "--restart")
     assert rescaled["reused"] == 0
+
+
+def run_summaries(report: dict) -> dict[str, str]:
+    return {r["problem"]: next(g["summary"] for g in r["rungs"] if g["name"] == "run") for r in report["results"]}
+
+
+def test_kernelbench_problems_sized_one_by_one(tmp_path):
+    # Before, --scale took one factor for the whole suite (and PROBLEM:F was "invalid float value"):
+    # scaling the one GB-sized problem down scaled every other one too.
+    root = copy(KB, tmp_path / "kb")
+    code, report, _ = suite(str(root / "level1"), "--scale", "30_SoftsignWide:0.004", "--set", "23_RowSoftmax:dim=500",
+                            "--rungs", "run")
+    assert code == 0, report
+    shapes = run_summaries(report)
+    assert shapes["30_SoftsignWide"].startswith("out (16, 1568) float32"), shapes
+    assert shapes["23_RowSoftmax"].startswith("out (16, 500) float32"), shapes
+    assert shapes["7_ScaledReLU"].startswith("out (16, 257) float32"), shapes  # the published sizes
+    # A problem's own factor wins over the suite's, which the others take.
+    code, report, _ = suite(str(root / "level1"), "--scale", "0.5", "--scale", "30_SoftsignWide:0.004",
+                            "--rungs", "run", "--restart")
+    assert code == 0, report
+    shapes = run_summaries(report)
+    assert shapes["30_SoftsignWide"].startswith("out (16, 1568) float32"), shapes
+    assert shapes["23_RowSoftmax"].startswith("out (16, 496) float32"), shapes
+
+
+def test_a_size_for_a_problem_the_suite_lacks_is_a_usage_error(tmp_path):
+    root = copy(KB, tmp_path / "kb")
+    for flags, said in ((["--set", "30_Softsign:dim=64"], "has no problem '30_Softsign'"),
+                        (["--scale", "30_Softsign:0.01"], "did you mean 30_SoftsignWide?"),
+                        (["--scale", "0.5", "--scale", "0.1"], "the suite's factor is already 0.5"),
+                        (["--scale", "30_SoftsignWide:tiny"], "write a factor F or PROBLEM:F")):
+        proc = run_cli("suite", str(root / "level1"), "--json", *flags)
+        assert proc.returncode == 2, proc.stdout
+        error = json.loads(proc.stdout)["error"]
+        assert error["kind"] == "usage" and said in error["message"], error
 
 
 def test_kernelbench_broken_and_torch_only_candidates_all_fail(tmp_path):

@@ -40,8 +40,27 @@ class Prepared:
     done: ItemResult | None = None
 
 
-def load_options_for(item: SuiteItem, options: LoadOptions) -> LoadOptions:
-    """``--set`` applies to the problems that define the constant; the others keep theirs."""
+@dataclass(frozen=True)
+class ProblemSizes:
+    """One problem's own sizes (``--set PROBLEM:NAME=VALUE``, ``--scale PROBLEM:F``), over the suite's."""
+
+    constants: tuple[tuple[str, str], ...] = ()
+    scale: float | None = None
+
+
+def load_options_for(item: SuiteItem, options: LoadOptions, own: ProblemSizes | None = None) -> LoadOptions:
+    """``--set`` applies to the problems that define the constant; the others keep theirs. A
+    problem's own sizes come on top: its value of a name wins, its factor replaces the suite's. Its
+    own names are not filtered: one the problem lacks is its task error, as with ``check --set``."""
+    common = _defined_here(item, options)
+    if own is None:
+        return common
+    mine = {name for name, _ in own.constants}
+    constants = tuple(pair for pair in common.constants if pair[0] not in mine) + own.constants
+    return replace(common, constants=constants, scale=common.scale if own.scale is None else own.scale)
+
+
+def _defined_here(item: SuiteItem, options: LoadOptions) -> LoadOptions:
     if not options.constants or item.path.suffix != ".py":
         return options
     from kerneltui.core.task_loaders.constants import module_constants
@@ -54,8 +73,11 @@ def load_options_for(item: SuiteItem, options: LoadOptions) -> LoadOptions:
     return replace(options, constants=tuple((n, v) for n, v in options.constants if n in names))
 
 
-def prepare(suite: Suite, load: LoadOptions, settings: dict[str, Any]) -> list[Prepared]:
-    """Load every item's task (with its candidate) and compute its fingerprint."""
+def prepare(suite: Suite, load: LoadOptions, settings: dict[str, Any],
+            sizes: dict[str, ProblemSizes] | None = None) -> list[Prepared]:
+    """Load every item's task (with its candidate, at the suite's sizes or the problem's own in
+    ``sizes``, by problem name) and compute its fingerprint."""
+    sizes = sizes or {}
     out: list[Prepared] = []
     for item in suite.items:
         if item.candidate is None:
@@ -64,11 +86,12 @@ def prepare(suite: Suite, load: LoadOptions, settings: dict[str, Any]) -> list[P
                                 failure=_no_candidate(suite, item), fingerprint=fp)
             out.append(Prepared(item, fp, done=result))
             continue
+        options = load_options_for(item, load, sizes.get(item.problem))
         try:
-            task = load_task(item.path, item.candidate, load_options_for(item, load))
+            task = load_task(item.path, item.candidate, options)
             files = task.read_sources()
         except TaskError as exc:
-            fp = record.fingerprint(_raw_sources(item), {**settings, "load": repr(load)})
+            fp = record.fingerprint(_raw_sources(item), {**settings, "load": repr(options)})
             result = ItemResult(key=item.key, problem=item.problem, candidate=item.label, status="task error",
                                 failure=f"task error: {exc}", fingerprint=fp)
             out.append(Prepared(item, fp, done=result))
