@@ -55,6 +55,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     options = RunOptions(rungs=parse_rungs(args.rungs), seeds=args.seeds, timeout_s=args.timeout,
                          arch=args.arch, origin="save")
     saved_at: dict[str, float] = {}
+    stopping = False  # Ctrl+C (or SIGTERM): a run cancelled now was not replaced by a newer save
 
     def emit(event: Event) -> None:
         if isinstance(event, RunStarted):
@@ -66,7 +67,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
             print(rung_line(event.result) + extra, flush=True)
         elif isinstance(event, RunFinished):
             if event.cancelled:
-                print("cancelled: a newer save arrived", flush=True)
+                print("cancelled: " + ("watch stopped" if stopping else "a newer save arrived"), flush=True)
             else:
                 print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)
 
@@ -90,6 +91,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
                     log.write(FileChanged(path=str(path), source_hash=digest))
             scheduler.request(options)
     finally:
+        stopping = True
         await scheduler.cancel()
         await loop.close()
         close_session_log(log)
