@@ -184,7 +184,7 @@ async def test_a_failing_trial_goes_back_to_the_model(example_task, tmp_path):
     task_dir = example_task("vector_add")
     broken = (task_dir / "kernel.py").read_text().replace("x + y, mask=mask", "x - y, mask=mask")
     turns = [{"tool_calls": [propose("subtract", source=broken)]}, {"text": "It failed.", "expect": "FAILED"}]
-    session, rec, provider = make_chat(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs=NO_DUMP)
     try:
         await session.send("go")
     finally:
