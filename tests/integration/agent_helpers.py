@@ -26,6 +26,9 @@ BLOCK_4096 = """\
      return out
 """
 BLOCK_2048 = "@@ -19,1 +19,1 @@\n-    BLOCK = 1024\n+    BLOCK = 2048\n"
+# Every default rung but the dump: its ahead-of-time compiles (15-30 s a trial on a CPU) decide nothing
+# in an agent's trial here; the dump in a trial is tested by test_agent_override (trial_rungs "compile,dump").
+NO_DUMP = "prechecks,compile,run,correctness,benchmark,roofline"
 
 
 def propose(rationale: str, **arguments: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from kerneltui.core.agent.auto import AutoLimits
 from kerneltui.core.agent.prices import Price, PriceTable
 from kerneltui.core.events import AgentError, Notice, RunStarted, UserMessage
 from kerneltui.core.history import HistoryStore
-from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, make_chat, propose
+from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, NO_DUMP, make_chat, propose
 
 
 def broken_kernel(text: str) -> str:
@@ -30,7 +30,7 @@ async def test_without_a_benchmark_it_works_toward_correctness_and_stops_once_co
         {"text": "Done."},
         {"text": "never reached", "tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]},
     ]
-    session, rec, provider = make_chat(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs=NO_DUMP)
     try:
         result = await session.run_auto("make it correct and fast", AutoLimits(iterations=3, target_pct_roofline=90))
     finally:

@@ -21,7 +21,7 @@ from kerneltui.core.events import (
 )
 from kerneltui.core.history import HistoryStore
 from kerneltui.core.task import source_hash
-from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, last_sent, make_chat, propose
+from tests.integration.agent_helpers import BLOCK_2048, BLOCK_4096, NO_DUMP, last_sent, make_chat, propose
 
 
 def decision_json(text: str) -> dict:
@@ -41,7 +41,7 @@ async def test_propose_trial_reject_with_reason_then_accept_then_undo(example_ta
         {"text": "Passed too."},
         {"text": "Back to the start, understood.", "expect": "undone"},
     ]
-    session, rec, provider = make_chat(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs=NO_DUMP)
     try:
         turn = await session.send("make it faster")
         assert turn.error is None and turn.proposals == ["p1"] and turn.requests == 2
@@ -184,7 +184,7 @@ async def test_a_failing_trial_goes_back_to_the_model(example_task, tmp_path):
     task_dir = example_task("vector_add")
     broken = (task_dir / "kernel.py").read_text().replace("x + y, mask=mask", "x - y, mask=mask")
     turns = [{"tool_calls": [propose("subtract", source=broken)]}, {"text": "It failed.", "expect": "FAILED"}]
-    session, rec, provider = make_chat(task_dir, turns, tmp_path)
+    session, rec, provider = make_chat(task_dir, turns, tmp_path, trial_rungs=NO_DUMP)
     try:
         await session.send("go")
     finally:

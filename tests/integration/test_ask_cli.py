@@ -9,6 +9,7 @@ import pytest
 
 from kerneltui.paths import package_dir
 from tests.conftest import ROOT, run_cli
+from tests.integration.agent_helpers import NO_DUMP
 from tests.llm_server import (
     LLMServer,
     anthropic_error,
@@ -24,9 +25,10 @@ DEMO = package_dir() / "data" / "agent" / "vector_add_demo.toml"
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    """No user config, a private cache, one seed per case in trials, and no keys unless a test adds one."""
+    """No user config, a private cache, one seed per case in trials and no dump (NO_DUMP), and no keys unless
+    a test adds one."""
     return {"KERNELTUI_CONFIG": str(tmp_path / "no-config.toml"), "KERNELTUI_CACHE_DIR": str(tmp_path / "cache"),
-            "KERNELTUI_AGENT_TRIAL_SEEDS": "1", "KERNELTUI_AGENT_MAX_RETRIES": "0",
+            "KERNELTUI_AGENT_TRIAL_SEEDS": "1", "KERNELTUI_AGENT_TRIAL_RUNGS": NO_DUMP, "KERNELTUI_AGENT_MAX_RETRIES": "0",
             "KERNELTUI_AGENT_CONTEXT_DIR": str(ROOT / "context"),
             "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
 
