@@ -101,6 +101,12 @@ class KernelApp(ReplayActions, App[None]):
         return self._panes_built and bool(self.screen_stack) and isinstance(self.screen_stack[0], MainScreen)
 
     @property
+    def agent_attached(self) -> bool:
+        """The agent sees the app's events: from just after the first frame (``_start_work``); a run
+        started before then is not among its results."""
+        return self._attached is self.agent
+
+    @property
     def main(self) -> MainScreen:
         screen = self.screen_stack[0]
         assert isinstance(screen, MainScreen)

@@ -70,6 +70,9 @@ async def test_the_agent_shares_the_pool_and_sees_the_apps_runs(example_task, se
         await pilot.pause()
         session = app.agent.chat
         assert session.pool is app.bench.pool  # one pool: the agent's trials wait in the benchmark's quiet() too
+        # The agent is attached just after the first frame; a run started before then (seen under CI's
+        # load) is not one it observes.
+        await wait_for(pilot, lambda: app.agent_attached, 30, "the agent attached")
         app.action_run_loop()
         await wait_for(pilot, lambda: any(isinstance(e, ev.RunFinished) for e in app.bridge.log), 180, "the run")
         run = next(e for e in app.bridge.log if isinstance(e, ev.RunFinished))
