@@ -90,18 +90,23 @@ def _remap(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
     """Slots the judge had to give new memory (inputs whose layout changes with the seed)."""
     for slot, wire in (args.get("remap") or {}).items():
         # The slot's old mapping goes first: kept, it would pin the judge's old buffers too.
-        lot = _slot_lot(bench.index, int(slot))
+        lot = slot_lot(bench.index, int(slot))
         ex.release([lot])
         bench.slots[int(slot)] = ex.load(wire, lot)
 
 
-def _slots_prefix(case: int) -> str:
-    return f"slots{case}."
+def slot_lot(case: int, slot: int) -> str:
+    """The exchange lot of one benchmark input slot, on either side (the judge's export of its
+    buffers, the candidate's mapping of them): released alone when the slot gets new buffers, since
+    a side that kept every earlier set would pin them all (the CUDA elementwise task's judge held
+    130 GB after a few seconds of timing), and with the rest of its case when the next case begins."""
+    return f"slot{case}.{slot}"
 
 
-def _slot_lot(case: int, slot: int) -> str:
-    """The candidate's mapping of one input slot (its own lot, dropped when the judge moves the slot)."""
-    return f"{_slots_prefix(case)}{slot}"
+def slot_lots(ex: Any, case: int | None = None) -> list[str]:
+    """The slot lots ``ex`` holds: of ``case``, or of every case when None."""
+    prefix = "slot" if case is None else f"slot{case}."
+    return [lot for lot in ex.lots() if lot.startswith(prefix)]
 
 
 def require_gpu(state: WorkerState, what: str) -> None:
@@ -163,8 +168,8 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
     index = int(args["case"])
     previous = getattr(state, "bench_case", None)
     if previous is not None:
-        ex.release([lot for lot in ex.lots() if lot.startswith(_slots_prefix(previous.index))] + list(previous.kept))
-    slots = [ex.load(w, _slot_lot(index, i)) for i, w in enumerate(args["slots"])]
+        ex.release(slot_lots(ex, previous.index) + list(previous.kept))
+    slots = [ex.load(w, slot_lot(index, i)) for i, w in enumerate(args["slots"])]
     props = torch.cuda.get_device_properties(0)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
     flusher = timing.L2Flusher(torch, l2, BenchSettings.from_mapping(args.get("settings")).flush)

@@ -21,7 +21,7 @@ from typing import Any
 
 from kerneltui.core.bench import timing
 from kerneltui.core.bench.stats import BenchSettings
-from kerneltui.core.worker.ops_bench import require_gpu
+from kerneltui.core.worker.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.ops_judge import _judge
 from kerneltui.core.worker.recheck import OutputCheck
@@ -122,7 +122,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     # The earlier case's slots (its exchange lot and the pool holding them) go before this case's
     # are made: a judge that kept them would hold every case's pool at once.
     state.bench_pool = None  # type: ignore[attr-defined]
-    judge.exchange.release([lot for lot in judge.exchange.lots() if lot.startswith("pool")])
+    judge.exchange.release(slot_lots(judge.exchange))
     free, _ = torch.cuda.mem_get_info()
     pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
                             with_reference=True, budget_bytes=int(free * settings.pool_fraction),
@@ -167,10 +167,7 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
     if failure is None and args.get("renew", True):
         t0 = time.perf_counter()
         for slot in pool.renew(sorted(set(slots))):
-            # A slot that got new buffers gives up its old ones: the judge kept every export of the
-            # case alive (the CUDA elementwise task, whose scalars change with the seed, held 130 GB
-            # after a few seconds of timing and ran the GPU out of memory).
-            lot = slot_lot(index, slot)
+            lot = slot_lot(index, slot)  # the slot got new buffers: its old export goes (see slot_lot)
             judge.exchange.release([lot])
             moved[str(slot)] = judge.exchange.export(pool.slot(slot).inputs, lot, share_storage=True)
         state.sync()
@@ -179,12 +176,6 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
     return {"failure": failure, "checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full,
             "renewed": renewed, "moved": moved, "generate_ms": round(generate_ms, 3), "in_place": pool.in_place,
             "pool": timing.pool_facts(pool)}
-
-
-def slot_lot(case: int, slot: int) -> str:
-    """The exchange lot of one input slot's buffers: released on its own when the slot is given new
-    buffers, and with every ``pool`` lot when the next case begins."""
-    return f"pool{case}.{slot}"
 
 
 def _l2_bytes(torch: Any) -> int:
