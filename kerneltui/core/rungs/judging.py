@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from kerneltui.core.worker import wire
-from kerneltui.core.worker.process import SIGNAL_MEANING, WorkerFailure, WorkerProcess
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess, signal_words
 from kerneltui.core.worker.replies import CallReply, VerdictReply
 
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
@@ -90,9 +90,7 @@ def judge_died(exc: WorkerFailure, limit: StepLimit) -> WorkerFailure:
             f"{judge} was killed (SIGKILL) during {death.op}: most likely by the system's out-of-memory killer, the "
             f"reference needing more host memory at this run's sizes than the machine has; the task's sizes, not the "
             f"kernel, are at fault here; {limit.smaller}"), error=exc.error, stderr=exc.stderr, death=death)
-    ended = f"died with {death.signal}" if death.signal else "ended"
-    meaning = SIGNAL_MEANING.get(death.signal, "")
-    ended += f" ({meaning})" if meaning else ""
+    ended = f"died with {signal_words(death.signal)}" if death.signal else "ended"
     if death.op in HOLDS_KERNEL_OUTPUT:
         return WorkerFailure("crash", (
             f"{judge} {ended} during {death.op}, while it held the kernel's output: {exc.message}"),

@@ -36,6 +36,12 @@ SIGNAL_MEANING = {
 }
 
 
+def signal_words(name: str) -> str:
+    """A signal by name with what it usually means: "SIGSEGV (segmentation fault: …)"."""
+    meaning = SIGNAL_MEANING.get(name, "")
+    return f"{name} ({meaning})" if meaning else name
+
+
 @dataclass(frozen=True)
 class WorkerDeath:
     """How a worker ended while it served a request: whose it was and what stopped it, for the rung
@@ -232,8 +238,7 @@ class WorkerProcess:
                 name = signal.Signals(-rc).name
             except ValueError:
                 name = f"signal {-rc}"
-            meaning = SIGNAL_MEANING.get(name, "")
-            msg = f"the worker died with {name}" + (f" ({meaning})" if meaning else "") + f" during {phase}"
+            msg = f"the worker died with {signal_words(name)} during {phase}"
         elif rc is not None:
             msg = f"the worker exited with status {rc} during {phase}"
         else:
