@@ -99,8 +99,8 @@ def _check_types(prefix: str, values: Mapping[str, Any], types: Mapping[str, tup
             continue
         value = values[key]
         # bool is an int to Python, never to a person: seeds=true is a mistake, record=1 too
-        if (isinstance(value, bool) and bool not in want) or not isinstance(value, want) or (
-                bool in want and not isinstance(value, bool)):
+        fits = isinstance(value, bool) if bool in want else isinstance(value, want) and not isinstance(value, bool)
+        if not fits:
             names = " or ".join("null" if t is type(None) else _JSON_NAMES.get(t, t.__name__) for t in want)
             raise ValueError(f"{prefix}{key} must be {names}, not {value!r}")
     if isinstance(values.get("rungs"), list) and not all(isinstance(r, str) for r in values["rungs"]):
