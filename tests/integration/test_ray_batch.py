@@ -9,6 +9,7 @@ the node loads it with the same --set/--scale, so a candidate's own copy of a si
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from kerneltui.core.batch import find_candidates, format_table
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import LoadOptions
 from kerneltui.core.task_loaders.load import load_task
+from tests.conftest import DATA
 
 ray = pytest.importorskip("ray", reason="needs Ray (pip install 'kerneltui[remote]', installed by ./dev setup)")
 
@@ -69,38 +71,12 @@ def test_batch_with_a_crashing_candidate(ray_cluster, example_task, tmp_path: Pa
     assert "FAILED" in format_table(results)
 
 
-DOUBLE = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-          "        return x * 2.0\n\n\nN = 4096\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n\n\n"
-          "def get_init_inputs():\n    return []\n")
-OWN_N = """import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-N = 4096  # a copy of the problem's constant, which sizes the launch
-BLOCK = 1024
-
-
-@triton.jit
-def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        out = torch.empty(N, device=x.device)
-        double[(triton.cdiv(N, BLOCK),)](x, out, N, BLOCK=BLOCK)
-        return out
-"""
-
-
 def test_candidates_own_copy_of_a_constant_follows_scale_on_the_node(ray_cluster, tmp_path: Path) -> None:
     # Before, the node loaded the problem already scaled but without the load options, so the
     # candidate ran at its own N = 4096 on inputs of 1024 and failed.
-    (tmp_path / "double.py").write_text(DOUBLE)
-    (tmp_path / "double_new.py").write_text(OWN_N)
+    # A problem whose N = 4096 the candidate copies into its own launch.
+    for name in ("double.py", "double_new.py"):
+        shutil.copy(DATA / "kernelbench" / "copied_constant" / name, tmp_path / name)
     task = load_task(tmp_path / "double.py", None, LoadOptions(scale=0.25))
     candidates = find_candidates(str(tmp_path / "double_new.py"), task)
     results, _ = verify_ray(task, candidates, "local", RunOptions(rungs=["correctness"], seeds=1))

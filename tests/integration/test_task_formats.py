@@ -334,38 +334,12 @@ def test_reference_slower_than_the_timeout_is_a_task_error_naming_the_setting(tm
     assert "`# kerneltui: timeouts = {run = SECONDS}` line in prob.py or --timeout SECONDS" in message
 
 
-COPIED_CONSTANT = '''import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-N = 4096  # a copy of the problem's constant, which sizes the launch
-BLOCK = 1024
-
-
-@triton.jit
-def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        out = torch.empty(N, device=x.device)
-        double[(triton.cdiv(N, BLOCK),)](x, out, N, BLOCK=BLOCK)
-        return out
-'''
-
-
 @pytest.mark.parametrize("resize", [("--set", "N=64"), ("--scale", "0.25")])
 def test_candidate_copies_of_module_constants_follow_set_and_scale(tmp_path, resize):
     # Before, the candidate ran at N = 4096 on inputs of the reduced N: it read past them and crashed.
+    for name in ("double.py", "double_new.py"):  # the candidate copies the problem's N = 4096
+        shutil.copy(KB / "copied_constant" / name, tmp_path / name)
     problem = tmp_path / "double.py"
-    problem.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
-                       "        return x * 2.0\n\n\nN = 4096\n\n\ndef get_inputs():\n    return [torch.randn(N)]\n\n\n"
-                       "def get_init_inputs():\n    return []\n")
-    (tmp_path / "double_new.py").write_text(COPIED_CONSTANT)
     code, report, _ = check(str(problem), *resize, seeds="1")
     assert code == 0, report
     size = 64 if resize[0] == "--set" else 1024
