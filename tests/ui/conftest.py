@@ -26,6 +26,19 @@ def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def screen_matches(snap_compare, request):
+    """``snap_compare`` that, on a mismatch, fails with the rows that differ."""
+    from tests.ui.screens import explain_mismatch
+
+    def compare(app, **kwargs) -> bool:
+        if snap_compare(app, **kwargs):
+            return True
+        raise AssertionError(f"the screen differs from its snapshot:\n{explain_mismatch(request)}")
+
+    return compare
+
+
+@pytest.fixture
 def settings():
     import kerneltui.ui.defaults  # noqa: F401
 

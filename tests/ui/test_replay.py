@@ -21,6 +21,7 @@ from kerneltui.ui.launch import create_app, create_replay_app
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
 from tests.ui.conftest import wait_for
+from tests.ui.screens import settle
 
 SIZE = (160, 45)
 
@@ -173,7 +174,7 @@ async def test_replay_steps_rebuild_the_chat_and_rungs(example_task, tmp_path: P
         assert not driver.playing
 
 
-def test_replay_screen_snapshot(snap_compare, example_task, tmp_path: Path) -> None:
+def test_replay_screen_snapshot(screen_matches, example_task, tmp_path: Path) -> None:
     folder = _fixed_session(tmp_path, example_task("vector_add"))
 
     async def run_before(pilot) -> None:
@@ -184,9 +185,9 @@ def test_replay_screen_snapshot(snap_compare, example_task, tmp_path: Path) -> N
         app.replay.go(len(app.replay.timeline))
         await pilot.pause()
         await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
+        await settle(pilot)
 
-    assert snap_compare(_replay(folder), terminal_size=(160, 45), run_before=run_before)
+    assert screen_matches(_replay(folder), terminal_size=(160, 45), run_before=run_before)
 
 
 @pytest.mark.slow

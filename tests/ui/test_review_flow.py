@@ -11,6 +11,7 @@ from kerneltui.ui.launch import create_app
 from kerneltui.ui.messages import ProposalDecision
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
+from tests.ui.screens import settle
 
 SIZE = (160, 45)
 
@@ -209,21 +210,21 @@ async def _review_state(pilot, passed: bool, press_accept: bool) -> None:
     await pilot.press("f2")
     if press_accept:
         await pilot.press("a")
-    await pilot.pause(0.3)
+    await settle(pilot)
 
 
-def test_snapshot_a_failed_proposal_after_the_first_a(snap_compare, example_task) -> None:
+def test_snapshot_a_failed_proposal_after_the_first_a(screen_matches, example_task) -> None:
     async def run_before(pilot) -> None:
         await _review_state(pilot, passed=False, press_accept=True)
 
-    assert snap_compare(_snapshot_app(example_task("vector_add")), terminal_size=(100, 30), run_before=run_before)
+    assert screen_matches(_snapshot_app(example_task("vector_add")), terminal_size=(100, 30), run_before=run_before)
 
 
-def test_snapshot_a_passing_proposal_with_two_hunks(snap_compare, example_task) -> None:
+def test_snapshot_a_passing_proposal_with_two_hunks(screen_matches, example_task) -> None:
     async def run_before(pilot) -> None:
         await _review_state(pilot, passed=True, press_accept=False)
 
-    assert snap_compare(_snapshot_app(example_task("vector_add")), terminal_size=(160, 48), run_before=run_before)
+    assert screen_matches(_snapshot_app(example_task("vector_add")), terminal_size=(160, 48), run_before=run_before)
 
 
 async def test_edit_a_proposal_then_accept_it_with_ctrl_s(example_task) -> None:

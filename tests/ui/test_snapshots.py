@@ -14,6 +14,7 @@ from kerneltui.core import events as ev
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
+from tests.ui.screens import settle
 
 SIZES = [(120, 40), (200, 50)]
 # The layout degrades by design: an SSH window (80x24, 100x30) to a wide screen (160x48, 240x60).
@@ -50,31 +51,31 @@ async def _feed(pilot) -> None:
         await pilot.pause(0.05)
     await pilot.pause()
     app.editor.goto_line(13)
-    await pilot.pause()
+    await settle(pilot)
 
 
 @pytest.mark.parametrize("size", LAYOUT_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_main_screen(snap_compare, example_task, size) -> None:
-    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=_feed)
+def test_main_screen(screen_matches, example_task, size) -> None:
+    assert screen_matches(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=_feed)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_asm_viewer(snap_compare, example_task, size) -> None:
+def test_asm_viewer(screen_matches, example_task, size) -> None:
     async def run_before(pilot) -> None:
         await _feed(pilot)
         await pilot.press("alt+5", "ctrl+o")
         for _ in range(6):
             await pilot.press("down")
-        await pilot.pause()
+        await settle(pilot)
 
-    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
+    assert screen_matches(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_help_screen(snap_compare, example_task, size) -> None:
+def test_help_screen(screen_matches, example_task, size) -> None:
     async def run_before(pilot) -> None:
         await _feed(pilot)
         await pilot.press("f1")
-        await pilot.pause()
+        await settle(pilot)
 
-    assert snap_compare(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
+    assert screen_matches(snapshot_app(example_task("vector_add")), terminal_size=size, run_before=run_before)
