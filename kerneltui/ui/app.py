@@ -82,6 +82,9 @@ class KernelApp(ReplayActions, App[None]):
         self.replaying = False
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)
+        # What the app records before its agent is attached (a run pressed during the first frame): the
+        # agent is handed these when it attaches, so no run of the workbench escapes it.
+        self._before_attach: list[ev.Event] | None = None
         self._panes_built = False  # the main screen's panes exist
         self._panes_ready = asyncio.Event()  # set by main_ready: a task switch waits for the new panes
 
@@ -102,8 +105,8 @@ class KernelApp(ReplayActions, App[None]):
 
     @property
     def agent_attached(self) -> bool:
-        """The agent sees the app's events: from just after the first frame (``_start_work``); a run
-        started before then is not among its results."""
+        """The agent sees the app's events: from just after the first frame (``_start_work``); what was
+        recorded before then is handed to it as it attaches."""
         return self._attached is self.agent
 
     @property
@@ -173,6 +176,7 @@ class KernelApp(ReplayActions, App[None]):
             self.load_history()
             self.replay.mount()
             return
+        self._keep_until_attached()
         # Paint first: the session log, the agent engine and a worker starting (torch's import) would
         # take the CPU the first frame needs. A resumed session appends to its own log instead, once
         # restored (``resuming``: the task switch of a resume).
@@ -184,7 +188,20 @@ class KernelApp(ReplayActions, App[None]):
         if self._attached is not self.agent:
             self._attached = self.agent
             self.agent.attach(self.bridge.emit)
+            early = self._stop_keeping()
+            for event in early:
+                self.agent.observe(event)
             self.bridge.subscribe(self.agent.observe)
+
+    def _keep_until_attached(self) -> None:
+        if self._attached is not self.agent and self._before_attach is None:
+            self._before_attach = []
+            self.bridge.subscribe(self._before_attach.append)
+
+    def _stop_keeping(self) -> list[ev.Event]:
+        early, self._before_attach = self._before_attach or [], None
+        self.bridge.unsubscribe(early.append)
+        return early
 
     def _start_work(self, new_log: bool) -> None:
         """After the first frame of the panes: the session log, the agent, the chart's history, the spare
@@ -207,6 +224,7 @@ class KernelApp(ReplayActions, App[None]):
 
     async def _close_workbench(self) -> None:
         self.bridge.unsubscribe(self.agent.observe)
+        self._stop_keeping()  # a workbench closed before its agent attached: its events are not the next one's
         await self.bench.close()
         self.stop_recording()
 
