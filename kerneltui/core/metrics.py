@@ -125,9 +125,14 @@ def gate(m: dict[str, Any], tol: Tolerances) -> Verdict:
     return Verdict(
         False,
         f"{m['mismatches']} of {m['numel']} elements outside atol={tol.atol:g} rtol={tol.rtol:g} "
-        f"(max abs {m['max_abs']:.3g}, max rel {m['max_rel']:.3g}, rel L2 {rel_l2 if rel_l2 is not None else float('nan'):.3g}){where}"
+        f"(max abs {m['max_abs']:.3g}, max rel {m['max_rel']:.3g}, {_rel_l2_words(rel_l2)}){where}"
         + _golden_note(m, tol),
     )
+
+
+def _rel_l2_words(rel_l2: float | None) -> str:
+    # ||ref|| = 0: a relative error has nothing to be relative to (it used to read "rel L2 nan").
+    return f"rel L2 {rel_l2:.3g}" if rel_l2 is not None else "no rel L2: the expected output is all zeros"
 
 
 def _golden_note(m: dict[str, Any], tol: Tolerances) -> str:
