@@ -258,13 +258,26 @@ def poisoned_allocations(torch: Any) -> Iterator[None]:
     prev_fill = det.fill_uninitialized_memory
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        set_deterministic_algorithms(torch, True, warn_only=True)
         det.fill_uninitialized_memory = True
         try:
             yield
         finally:
             det.fill_uninitialized_memory = prev_fill
-            torch.use_deterministic_algorithms(prev_algos, warn_only=prev_warn)
+            set_deterministic_algorithms(torch, prev_algos, warn_only=prev_warn)
+
+
+def set_deterministic_algorithms(torch: Any, mode: bool, warn_only: bool) -> None:
+    """``torch.use_deterministic_algorithms`` without importing ``torch._inductor`` for it.
+
+    torch's function also sets ``torch._inductor.config.deterministic``, importing Inductor to do so:
+    about 1 s of CPU in every worker, the judge's start included, for a setting that only code
+    Inductor compiles reads. Where Inductor is already loaded (the candidate's worker imports
+    ``torch._dynamo`` while it starts, which loads it), torch's function is called as it is."""
+    if "torch._inductor.config" in sys.modules or not hasattr(torch._C, "_set_deterministic_algorithms"):
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 FACTORY_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})

@@ -73,10 +73,8 @@ class WorkerState:
             # The judge runs no kernel: torch, and Triton on a GPU (the benchmark's recheck kernel).
             if self.has_gpu:
                 import triton  # noqa: F401
-            # torch.use_deterministic_algorithms, called for every case the judge makes (poisoned
-            # allocations), imports torch._inductor the first time: 1 s and more of a run's
-            # critical path on the CPU; here it is part of the spare's start.
-            import torch._inductor  # noqa: F401
+            # Not torch._inductor: the poisoned allocations of every case the judge makes set the
+            # deterministic mode without it (ops_candidate.set_deterministic_algorithms).
             self.info = describe_device(self)
             self.info["backend"] = "judge"
             return self.info
