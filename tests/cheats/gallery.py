@@ -154,6 +154,31 @@ time.perf_counter = lambda: 0.0
     Cheat("patches_a_timer_by_name", 4, "vector_add", HONEST_ADD + '''
 setattr(__import__("ti" + "me"), "perf_" + "counter", lambda: 0.0)
 ''', "compile", ("harness functions replaced while the kernel module was imported", "time.perf_counter")),
+    # A harness function rebuilt from its own code object with other globals, allocated where the freed
+    # original was: the same function id and the same code id.
+    Cheat("rebuilds_a_harness_function_at_the_freed_address", 4, "vector_add", HONEST_ADD + '''
+_mod = __import__("kerneltui.core.worker.ops" + "_candidate", fromlist=["_"])
+_name = "launch_" + "counts"
+_code = getattr(getattr(_mod, _name), "__co" + "de__")
+_globals = dict(getattr(getattr(_mod, _name), "__glo" + "bals__"))
+_globals.pop(_name)  # the copy must not keep the original alive
+_make = getattr(__import__("ty" + "pes"), "Function" + "Type")
+_old = id(getattr(_mod, _name))
+_tries = []
+setattr(_mod, _name, None)
+while len(_tries) < 10000:
+    _tries.append(_make(_code, _globals))
+    if id(_tries[-1]) == _old:
+        break
+setattr(_mod, _name, _tries[-1])
+''', "compile", ("harness functions replaced while the kernel module was imported", "launch_counts")),
+    # torch.manual_seed replaced by torch's own dynamo-disabling wrapper, around a function of the
+    # kernel's: it looks like what torch._dynamo does to the real one.
+    Cheat("wraps_a_fake_seed_function_like_dynamo", 4, "vector_add", HONEST_ADD + '''
+__import__("torch._dyn" + "amo")
+_lib = __import__("to" + "rch")
+setattr(_lib, "manual_" + "seed", getattr(_lib, "_disable_" + "dynamo")(lambda seed: None))
+''', "compile", ("harness functions replaced while the kernel module was imported", "torch.manual_seed")),
     Cheat("patches_the_judge", 4, "vector_add", ADD_KERNEL + '''
 _metrics = __import__("kerneltui.core." + "metrics", fromlist=["gate"])
 _metrics.gate = lambda m, tol: _metrics.Verdict(True, "allclose")

@@ -164,6 +164,15 @@ def custom_kernel(x, y):
     add_kernel[(4,)](x, y, out, x.numel(), BLOCK=512, PROGRAMS=4)
     return out
 ''', "launches the same 4 programs whatever the size"),
+    Honest("keeps_dynamo_off_its_launcher", "vector_add", ADD_KERNEL + '''
+
+@torch.compiler.disable
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    launch(x, y, out)
+    return out
+''', "uses torch._dynamo, which replaces torch.manual_seed when it loads: that must not read as a patch "
+        "of a harness function"),
     Honest("reference_example", "vector_add", HONEST_ADD, "the plain kernel, as a control"),
 )
 

@@ -74,16 +74,28 @@ def _harness_functions() -> dict[str, tuple[Any, str]]:
     return watched
 
 
-def identity(value: Any) -> tuple[int, int]:
-    """The object and, for a Python function, its code: ``fn.__code__ = other.__code__`` keeps the
-    function object and changes what it does."""
-    code = getattr(value, "__code__", None)
-    return id(value), id(code) if code is not None else 0
+@dataclass(frozen=True)
+class Identity:
+    """A watched value and, for a Python function, its code object: ``fn.__code__ = other.__code__``
+    keeps the function object and changes what it does. The objects are held, not their ids: a
+    replacement made after the original is freed takes the original's address at once (CPython reuses
+    the memory), so equal ids would say nothing."""
+
+    value: Any
+    code: Any
+
+    def same_as(self, other: Identity | None) -> bool:
+        # ``is``, never ``==``: a replacement class could define equality to match anything.
+        return other is not None and self.value is other.value and self.code is other.code
+
+
+def identity(value: Any) -> Identity:
+    return Identity(value, getattr(value, "__code__", None))
 
 
 @dataclass
 class IdentitySnapshot:
-    ids: dict[str, tuple[int, int]]
+    held: dict[str, Identity]
 
     @classmethod
     def take(cls, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> IdentitySnapshot:
@@ -92,8 +104,8 @@ class IdentitySnapshot:
         return cls({name: identity(getattr(owner, attr, None)) for name, (owner, attr) in watched.items()})
 
     def changed(self, torch: Any, extra: dict[str, tuple[Any, str]] | None = None) -> list[str]:
-        now = IdentitySnapshot.take(torch, extra)
-        return sorted(name for name, ident in self.ids.items() if now.ids.get(name) != ident)
+        now = IdentitySnapshot.take(torch, extra).held
+        return sorted(name for name, before in self.held.items() if not before.same_as(now.get(name)))
 
 
 def check_identities(state: Any, when: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from kerneltui.core.bench import timing
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker import tree
-from kerneltui.core.worker.integrity import check_identities, identity
+from kerneltui.core.worker.integrity import Identity, check_identities, identity
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, BenchEndReply, BenchGraphReply
 from kerneltui.core.worker.state import WorkerState
@@ -61,7 +61,7 @@ def _guarded() -> dict[str, tuple[Any, str]]:
     return guarded
 
 
-def _snapshot() -> dict[str, tuple[int, int]]:
+def _snapshot() -> dict[str, Identity]:
     return {name: identity(getattr(owner, attr, None)) for name, (owner, attr) in _guarded().items()}
 
 
@@ -77,7 +77,7 @@ def _check_guarded(state: WorkerState, when: str) -> None:
     if not baseline:
         return
     now = _snapshot()
-    changed = sorted(name for name, ident in baseline.items() if now.get(name) != ident)
+    changed = sorted(name for name, held in baseline.items() if not held.same_as(now.get(name)))
     if changed:
         raise CheckFailure(
             f"benchmark machinery replaced {when}: {', '.join(changed[:8])}"

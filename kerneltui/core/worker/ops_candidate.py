@@ -268,16 +268,17 @@ def poisoned_allocations(torch: Any) -> Iterator[None]:
 
 
 def set_deterministic_algorithms(torch: Any, mode: bool, warn_only: bool) -> None:
-    """``torch.use_deterministic_algorithms`` without importing ``torch._inductor`` for it.
+    """``torch.use_deterministic_algorithms`` without its Inductor part.
 
-    torch's function also sets ``torch._inductor.config.deterministic``, importing Inductor to do so:
-    about 1 s of CPU in every worker, the judge's start included, for a setting that only code
-    Inductor compiles reads. Where Inductor is already loaded (the candidate's worker imports
-    ``torch._dynamo`` while it starts, which loads it), torch's function is called as it is."""
-    if "torch._inductor.config" in sys.modules or not hasattr(torch._C, "_set_deterministic_algorithms"):
+    torch's function also sets ``torch._inductor.config.deterministic``, importing Inductor to do so
+    (about 1 s of CPU in a worker that has not loaded it: the judge). What is wanted here is the fill
+    of fresh allocations; Inductor's flag would also make a torch.compile'd kernel compile differently
+    for the checks than for the benchmark, which runs without it."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # a torch without the private setter: torch's own function
         torch.use_deterministic_algorithms(mode, warn_only=warn_only)
     else:
-        torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
+        setter(mode, warn_only=warn_only)
 
 
 FACTORY_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})

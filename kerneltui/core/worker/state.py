@@ -78,7 +78,11 @@ class WorkerState:
             self.info = describe_device(self)
             self.info["backend"] = "judge"
             return self.info
-        import torch._dynamo  # noqa: F401  (it rewraps torch.manual_seed on import: do it before any snapshot)
+        # torch._dynamo rewraps torch.manual_seed when it is first imported, which the identity checks
+        # would take for a patch; and it is imported anyway at the first op of the candidate's first
+        # call (torch wraps every dispatch mode's handler, the operator recorder's too, in
+        # torch._disable_dynamo): here, before any snapshot and off a warm spare's critical path.
+        import torch._dynamo  # noqa: F401
 
         from kerneltui.core.backends import backend_for
 
