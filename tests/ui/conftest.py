@@ -28,7 +28,7 @@ def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def screen_matches(snap_compare, request):
     """``snap_compare`` that, on a mismatch, fails with the rows that differ."""
-    from tests.ui.screens import explain_mismatch
+    from tests.ui.snapshot_compare import explain_mismatch
 
     def compare(app, **kwargs) -> bool:
         if snap_compare(app, **kwargs):

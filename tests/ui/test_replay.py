@@ -21,7 +21,7 @@ from kerneltui.ui.launch import create_app, create_replay_app
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
 from tests.ui.conftest import wait_for
-from tests.ui.screens import settle
+from tests.ui.snapshot_compare import settle
 
 SIZE = (160, 45)
 

@@ -11,7 +11,7 @@ from kerneltui.ui.launch import create_app
 from kerneltui.ui.messages import ProposalDecision
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
-from tests.ui.screens import settle
+from tests.ui.snapshot_compare import settle
 
 SIZE = (160, 45)
 

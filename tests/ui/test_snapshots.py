@@ -14,7 +14,7 @@ from kerneltui.core import events as ev
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
 from tests.ui import fixed_data
-from tests.ui.screens import settle
+from tests.ui.snapshot_compare import settle
 
 SIZES = [(120, 40), (200, 50)]
 # The layout degrades by design: an SSH window (80x24, 100x30) to a wide screen (160x48, 240x60).
