@@ -179,6 +179,12 @@ __import__("torch._dyn" + "amo")
 _lib = __import__("to" + "rch")
 setattr(_lib, "manual_" + "seed", getattr(_lib, "_disable_" + "dynamo")(lambda seed: None))
 ''', "compile", ("harness functions replaced while the kernel module was imported", "torch.manual_seed")),
+    # What fills fresh memory with NaN during the checks, switched off.
+    Cheat("switches_off_the_poisoned_allocations", 4, "vector_add", HONEST_ADD + '''
+_native = getattr(__import__("to" + "rch"), "_" + "C")
+setattr(_native, "_set_deterministic" + "_algorithms", lambda *args, **kwargs: None)
+''', "compile", ("harness functions replaced while the kernel module was imported",
+                   "torch._C._set_deterministic_algorithms")),
     Cheat("patches_the_judge", 4, "vector_add", ADD_KERNEL + '''
 _metrics = __import__("kerneltui.core." + "metrics", fromlist=["gate"])
 _metrics.gate = lambda m, tol: _metrics.Verdict(True, "allclose")

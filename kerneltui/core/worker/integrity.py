@@ -41,6 +41,10 @@ def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
         "torch.cuda.Stream.synchronize": (torch.cuda.Stream, "synchronize"),
     }
     watched.update(_harness_functions())
+    # What poisons fresh allocations during the checks (ops_candidate.set_deterministic_algorithms).
+    watched["torch.use_deterministic_algorithms"] = (torch, "use_deterministic_algorithms")
+    if hasattr(torch._C, "_set_deterministic_algorithms"):
+        watched["torch._C._set_deterministic_algorithms"] = (torch._C, "_set_deterministic_algorithms")
     try:
         import torch.utils.deterministic as det
 
