@@ -24,6 +24,16 @@ def smaller_sizes(fmt: str) -> str:
     return "use smaller sizes in task.toml's [[tests]]"
 
 
+def other_sizes(fmt: str) -> str:
+    """How to run the task at other sizes (a reference that rejects these, too small or too large)."""
+    if fmt == "kernelbench":
+        return ("run other sizes with --set NAME=VALUE (a module constant) or --scale F (every size constant "
+                "times F)")
+    if fmt == "gpumode":
+        return "use other sizes in task.yml's tests"
+    return "use other sizes in task.toml's [[tests]]"
+
+
 def missing_module(fmt: str) -> str:
     """How to provide a module the reference imports and this machine lacks."""
     if fmt == "gpumode":

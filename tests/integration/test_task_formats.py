@@ -293,6 +293,28 @@ def test_reference_that_raises_while_building_is_a_task_error(tmp_path, where):
     assert "not the kernel" in message
 
 
+def test_a_kernel_that_fails_where_the_reference_fails_too_is_judged_by_the_reference(tmp_path):
+    # KernelBench's 19_MobileNetV1 at --scale 0.05: 224 px become 11 and its 7x7 average pool raises
+    # "Output size is too small" in the reference as in the kernel that copies it. Before, the kernel's
+    # first call (made while it compiles) failed the run rung, exit 1: an honest kernel failed for the
+    # task's sizes.
+    pooling = "x = x * torch.nn.functional.avg_pool1d(x.unsqueeze(1), N).mean()"
+    problem = kb_problem(tmp_path, forward=pooling)
+    (tmp_path / "prob_new.py").write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    code, report, _ = check(str(problem), "--backend", "torch", seeds="1", rungs="run")
+    assert code == 0, report
+    code, report, stderr = check(str(problem), "--backend", "torch", "--set", "N=1000", seeds="1", rungs="run")
+    message = assert_task_error(code, report, stderr, "prob.py", line_of(problem, pooling))
+    assert rung(report, "run")["metrics"]["failure"] == "task"
+    assert "the task's reference failed" in message and "not the kernel" in message and "--set NAME=VALUE" in message
+
+    # A kernel that fails where the reference runs is still the kernel's failure.
+    (tmp_path / "prob_new.py").write_text(problem.read_text() + "\n\nclass ModelNew(Model):\n"
+                                          "    def forward(self, x):\n        raise RuntimeError('kernel bug')\n")
+    code, report, _ = check(str(problem), "--backend", "torch", seeds="1", rungs="run")
+    assert code == 1 and "kernel bug" in first_failure(report)["summary"], report
+
+
 HUGE = 1 << 45  # floats: 128 TiB, more than any machine can allocate
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from kerneltui.core.task_remedies import missing_module, smaller_sizes
+from kerneltui.core.task_remedies import missing_module, other_sizes, smaller_sizes
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.errors import TaskProblem
 from kerneltui.core.worker.state import WorkerState
@@ -109,7 +109,7 @@ def reference_failure(state: WorkerState, exc: BaseException, doing: str, at_run
         return f"the task's reference ran out of memory at this run's sizes ({at}: {what}): {sizes}"
     advice = "the reference, not the kernel, is at fault: fix it"
     if at_run_sizes:
-        advice += f"; if it fails only at these sizes, {sizes}"
+        advice += f"; if it fails only at these sizes, {other_sizes(fmt)}"
     return f"the task's reference failed ({at}: {what}): {advice}"
 
 
