@@ -16,22 +16,21 @@ _GPUMODE_LIMIT = {"compile": "test_timeout", "run": "test_timeout", "correctness
 
 def smaller_sizes(fmt: str) -> str:
     """How to run the task at smaller sizes."""
-    if fmt == "kernelbench":
-        return ("run smaller sizes with --set NAME=VALUE (a module constant) or --scale F (every size constant "
-                "times F, e.g. --scale 0.01)")
-    if fmt == "gpumode":
-        return "use smaller sizes in task.yml's tests"
-    return "use smaller sizes in task.toml's [[tests]]"
+    return _run_sizes(fmt, "smaller", ", e.g. --scale 0.01")
 
 
 def other_sizes(fmt: str) -> str:
     """How to run the task at other sizes (a reference that rejects these, too small or too large)."""
+    return _run_sizes(fmt, "other", "")
+
+
+def _run_sizes(fmt: str, which: str, example: str) -> str:
     if fmt == "kernelbench":
-        return ("run other sizes with --set NAME=VALUE (a module constant) or --scale F (every size constant "
-                "times F)")
+        return (f"run {which} sizes with --set NAME=VALUE (a module constant) or --scale F (every size constant "
+                f"times F{example})")
     if fmt == "gpumode":
-        return "use other sizes in task.yml's tests"
-    return "use other sizes in task.toml's [[tests]]"
+        return f"use {which} sizes in task.yml's tests"
+    return f"use {which} sizes in task.toml's [[tests]]"
 
 
 def missing_module(fmt: str) -> str:
