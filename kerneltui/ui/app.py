@@ -185,7 +185,7 @@ class KernelApp(ReplayActions, App[None]):
     def _attach_agent(self) -> None:
         """The agent's events reach the panes, and it sees the app's (once per workbench). A live agent
         opens its engine here (``ChatAgent.attach``)."""
-        if self._attached is not self.agent:
+        if not self.agent_attached:
             self._attached = self.agent
             self.agent.attach(self.bridge.emit)
             early = self._stop_keeping()
@@ -194,7 +194,7 @@ class KernelApp(ReplayActions, App[None]):
             self.bridge.subscribe(self.agent.observe)
 
     def _keep_until_attached(self) -> None:
-        if self._attached is not self.agent and self._before_attach is None:
+        if not self.agent_attached and self._before_attach is None:
             self._before_attach = []
             self.bridge.subscribe(self._before_attach.append)
 

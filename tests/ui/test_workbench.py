@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -79,8 +80,6 @@ async def test_the_agent_shares_the_pool_and_sees_the_apps_runs(example_task, se
 async def test_a_run_pressed_before_the_agent_attaches_is_among_its_results(example_task, settings) -> None:
     """The agent attaches just after the first frame; a run pressed before then (ctrl+r at once) must still
     reach it. The window is widened here: the work after the first frame waits until the run is under way."""
-    import asyncio
-
     task = example_task("vector_add")
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False, seeds=1, rungs=["prechecks", "compile", "run"])

@@ -17,19 +17,22 @@ async def run(ctx: RunContext) -> RungResult:
     first = ctx.task.tests[0]
     case = CaseRef(0, dict(first.params), ctx.seed_for(0, 0), first.label)
     timeout = ctx.timeout("run")
+    judging = await ctx.judging()
+    try:
+        # The reference runs on the case first, also where the kernel's first call (made while it
+        # compiled) already failed: a reference that fails there too (a KernelBench network scaled below
+        # what its pooling layers take) makes it the task's fault, not the kernel's.
+        key, inputs = await judging.inputs(case, timeout, limit=ctx.step_limit("run"))
+    except WorkerFailure as exc:
+        return ctx.failure("run", exc)
     first_error = load.get("first_call_error")
     if first_error:
-        task_fault = await reference_fails_too(ctx, case, timeout)
-        if task_fault is not None:
-            return task_fault
         loc = ctx.location_from(first_error)
         return fail("run", f"{loc}: {first_error['message']}" if loc else first_error["message"],
                     location=loc, details=first_error.get("traceback", ""), metrics={"failure": "error"})
     worker = await ctx.check_worker()
-    judging = await ctx.judging()
     mark = worker.stderr_mark()
     try:
-        key, inputs = await judging.inputs(case, timeout, limit=ctx.step_limit("run"))
         called = await judging.call(worker, key, inputs, timeout, on_progress=ctx.progress_for("run"))
         verdict = await judging.verdict(key, called, timeout, mode="run", limit=ctx.step_limit("run"))
     except WorkerFailure as exc:
@@ -50,15 +53,3 @@ async def run(ctx: RunContext) -> RungResult:
         summary += f" · {n} launch{'es' if n != 1 else ''}"
     return ok("run", summary, metrics=metrics, details=details)
 
-
-async def reference_fails_too(ctx: RunContext, case: CaseRef, timeout: float) -> RungResult | None:
-    """The kernel's first call raised (while it compiled): the reference, run by the judge on the same
-    case, says whose fault it is. A reference that fails there too (a KernelBench network scaled below
-    what its pooling layers take, a size the reference rejects) makes it the task's, not the kernel's:
-    an honest kernel must not fail for the task's sizes. None when the reference runs."""
-    judging = await ctx.judging()
-    try:
-        await judging.inputs(case, timeout, limit=ctx.step_limit("run"))
-    except WorkerFailure as exc:
-        return ctx.failure("run", exc)
-    return None
