@@ -10,32 +10,45 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 
 def main() -> int:
     import tempfile
 
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.ops_candidate import op_load
-    from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load
-    from kerneltui.core.worker.runtime import seed_for
-    from kerneltui.core.worker.state import WorkerState
 
     def quiet(*args: object, **kwargs: object) -> None:
         pass
 
     task = load_task(sys.argv[1])
     arch = sys.argv[2] if len(sys.argv) > 2 else "sm_90a"
-    exchange = tempfile.mkdtemp(prefix="kerneltui-probe-")
-    judge = WorkerState(backend_name=task.backend, arch=arch, role="judge")
+    # Everything the two states write (task copies, the exchange's input files, hundreds of MB for a
+    # benchmark case) goes into one folder that is removed when the probe ends.
+    with tempfile.TemporaryDirectory(prefix="kerneltui-probe-") as scratch:
+        return _probe(task, arch, Path(scratch), quiet)
+
+
+def _probe(task: Any, arch: str, scratch: Path, quiet: Callable[..., None]) -> int:
+    from kerneltui.core.worker.ops_candidate import op_load
+    from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load
+    from kerneltui.core.worker.runtime import seed_for
+    from kerneltui.core.worker.state import WorkerState
+
+    exchange = str(scratch / "exchange")
+    os.mkdir(exchange)
+    judge = WorkerState(backend_name=task.backend, arch=arch, role="judge", workdir=scratch / "judge")
     judge.warm_up()
     files = task.read_sources()
     op_judge_load(judge, {"task": task.to_dict(), "files": files, "exchange": exchange}, quiet)
     first = task.tests[0]
     made = op_judge_inputs(judge, {"key": "k0", "params": first.params, "seed": seed_for(0, first.seed, 0),
                                    "reference": False}, quiet)
-    state = WorkerState(backend_name=task.backend, arch=arch)
+    state = WorkerState(backend_name=task.backend, arch=arch, workdir=scratch / "candidate")
     state.warm_up()
     loaded = op_load(state, {"task": task.to_dict(), "files": files, "first_inputs": made["inputs"],
                              "exchange": exchange}, quiet)

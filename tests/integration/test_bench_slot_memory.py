@@ -48,7 +48,8 @@ from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.bench import timing
 
 folder = Path(sys.argv[2])
-state = WorkerState("triton", role="judge")
+# the task copy beside the test's own, removed with it
+state = WorkerState("triton", role="judge", workdir=__import__("pathlib").Path(sys.argv[1]).parent / "worker")
 state.warm_up()
 task = load_task(sys.argv[1])
 torch = state.torch

@@ -29,7 +29,8 @@ from kerneltui.core.worker.state import WorkerState
 from kerneltui.core.worker.runtime import reference_runtime_for
 from kerneltui.core.task_loaders.load import load_task
 
-state = WorkerState("triton", role="judge")
+# the task copy beside the test's own, removed with it
+state = WorkerState("triton", role="judge", workdir=__import__("pathlib").Path(sys.argv[1]).parent / "worker")
 state.warm_up()
 task = load_task(sys.argv[1])
 state.install_task(task.to_dict(), task.read_sources())

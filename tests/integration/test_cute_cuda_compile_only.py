@@ -161,14 +161,20 @@ def test_cuda_wrong_argument_type_is_named(example_task, tmp_path):
 
 
 def _probe(task, cache=None) -> dict:
-    env = None
-    if cache is not None:
-        import os
+    import os
 
-        env = dict(os.environ, KERNELTUI_CACHE_DIR=str(cache))
+    # The probe's temporary files go to a folder of the test's own, which must be empty afterwards:
+    # the benchmark case's inputs alone are hundreds of MB.
+    temp = task.parent / "probe-tmp"
+    temp.mkdir(exist_ok=True)
+    env = dict(os.environ, TMPDIR=str(temp))
+    if cache is not None:
+        env["KERNELTUI_CACHE_DIR"] = str(cache)
     proc = subprocess.run([sys.executable, "-m", "tests.integration.artifacts_probe", str(task), "sm_90a"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    left = sorted(p.name for p in temp.iterdir() if p.name.startswith("kerneltui-"))
+    assert not left, f"the probe left {left} in its temporary folder"
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

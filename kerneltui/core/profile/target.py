@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -30,13 +29,10 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
     from kerneltui.core.worker.runtime import candidate_runtime_for, reference_runtime_for
     from kerneltui.core.worker.state import WorkerState
 
-    state = WorkerState(backend_name=spec["backend"], arch=spec.get("arch"))
-    if spec.get("workdir"):
-        # The parent owns the folder and deletes it after ncu exits: ncu reads the kernel's source
-        # files for the report after the last kernel, when this process may already be gone.
-        shutil.rmtree(state.workdir, ignore_errors=True)
-        state.workdir = Path(spec["workdir"])
-        state.task_dir = state.workdir / "task"
+    # With a workdir the parent owns the folder and deletes it after ncu exits: ncu reads the
+    # kernel's source files for the report after the last kernel, when this process may be gone.
+    state = WorkerState(backend_name=spec["backend"], arch=spec.get("arch"),
+                        workdir=Path(spec["workdir"]) if spec.get("workdir") else None)
     result: dict[str, Any] = {"ok": False}
     try:
         state.warm_up()
@@ -98,8 +94,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         result["exit"] = EXIT_ERROR
         return result
     finally:
-        if not spec.get("workdir"):
-            shutil.rmtree(state.workdir, ignore_errors=True)
+        state.discard()
 
 
 def _task_counts(reference: Any, params: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,8 @@ class LaunchRecord:
 
 
 class WorkerState:
-    def __init__(self, backend_name: str, arch: str | None = None, role: str = "candidate") -> None:
+    def __init__(self, backend_name: str, arch: str | None = None, role: str = "candidate",
+                 workdir: Path | None = None) -> None:
         self.role = role  # "candidate" (imports the kernel) or "judge" (imports the reference, never the kernel)
         self.backend_name = backend_name
         self.arch = arch or "sm_90a"  # target for ahead-of-time compiles when there is no GPU
@@ -35,7 +36,12 @@ class WorkerState:
         self.device: str = "cpu"
         self.has_gpu = False
         self.info: dict[str, Any] = {}
-        self.workdir = Path(os.environ.get("KERNELTUI_WORKER_SCRATCH") or tempfile.mkdtemp(prefix="kerneltui-worker-"))
+        # The folder of the task copy: the caller's, else the box's scratch folder (the box removes it
+        # when the process has exited), else one of our own, which discard() removes.
+        boxed = os.environ.get("KERNELTUI_WORKER_SCRATCH")
+        self.owns_workdir = workdir is None and not boxed
+        self.workdir = workdir or Path(boxed or tempfile.mkdtemp(prefix="kerneltui-worker-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.task_dir = self.workdir / "task"
         self.task: dict[str, Any] = {}
         self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime
@@ -51,6 +57,11 @@ class WorkerState:
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
         self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
+
+    def discard(self) -> None:
+        """Remove the task copy's folder if this state made it (a worker run outside a box)."""
+        if self.owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- start-up ---------------------------------------------------------------------------
 
