@@ -101,3 +101,13 @@ def test_cuda_streams_are_strict():
 def test_syntax_error_is_reported():
     _, syntax = scan_python("def custom_kernel(:\n", "triton")
     assert syntax is not None and syntax.lineno == 1
+
+
+@pytest.mark.parametrize("call", ["torch.reshape(x, (2, -1))", "torch.broadcast_to(y, x.shape)", "torch.flatten(x)",
+                                  "torch.transpose(x, 0, 1)", "torch.movedim(x, 0, -1)", "torch.unsqueeze(x, 0)",
+                                  "torch.cat([x, y])", "torch.is_grad_enabled()"])
+def test_views_and_questions_written_as_torch_functions_are_not_compute(call):
+    # Their method forms (x.reshape(...)) were never flagged; the function forms were refused as
+    # "a torch library op computes the answer", failing honest KernelBench kernels.
+    src = f"def custom_kernel(x, y):\n    v = {call}\n    out = torch.empty_like(x)\n    return out\n"
+    assert strict(src) == []

@@ -29,6 +29,15 @@ TORCH_ALLOWED = {
     "complex64", "cdiv", "empty_strided_cuda",
     # random initialisation (e.g. nn.Parameter(torch.randn(n)) in a KernelBench ModelNew)
     "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "randint_like", "normal",
+    # views and layout changes compute nothing (their method forms, x.reshape(...), are not flagged
+    # either); the operator record passes a moved tensor's writer on
+    "reshape", "flatten", "ravel", "broadcast_to", "broadcast_tensors", "transpose", "swapaxes", "swapdims", "t",
+    "permute", "movedim", "moveaxis", "squeeze", "unsqueeze", "narrow", "select", "chunk", "split", "tensor_split",
+    "unbind", "atleast_1d", "atleast_2d", "atleast_3d", "view_as_real", "view_as_complex", "cat", "concat",
+    "concatenate", "stack", "hstack", "vstack", "unflatten", "expand_copy",
+    # questions about the tensor or torch's state
+    "is_grad_enabled", "is_inference_mode_enabled", "is_complex", "get_default_device", "get_device", "compiler",
+    "accelerator", "is_nonzero",
 }
 TORCH_SUBMODULE_ALLOWED = {"cuda": {"current_device", "device", "get_device_properties", "current_stream",
                                     "is_available", "device_count", "get_device_capability", "set_device",
