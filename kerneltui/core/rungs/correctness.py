@@ -270,7 +270,7 @@ class Checks:
             for probe in s.get("passed") or []:
                 tally.warnings.append(
                     f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
-                    "(widen the test's value range or tighten [tolerance])")
+                    f"(widen the test's value range or {_tighten_tolerance(task.format)})")
         can_run = bool((self.ctx.data.load or {}).get("can_run", True))
         if task.backend != "torch" and tally.launches == 0 and can_run:
             tally.problems.append(
@@ -282,3 +282,12 @@ class Checks:
             "worst": tally.worst, "launches": tally.launches, "determinism": tally.determinism, "sanity": tally.sanity,
             "details": tally.checks,
         }
+
+
+def _tighten_tolerance(task_format: str) -> str:
+    """Where this task's tolerance is set."""
+    if task_format == "kernelbench":
+        return "tighten it with `# kerneltui: atol = …` / `# kerneltui: rtol = …` lines in the problem file"
+    if task_format == "gpumode":
+        return "tighten the tolerance its check_implementation uses"
+    return "tighten [tolerance] in task.toml"
