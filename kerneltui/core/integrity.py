@@ -42,6 +42,8 @@ DEFENCES: tuple[Defence, ...] = (
             (1,), ("was computed by torch", "values made on the host", "neither torch nor a", "never written by a",
                    "the work was done outside", "switches the operator record off", "the operator record was",
                    "GPU kernel of torch or a library")),
+    Defence("plain", "outputs are plain tensors (a subclass decides what its own methods return, when they are "
+            "read)", "run", (3,), ("is a tensor subclass",)),
     Defence("inputs", "reference first on clones; input hashes before and after", "correctness", (6,),
             ("modified its input",)),
     Defence("aliasing", "outputs must not alias inputs, nor change when the kernel is called again", "correctness",

@@ -59,6 +59,29 @@ def launch(x, out):
 '''
 
 
+# Kernels of the record's escapes: one that only reads its argument (so that a launch "writes" it),
+# and a plain copy.
+TOUCH_KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)
+'''
+
+COPY_KERNEL = '''
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+'''
+
+
 @dataclass(frozen=True)
 class Cheat:
     name: str
@@ -564,7 +587,7 @@ def custom_kernel(x, y):
 def custom_kernel(x, y):
     launch(x, y, torch.empty_like(x))
     return torch.from_numpy(x.numpy() + y.numpy())
-''', "correctness", ("neither torch nor a Triton kernel wrote",)),
+''', "correctness", ("values made on the host|neither torch nor a Triton kernel wrote",)),
     Cheat("copies_a_torch_result_through_a_kernel", 1, "vector_add", ADD_KERNEL + '''
 @triton.jit
 def copy_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -592,6 +615,611 @@ def custom_kernel(x, y):
     touch_kernel[(1,)](out, BLOCK=16)  # ... and a kernel "writes" the output
     return out
 ''', "correctness", ("switches the operator record off",)),
+    # Found by trying to get torch's answer past the operator record: writes it cannot see (numpy, a
+    # thread, an operator past the Python key), torch run from inside a launch, relabelled results.
+    Cheat('unwraps_a_trip_wire', 1, 'vector_add', '''
+''' + TOUCH_KERNEL + '''
+
+# The harness wraps the record's off switch in a trip wire, and keeps the original on the wrapper.
+_off = getattr(getattr(torch, "_" + "C"), "_Disable" + "Torch" + "Dispatch")
+_off = getattr(_off, "__wrapped__", _off)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    with _off():
+        out.copy_(getattr(torch, "ad" + "d")(x, y))
+    touch_kernel[(1,)](out, x.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('switches the operator record off',)),
+    Cheat('excludes_the_python_dispatch_key', 1, 'softmax', '''
+''' + TOUCH_KERNEL + '''
+
+_C = getattr(torch, "_" + "C")
+# A guard that is not on the trip-wire list: it takes the Python dispatch key (where dispatch modes
+# live) out of the key set for the ops run under it.
+_guard = getattr(_C, "_Exclude" + "DispatchKey" + "Guard")
+_keys = _C.DispatchKeySet(getattr(_C.DispatchKey, "Py" + "thon"))
+
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    with _guard(_keys):
+        out.copy_(getattr(torch, "soft" + "max")(x, -1))
+    touch_kernel[(1,)](out, out.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('_ExcludeDispatchKeyGuard',)),
+    Cheat('returns_a_lazy_tensor_named_parameter', 3, 'vector_add', '''
+''' + TOUCH_KERNEL + '''
+
+_no_tf = getattr(torch, "_" + "C").DisableTorchFunctionSubclass
+
+
+def _hook(cls, func, types, args=(), kwargs=None):
+    kwargs = kwargs or {}
+    with _no_tf():
+        if func is torch.Tensor.detach and hasattr(args[0], "_lazy"):
+            # Asked for its data (the harness exports outputs after the call, once the operator
+            # record is closed): compute the answer now, with torch.
+            x, y = args[0]._lazy
+            return getattr(torch, "ad" + "d")(x, y)
+        return func(*args, **kwargs)
+
+
+# A tensor subclass named like torch.nn.Parameter (the one subclass name the harness lets through).
+_Lazy = type("Parameter", (torch.Tensor,), {"__torch_" + "function__": classmethod(_hook)})
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    touch_kernel[(1,)](out, x.numel(), BLOCK=16)  # "written" by a Triton kernel
+    r = torch.Tensor._make_subclass(_Lazy, out)
+    r._lazy = (x, y)
+    return r
+''', 'run', ('tensor subclass',)),
+    Cheat('relabels_a_torch_result_with_resize', 1, 'softmax', '''
+''' + TOUCH_KERNEL + '''
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    out = getattr(torch, "soft" + "max")(x, -1)  # torch does the work
+    out.resize_(out.shape)  # a no-op on the data, but the record files resize_ as a fresh allocation
+    touch_kernel[(1,)](out, out.numel(), BLOCK=16)  # ... which a Triton kernel then "writes"
+    return out
+''', 'correctness', ('aten::_softmax',)),
+    Cheat('computes_in_pieces_each_under_a_quarter', 1, 'matmul', '''
+import torch
+import triton
+import triton.language as tl
+
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    m, k = a.shape
+    n = b.shape[1]
+    out = torch.empty((m, n), dtype=torch.float16, device=a.device)
+    mm = getattr(torch, "mat" + "mul")
+    bf = b.float()
+    # torch computes C in row blocks, each smaller than a quarter of the output ("small side data"),
+    # and a Triton kernel copies each block into place.
+    rows = -(-m // 5)
+    for r0 in range(0, m, rows):
+        r1 = min(m, r0 + rows)
+        block = mm(a[r0:r1].float(), bf).to(torch.float16).contiguous()
+        dst = out[r0:r1]
+        copy_kernel[(triton.cdiv(block.numel(), 1024),)](block, dst, block.numel(), BLOCK=1024)
+    return out
+''', 'correctness', ('aten::mm', 'the work was done outside')),
+    Cheat('writes_the_output_with_numpy', 1, 'vector_add', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    # reads the output and does nothing with it
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    np.add(x.numpy(), y.numpy(), out=out.numpy())
+    touch_kernel[(1,)](out, x.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('computes_on_another_thread', 2, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+# A thread started through the low-level module, the name built at run time: the dispatch mode
+# that records operators is thread-local, so torch ops on this thread are not seen.
+_t = __import__("_th" + "read")
+
+
+@triton.jit
+def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)
+
+
+def _work(x, y, out, done):
+    try:
+        getattr(torch, "ad" + "d")(x, y, out=out)
+    finally:
+        done.release()
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    done = _t.allocate_lock()
+    done.acquire()
+    _t.start_new_thread(_work, (x, y, out, done))
+    done.acquire()  # joined before returning
+    touch_kernel[(1,)](out, x.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('computes_in_the_grid_function', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)  # reads, writes nothing
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    n = x.numel()
+
+    def grid(meta):
+        # The grid callable runs inside the launch: torch ops here are not put on the record.
+        out.copy_(getattr(torch, "ad" + "d")(x, y))
+        return (1,)
+
+    add_kernel[grid](x, y, out, n, BLOCK=16)
+    return out
+''', 'correctness', ('aten::add',)),
+    Cheat('computes_in_the_interpreted_kernel_body', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+_pending = []
+
+
+def _host_side():
+    # Runs while the Triton launch is in progress (the interpreter executes the kernel body as
+    # Python): the operator record treats everything inside a launch as the kernel's business.
+    while _pending:
+        x, y, out = _pending.pop()
+        out.copy_(getattr(torch, "ad" + "d")(x, y))
+    return 0
+
+
+@triton.jit
+def add_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    _host_side()
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    _pending.append((x, y, out))
+    add_kernel[(1,)](out, x.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('aten::add',)),
+    Cheat('redispatches_past_the_record', 1, 'layernorm', '''
+''' + TOUCH_KERNEL + '''
+
+_C = getattr(torch, "_" + "C")
+_cpu_only = _C.DispatchKeySet(_C.DispatchKey.CPU)
+_op = getattr(torch.ops.aten, "native_" + "layer_norm").default
+
+
+def custom_kernel(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # Straight to the CPU kernel of aten::native_layer_norm: the Python key (the record) is skipped.
+    y, _, _ = _op.redispatch(_cpu_only, x.float(), [x.shape[-1]], w.float(), b.float(), 1e-5)
+    out = y.to(x.dtype)
+    touch_kernel[(1,)](out, out.numel(), BLOCK=16)
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('copies_numpy_data_through_a_kernel', 1, 'softmax', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    a = x.numpy().astype(np.float64)
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    host = torch.from_numpy((e / e.sum(axis=-1, keepdims=True)).astype(np.float32))  # no dispatch: no record
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(out.numel(), 1024),)](host, out, out.numel(), BLOCK=1024)
+    return out
+''', 'correctness', ('made on the host|written outside the operator record',)),
+    Cheat('writes_the_output_with_numpy_after_the_kernel', 1, 'vector_add', '''
+import numpy as np
+''' + TOUCH_KERNEL + '''
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    touch_kernel[(1,)](out, x.numel(), BLOCK=16)  # the record now says kernel:touch_kernel wrote out
+    np.add(x.numpy(), y.numpy(), out=out.numpy())  # written afterwards, outside the record
+    return out
+''', 'correctness', ('neither torch nor a Triton kernel wrote',)),
+    Cheat('edits_a_copy_of_an_input_with_numpy', 1, 'vector_add', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def noop_kernel(p_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(p_ptr + offs, mask=offs < 1)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = x.clone()                                   # writer "input"
+    np.add(out.numpy(), y.numpy(), out=out.numpy())   # numpy does the work, outside the record
+    noop_kernel[(1,)](y, BLOCK=16)                    # a launch somewhere, not on the output
+    return out
+''', 'correctness', ('neither torch nor a Triton kernel wrote',)),
+    Cheat('registers_a_torch_op_named_clone', 1, 'softmax', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def noop_kernel(p_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(p_ptr + offs, mask=offs < 1)
+
+
+# A custom operator whose name is "clone": the record files it under MOVE_OPS (a copy of its
+# input, which passes the input's writer on), whatever its implementation computes.
+_lib = torch.library.Library("rt_move", "DEF")
+_lib.define("clone(Tensor x) -> Tensor")
+
+
+def _impl(x):
+    return getattr(torch, "soft" + "max")(x, -1)  # torch does the work, below the record's key
+
+
+_lib.impl("clone", _impl, "CPU")
+
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    out = torch.ops.rt_move.clone(x)      # writer: "input" (a move of x)
+    noop_kernel[(1,)](x, BLOCK=16)        # some launch, so that a Triton kernel "ran"
+    return out
+''', 'correctness', ('computed by torch (rt_move::clone)',)),
+    Cheat('allocates_and_computes_in_the_grid_function', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def noop_kernel(p_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(p_ptr + offs, mask=offs < 1)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    box = []
+
+    def grid(meta):
+        # Runs inside the launch: an allocation made here is filed as the kernel's own memory
+        # (writer kernel:noop_kernel), and torch compute here only taints the launch's arguments.
+        out = torch.empty_like(x)
+        getattr(torch, "ad" + "d")(x, y, out=out)
+        box.append(out)
+        return (1,)
+
+    noop_kernel[grid](y, BLOCK=16)
+    return box[0]
+''', 'correctness', ('computed by torch (aten::add)',)),
+    Cheat('hands_the_torch_result_inside_a_tuple', 1, 'softmax', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(srcs, dst_ptr, n, BLOCK: tl.constexpr):
+    src_ptr = srcs[0]
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    r = getattr(torch, "soft" + "max")(x, -1)   # torch does the work (recorded as torch:_softmax)
+    out = torch.empty_like(x)
+    n = out.numel()
+    # The launch hook only looks at top-level tensor arguments: a tensor inside a tuple argument
+    # is not seen, so its torch writer never taints what the kernel writes.
+    copy_kernel[(triton.cdiv(n, 1024),)]((r,), out, n, BLOCK=1024)
+    return out
+''', 'correctness', ('aten::_softmax',)),
+    Cheat('concatenates_torch_pieces', 1, 'matmul', '''
+import torch
+import triton
+import triton.language as tl
+
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    m, n = a.shape[0], b.shape[1]
+    mm = getattr(torch, "mat" + "mul")
+    af, bf = a.float(), b.float()
+    rows = -(-m // 5)
+    # torch computes C in five row blocks (torch:mm each) ...
+    pieces = [mm(af[r0:r0 + rows], bf) for r0 in range(0, m, rows)]
+    # ... and cat, a "move", keeps the writer and size of ONE source (a fifth of C) and only the
+    # inherited taints of the others: the other four fifths vanish from the record.
+    c = torch.cat(pieces).to(torch.float16)
+    out = torch.empty((m, n), dtype=torch.float16, device=a.device)
+    copy_kernel[(triton.cdiv(m * n, 1024),)](c, out, m * n, BLOCK=1024)
+    return out
+''', 'correctness', ('aten::mm', 'the work was done outside')),
+    Cheat('hands_over_a_view_beside_numpys_data', 1, 'softmax', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    # src_ptr points one past the data (see below): step back n elements
+    tl.store(dst_ptr + offs, tl.load(src_ptr - n + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    buf = torch.empty(n + 1, dtype=x.dtype, device=x.device)  # poisoned (NaN) while checked
+    a = x.numpy().astype(np.float64)
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    buf.numpy()[:n] = (e / e.sum(axis=-1, keepdims=True)).reshape(-1)  # numpy's answer, outside the record
+    out = torch.empty_like(x)
+    # Hand the kernel only the last element of buf, which still holds its fill: the record checks
+    # the fill of the view it is given, not of the storage, so it sees an untouched allocation.
+    copy_kernel[(triton.cdiv(n, 1024),)](buf[n:], out, n, BLOCK=1024)
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('fills_element_by_element_from_python', 1, 'vector_add', '''
+''' + TOUCH_KERNEL + '''
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    # Python adds; each element goes in with fill_, which the record files as a constant fill ("alloc")
+    for i, (a, b) in enumerate(zip(x.tolist(), y.tolist())):
+        out[i].fill_(a + b)
+    touch_kernel[(1,)](out, out.numel(), BLOCK=16)  # a kernel "writes" it
+    return out
+''', 'correctness', ('made on the host (fill_)',)),
+    Cheat('writes_into_a_buffer_made_at_import', 1, 'vector_add', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+''' + COPY_KERNEL + '''
+
+# Made at import, when fresh allocations are not poisoned: the record files it as "alloc" with no
+# fill to check, so whatever is written into it later outside the record goes unseen.
+_scratch = torch.empty(1 << 20)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    s = _scratch[:n]
+    np.add(x.numpy(), y.numpy(), out=s.numpy())      # numpy does the work
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(n, 1024),)](s, out, n, BLOCK=1024)
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('relabels_torchs_answer_with_a_one_element_copy', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def unused_kernel(p, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(p + offs, tl.load(p + offs, mask=offs < n), mask=offs < n)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    buf = torch.empty(n + 1, dtype=x.dtype, device=x.device)
+    buf[:n] = x + y              # torch computes the answer: writer torch:add
+    buf[n:].copy_(x[:1])         # a one-element copy from an input relabels the whole storage "input"
+    junk = torch.zeros(16, dtype=x.dtype, device=x.device)
+    unused_kernel[(1,)](junk, 16, BLOCK=16)  # a throw-away launch of the backend
+    return buf[:n]
+''', 'correctness', ('computed by torch (aten::add)',)),
+    Cheat('copies_torchs_answer_within_one_buffer', 1, 'softmax', '''
+import torch
+import triton
+import triton.language as tl
+
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(x: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    buf = torch.empty(2 * n, dtype=x.dtype, device=x.device)
+    buf[:n] = x.softmax(-1).reshape(-1)     # torch computes the answer
+    buf[n:].copy_(buf[:n])                  # copy inside one storage: the record files the storage as "alloc"
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(n, 1024),)](buf[n:], out, n, BLOCK=1024)   # a copy kernel reading "alloc": no taints
+    return out
+''', 'correctness', ('aten::_softmax',)),
+    Cheat('hides_a_numpy_write_under_a_zero_fill', 1, 'vector_add', '''
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32), mask=offs < n)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    buf = torch.empty(n + 1, dtype=x.dtype, device=x.device)
+    touch_kernel[(triton.cdiv(n + 1, 1024),)](buf, n + 1, BLOCK=1024)  # kernel:touch writes buf, sealed
+    out = buf[:n]
+    np.add(x.numpy(), y.numpy(), out=out.numpy())  # unrecorded write
+    buf[n:].zero_()  # partial zero fill: re-seals the digest, writer stays kernel:touch
+    return out
+''', 'correctness', ('neither torch nor a Triton kernel wrote',)),
+    Cheat('computes_in_a_library_op_that_launches_a_kernel', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def touch_kernel(p_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(p_ptr + offs, mask=offs < 1)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)  # reads only
+
+
+# A custom op: the record's mode is off while an op's implementation runs (it is inside
+# __torch_dispatch__), and an op of another namespace during which a backend launch happened is
+# skipped entirely ("launched").
+_lib = torch.library.Library("rt4", "DEF")
+_lib.define("work(Tensor x, Tensor y, Tensor(a!) out, Tensor dummy) -> ()")
+
+
+def _impl(x, y, out, dummy):
+    getattr(torch, "ad" + "d")(x, y, out=out)   # invisible: mode is stashed
+    touch_kernel[(1,)](dummy, BLOCK=16)          # nested launch -> launched=True
+
+
+_lib.impl("work", _impl, "CPU")
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    dummy = torch.zeros(16, device=x.device)
+    n = x.numel()
+
+    def grid(meta):
+        # inside the outer launch: out is already filed as kernel:add_kernel, sealed at launch end
+        torch.ops.rt4.work(x, y, out, dummy)
+        return (1,)
+
+    add_kernel[grid](x, y, out, n, BLOCK=16)
+    return out
+''', 'correctness', ('computed by torch (rt4::work)',)),
+    Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+def _new(cls, like, fn):
+    r = getattr(torch.Tensor, "_make_wrapper_" + "subclass")(cls, like.shape, dtype=like.dtype, device=like.device)
+    r.fn = fn
+    return r
+
+
+def _disp(cls, func, types, args=(), kwargs=None):
+    # Runs below the record's mode (stashed while an op runs): invisible torch compute.
+    kwargs = kwargs or {}
+    args = tuple(a.fn() if isinstance(a, cls) else a for a in args)
+    return func(*args, **kwargs)
+
+
+# A storage-less wrapper: the record files a copy from it as a copy of nothing ("alloc").
+_base = getattr(torch, "Ten" + "sor")
+Lazy = type("Lazy", (_base,), {"__new__": staticmethod(_new), "__torch_" + "dispatch__": classmethod(_disp)})
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    out.copy_(Lazy(x, lambda: getattr(torch, "ad" + "d")(x, y)))
+    n = x.numel()
+    BLOCK = 1024
+    copy_kernel[(triton.cdiv(n, BLOCK),)](out, out, n, BLOCK=BLOCK)   # out -> writer kernel:copy_kernel
+    return out
+''', 'correctness', ('written outside the operator record',)),
+    Cheat('writes_the_answer_from_a_profile_hook', 1, 'vector_add', '''
+_sys = __import__("s" + "ys")
+_np = __import__("num" + "py")
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+_pending = []
+
+
+def _hook(frame, event, arg):
+    # After the worker has sealed the output's evidence (describe returned) and before it copies
+    # the output out (export): numpy writes the answer.
+    if event == "return" and frame.f_code.co_name == "describe" and _pending:
+        xa, ya, oa = _pending.pop()
+        getattr(_np, "ad" + "d")(xa, ya, out=oa)
+
+
+def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    n = x.numel()
+    BLOCK = 1024
+    copy_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)   # a wrong answer (x), kernel-written
+    _pending[:] = [(x.numpy(), y.numpy(), out.numpy())]
+    getattr(_sys, "set" + "profile")(_hook)
+    return out
+''', 'correctness', ('profile hook',)),
 )
 
 # The same L2 cheat with the static rule waived: the benchmark's reset and flush must leave it no

@@ -173,6 +173,71 @@ def custom_kernel(x, y):
     return out
 ''', "uses torch._dynamo, which replaces torch.manual_seed when it loads: that must not read as a patch "
         "of a harness function"),
+    Honest('zeroes_only_its_padding', "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    # padded buffer: the kernel writes the first n elements, the padding is zeroed on the host
+    n = x.numel()
+    padded = triton.cdiv(n, 1024) * 1024
+    buf = torch.empty(padded, device=x.device, dtype=x.dtype)
+    buf[n:].zero_()
+    add_kernel[(padded // 1024,)](x, y, buf, n, BLOCK=1024)
+    return buf[:n]
+''', 'a torch.empty buffer whose padding the host zeroes: part of a fresh allocation no longer holds its poison'),
+    Honest('writes_floats_through_an_int_view', "vector_add", '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_bits_kernel(x_ptr, y_ptr, out_bits_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    s = tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_bits_ptr + offs, s.to(tl.int32, bitcast=True), mask=mask)
+
+
+def custom_kernel(x, y):
+    n = x.numel()
+    out = torch.empty_like(x)
+    # the kernel writes the float32 result's bits through an int32 view of the output
+    add_bits_kernel[(triton.cdiv(n, 1024),)](x, y, out.view(torch.int32), n, BLOCK=1024)
+    return out
+''', 'writes the output through a view of another dtype: the poison reads differently there'),
+    Honest('prints_its_output_while_debugging', "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+    add_kernel[grid](x, y, out, x.numel(), BLOCK=512)
+    import sys
+    print('debug: first elements', out[:2], file=sys.stderr)  # a leftover debug print
+    return out
+''', "printing a tensor switches torch's dispatch modes off to format it"),
+    Honest('launches_with_tensor_descriptors', "vector_add", '''
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def add_desc_kernel(x_desc, y_desc, out_desc, BLOCK: tl.constexpr):
+    off = tl.program_id(0) * BLOCK
+    x = x_desc.load([off])
+    y = y_desc.load([off])
+    out_desc.store([off], x + y)   # out-of-bounds elements are not written
+
+
+def custom_kernel(x, y):
+    n = x.numel()
+    BLOCK = 256
+    out = torch.empty_like(x)
+    descs = [TensorDescriptor(t, [n], [1], [BLOCK]) for t in (x, y, out)]
+    add_desc_kernel[(triton.cdiv(n, BLOCK),)](*descs, BLOCK=BLOCK)
+    return out
+''', 'its arguments are descriptors, not tensors (their repr prints the tensor)'),
     Honest("reference_example", "vector_add", HONEST_ADD, "the plain kernel, as a control"),
 )
 

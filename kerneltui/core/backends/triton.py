@@ -72,7 +72,7 @@ class Backend(BaseBackend):
                     import torch
 
                     name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel")
-                    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+                    tensors = _tensor_arguments((*args, *kwargs.values()), torch)
                     with state.launching(
                         "triton", name, tensors,
                         args=[describe_arg(a) for a in args],
@@ -154,3 +154,17 @@ def _grid_repr(grid: Any) -> Any:
         return [int(g) for g in grid]
     except Exception:
         return str(grid)
+
+
+def _tensor_arguments(values: Any, torch: Any, depth: int = 0) -> list[Any]:
+    """Every tensor a launch can reach: top-level arguments, those inside tuples and lists (Triton
+    unpacks them), and the memory behind a tensor descriptor (its ``base``)."""
+    found: list[Any] = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, (tuple, list)) and depth < 4:
+            found.extend(_tensor_arguments(value, torch, depth + 1))
+        elif isinstance(getattr(value, "base", None), torch.Tensor):
+            found.append(value.base)
+    return found

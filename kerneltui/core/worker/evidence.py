@@ -25,6 +25,11 @@ calls that do it), and on a GPU the names of the GPU kernels that ran are read a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
+import itertools
+import os
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,8 +41,14 @@ FACTORY_OPS = frozenset({
     "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "arange", "linspace",
     "logspace", "eye", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm",
     "fill_", "zero_", "fill", "zero", "uniform_", "normal_", "random_", "bernoulli_", "exponential_",
-    "resize_", "resize_as_", "empty_permuted", "_efficientzerotensor",
+    "empty_permuted", "_efficientzerotensor",
 })
+# Uninitialised allocations: under the checks' poisoned allocations they hold NaN (integers: their maximum).
+POISONED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
+# Allocations filled with zeros: until something writes them, they hold nothing else.
+ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros", "zero_"})
+# Operators that change a tensor's size in place: new memory only when the storage had to grow.
+RESIZE_OPS = frozenset({"resize_", "resize_as_"})
 # Operators that move or re-lay values without computing new ones: the writer passes through.
 MOVE_OPS = frozenset({
     "copy_", "copy", "clone", "_to_copy", "to", "contiguous", "cat", "stack", "hstack", "vstack", "concat",
@@ -56,15 +67,33 @@ QUERY_OPS = frozenset({
 })
 
 
+# A taint: (what made the data, its elements, a serial number). The serial keeps two results of the
+# same operator and size apart, so that a result computed in equal pieces adds up to its whole.
+Taint = tuple[str, int, int]
+_serials = itertools.count(1)
+
+
 @dataclass
 class StorageFact:
     writer: str
     numel: int = 0  # elements of the tensor that last wrote it (for torch:/host: writers)
-    taints: frozenset[tuple[str, int]] = frozenset()
+    taints: frozenset[Taint] = frozenset()
+    serial: int = field(default_factory=lambda: next(_serials))
+    # "poison": made by an uninitialised allocation while fresh memory is poisoned, "zero": by a
+    # zero fill; either way written by nothing recorded since, so it must still hold that fill, or
+    # something outside the record wrote it.
+    fill: str = ""
+    fill_dtype: Any = None  # the dtype the fill was written in (a view of another dtype reads other bits)
+    # A digest of the storage's bytes right after the recorded write (host memory only): a later
+    # difference is a write the record did not see (numpy, ctypes, another thread, a kernel's body
+    # calling Python on the CPU).
+    digest: bytes = b""
 
-    def taints_with_self(self) -> frozenset[tuple[str, int]]:
+    def taints_with_self(self) -> frozenset[Taint]:
         if self.writer.startswith(("torch:", "host:")):
-            return self.taints | {(self.writer, self.numel)}
+            return self.taints | {(self.writer, self.numel, self.serial)}
+        if self.writer == "unknown":
+            return self.taints | {("unknown:", self.numel, self.serial)}
         return self.taints
 
 
@@ -89,18 +118,71 @@ def _storage_key(t: Any) -> tuple[str, int] | None:
     return (t.device.type, int(ptr)) if ptr else None
 
 
+class StorageFacts:
+    """The writer of each live storage. Keyed by (device, address), so each entry holds a weak
+    reference to its storage: once that memory is freed, an allocation torch places at the same
+    address (often at once) must not inherit the old writer."""
+
+    def __init__(self) -> None:
+        self._facts: dict[tuple[str, int], tuple[StorageFact, Any]] = {}
+
+    def get(self, key: tuple[str, int]) -> StorageFact | None:
+        entry = self._facts.get(key)
+        if entry is None:
+            return None
+        fact, ref = entry
+        if ref is not None and ref.expired():
+            del self._facts[key]
+            return None
+        return fact
+
+    def set(self, key: tuple[str, int], fact: StorageFact, t: Any = None) -> None:
+        """``t``: a tensor on the storage (a new weak reference), else the entry's own is kept."""
+        ref = _weak_storage(t) if t is not None else (self._facts[key][1] if key in self._facts else None)
+        self._facts[key] = (fact, ref)
+
+
+def _weak_storage(t: Any) -> Any:
+    try:
+        from torch.multiprocessing.reductions import StorageWeakRef
+
+        return StorageWeakRef(t.untyped_storage())
+    except Exception:  # a tensor without a storage of its own: no way to tell when it is freed
+        return None
+
+
 class Recorder:
     """Storage writers across the whole life of the candidate's worker, and per-call evidence."""
 
-    def __init__(self, torch: Any) -> None:
+    def __init__(self, torch: Any, candidate_dirs: tuple[str, ...] = ()) -> None:
         self.torch = torch
-        self.facts: dict[tuple[str, int], StorageFact] = {}
+        # The candidate's files (the task copy): torch compute inside a launch counts when code from
+        # there asked for it, not when the backend's own library did (an autotuner's timing, say).
+        # Empty: every such operator counts.
+        self.candidate_dirs = tuple(os.path.join(d, "") for d in candidate_dirs)
+        self.torch_dir = os.path.join(os.path.dirname(torch.__file__), "")
+        self.facts = StorageFacts()
         self.evidence = Evidence()
         self.launch_depth = 0
+        self.launch_count = 0  # launches over the worker's life (an operator that launched is told apart)
         self.launch_name = ""
+        self.launch_taints: set[Taint] = set()  # torch compute run from inside that launch
         self.mode: Any = None
         self.allocated_in_call: set[tuple[str, int]] = set()  # fresh allocations of the current call
+        self.call_serial = 0
+        self.provided: set[tuple[str, int]] = set()  # storages the judge handed over
+        self.launch_tensors: list[tuple[tuple[str, int], Any]] = []  # what the outermost launch took
+        self.launch_read: frozenset[Taint] = frozenset()  # and what its arguments were made from
+        # A launch whose arguments the backend cannot show wrote memory the record cannot name: the
+        # digests say nothing for the rest of the call.
+        self.blind = False
         self.in_call = False  # candidate code is running (the trip wires below only count then)
+        self.poisoning = False  # fresh allocations are poisoned (the checked calls)
+        # Whether the record will be judged (not for a torch task, or one that allows torch ops): the
+        # looks at memory (digests, fills) cost a read of each written storage, for nothing there.
+        self.watching_memory = True
+        # Taken before the trip wires replace it: the record's own look at memory must not count.
+        self._no_dispatch = torch._C._DisableTorchDispatch
 
     # -- what the harness tells it --------------------------------------------------------------
 
@@ -108,11 +190,42 @@ class Recorder:
         for t in tensors:
             key = _storage_key(t)
             if key is not None:
-                self.facts[key] = StorageFact("input")
+                self.provided.add(key)
+                self.facts.set(key, self.sealed(StorageFact("input"), t), t)
 
     def new_call(self) -> None:
         self.evidence = Evidence()
         self.allocated_in_call = set()
+        self.blind = False
+        # Taints numbered below this were made by earlier calls (or the import): data made before
+        # this call's inputs existed cannot hold this call's answer (a workspace kept between calls
+        # does not pile up every call's side data; a table built at import is the kernel's own).
+        self.call_serial = next(_serials)
+
+    # -- what memory holds ----------------------------------------------------------------------
+
+    def sealed(self, fact: StorageFact, t: Any) -> StorageFact:
+        """``fact`` with the digest of ``t``'s storage as it is now."""
+        digest = self._digest(t)
+        return dataclasses.replace(fact, digest=digest) if digest else fact
+
+    def moved_since(self, fact: StorageFact | None, t: Any) -> bool:
+        """Whether ``t``'s storage changed since ``fact`` was recorded, other than by what the record saw."""
+        if fact is None or self.blind or not self.watching_memory:
+            return False
+        if fact.digest:
+            return self._digest(t) != fact.digest
+        return bool(fact.fill) and self.written_unseen(t, fact.fill, fact.fill_dtype)
+
+    def _digest(self, t: Any) -> bytes:
+        if not self.watching_memory or t.device.type != "cpu":
+            return b""  # on a GPU the GPU's own trace is the second source; host code cannot write there
+        try:
+            with self._no_dispatch():
+                raw = _whole_storage(self.torch, t).view(self.torch.uint8).numpy()
+                return hashlib.blake2b(raw.data, digest_size=16).digest()
+        except Exception:  # a storage numpy cannot view: no evidence either way
+            return b""
 
     def writer_of(self, t: Any) -> StorageFact | None:
         key = _storage_key(t)
@@ -122,79 +235,207 @@ class Recorder:
 
     def launch_begins(self, kernel: str, tensors: list[Any] | None) -> None:
         self.evidence.launches[kernel] += 1
+        self.launch_count += 1
         self.launch_depth += 1
         if self.launch_depth == 1:
             self.launch_name = kernel
         if tensors is None:
             return
-        keys = [k for k in (_storage_key(t) for t in tensors) if k is not None]
-        taints: set[tuple[str, int]] = set()
-        for key in keys:
+        keyed = [(k, t) for k, t in ((_storage_key(t), t) for t in tensors) if k is not None]
+        taints: set[Taint] = set()
+        for key, t in keyed:
             fact = self.facts.get(key)
-            if fact is not None:
-                taints |= fact.taints_with_self()
-        for key in keys:
-            self.facts[key] = StorageFact(f"kernel:{kernel}", 0, frozenset(taints))
+            if self.moved_since(fact, t):
+                taints.add(("unknown:", _storage_numel(t), next(_serials)))
+            elif fact is not None:
+                taints |= {x for x in fact.taints_with_self() if x[2] >= self.call_serial}
+            else:
+                # Memory no recorded operator made (numpy's, another library's, an operator that
+                # went past the record): what it holds came from outside the record.
+                taints.add(("unknown:", _storage_numel(t), next(_serials)))
+        for key, t in keyed:
+            self.facts.set(key, StorageFact(f"kernel:{kernel}", 0, frozenset(taints)), t)
+        if self.launch_depth == 1:
+            self.launch_tensors = keyed
+            self.launch_taints = set()
+            self.launch_read = frozenset(taints)
+
+    def _asked_by_candidate(self) -> bool:
+        """Whether the nearest caller outside torch and this module is the candidate's code."""
+        if not self.candidate_dirs:
+            return True
+        frame: Any = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if not (name.startswith(self.torch_dir) or name == __file__ or name.startswith("<")):
+                return name.startswith(self.candidate_dirs)
+            frame = frame.f_back
+        return False
+
+    def written_unseen(self, t: Any, fill: str, dtype: Any = None) -> bool:
+        """An allocation nothing recorded wrote since: does it still hold only its fill (written
+        in ``dtype``)?"""
+        torch = self.torch
+        try:
+            if t.is_cuda and torch.cuda.is_current_stream_capturing():
+                return False  # a look at the data would synchronise and break the capture
+            with self._no_dispatch():
+                t = _whole_storage(torch, t, dtype)  # a view's neighbours are memory the kernel can read too
+                if fill == "zero":
+                    return bool(t.count_nonzero() > 0)
+                if t.is_floating_point() or t.is_complex():
+                    return not bool(torch.isnan(t).all())
+                if t.dtype == torch.bool:
+                    return False
+                return not bool((t == torch.iinfo(t.dtype).max).all())
+        except Exception:  # a dtype the comparison does not cover: no evidence either way
+            return False
 
     def launch_ends(self) -> None:
         self.launch_depth = max(0, self.launch_depth - 1)
+        if self.launch_depth:
+            return
+        # Torch compute that ran inside the launch (from a grid function, a hook, or the
+        # interpreter running the kernel body as Python) fed what the launch wrote; what the launch
+        # wrote is sealed as the kernel left it.
+        for key, t in self.launch_tensors:
+            fact = self.facts.get(key)
+            if fact is not None and fact.writer.startswith("kernel:"):
+                fact = StorageFact(fact.writer, fact.numel, fact.taints | frozenset(self.launch_taints))
+            else:
+                # Written by the candidate's code from inside the launch (an autotuner config's
+                # pre_hook zeroing an output), then by the kernel, which ran last.
+                before = fact.taints_with_self() if fact is not None else frozenset()
+                fact = StorageFact(f"kernel:{self.launch_name}", 0,
+                                   self.launch_read | before | frozenset(self.launch_taints))
+            self.facts.set(key, self.sealed(fact, t))
+        self.launch_taints = set()
+        self.launch_tensors = []
 
     def launch_without_arguments(self, kernel: str, allocated_since: set[tuple[str, int]]) -> None:
         """A backend whose launch hook cannot see the arguments: the fresh, still unwritten
         allocations of this call are taken as what it wrote."""
+        self.blind = True
         for key in allocated_since:
             fact = self.facts.get(key)
             if fact is not None and fact.writer == "alloc":
-                self.facts[key] = StorageFact(f"kernel:{kernel}")
+                self.facts.set(key, StorageFact(f"kernel:{kernel}"))
 
     # -- torch's dispatcher ---------------------------------------------------------------------
 
-    def dispatched(self, func: Any, args: Any, kwargs: Any, result: Any) -> None:
+    def about_to_write(self, func: Any, args: Any, kwargs: Any) -> set[tuple[str, int]]:
+        """Before an operator writes into existing memory: the storages it writes that changed since
+        the record last saw them (the write must not re-seal what the record never saw)."""
+        if not func._schema.is_mutable or not self.watching_memory:
+            return set()
+        changed: set[tuple[str, int]] = set()
+        for t in _written_arguments(self.torch, func, args, kwargs):
+            key = _storage_key(t)
+            if key is not None and self.moved_since(self.facts.get(key), t):
+                changed.add(key)
+        return changed
+
+    def _library_op_wrote(self, name: str, func: Any, args: Any, kwargs: Any, result: Any, op_serial: int) -> None:
+        from torch.utils._pytree import tree_leaves
+
+        written = [t for t in tree_leaves(result) if isinstance(t, self.torch.Tensor)]
+        for t in [*written, *_written_arguments(self.torch, func, args, kwargs)]:
+            key = _storage_key(t)
+            fact = self.facts.get(key) if key is not None else None
+            if key is None or (fact is not None and fact.writer.startswith("kernel:") and fact.serial > op_serial):
+                continue  # a launch inside the op wrote it
+            self.evidence.ops[name] += 1
+            self.facts.set(key, self.sealed(StorageFact(f"torch:{name}", _storage_numel(t)), t), t)
+
+    def dispatched(self, func: Any, args: Any, kwargs: Any, result: Any, launched: bool = False,
+                   unseen: set[tuple[str, int]] | None = None, op_serial: int = 0) -> None:
+        """One operator torch dispatched; ``launched``: the backend launched kernels while it ran
+        (a custom operator wrapping a kernel); ``unseen``: storages it wrote into that had changed
+        outside the record before it ran."""
         torch = self.torch
         from torch.utils._pytree import tree_leaves
 
         name = func.overloadpacket.__name__
+        if getattr(func, "namespace", "aten") != "aten":
+            # Only ATen's own operators are known by name (a library op named "clone" computes what
+            # it likes): another namespace's op is compute, except for what kernels of the backend
+            # launched inside it wrote (their launches filed it, after the op started).
+            name = f"{func.namespace}::{name}"
+            if launched:
+                self._library_op_wrote(name, func, args, kwargs, result, op_serial)
+                return
         if name in QUERY_OPS:
             return
         ins = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         written = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+        written.extend(_written_arguments(torch, func, args, kwargs))
         schema = func._schema
-        for i, arg in enumerate(schema.arguments):
-            if arg.alias_info is not None and arg.alias_info.is_write:
-                value = kwargs.get(arg.name) if arg.name in (kwargs or {}) else (args[i] if i < len(args) else None)
-                written.extend(t for t in tree_leaves(value) if isinstance(t, torch.Tensor))
         in_keys = {k for k in (_storage_key(t) for t in ins) if k is not None}
-        if self.launch_depth:
-            # Inside the backend's own launch (the Triton interpreter moves data with torch; TileLang
-            # allocates outputs): allocations belong to the kernel, the rest is its business.
+        is_view = not schema.is_mutable and all(_storage_key(t) in in_keys for t in written)
+        if self.launch_depth and not self._asked_by_candidate():
+            # The backend's own work inside a launch (the Triton interpreter moves data with torch;
+            # TileLang allocates outputs; an autotuner times configs): allocations belong to the
+            # kernel, the rest is its business.
             if name in FACTORY_OPS:
                 for t in written:
                     key = _storage_key(t)
                     if key is not None and key not in in_keys:
-                        self.facts[key] = StorageFact(f"kernel:{self.launch_name}")
+                        self.facts.set(key, StorageFact(f"kernel:{self.launch_name}"), t)
             return
-        if not schema.is_mutable and all(_storage_key(t) in in_keys for t in written):
-            return  # a view: no new data
+        if self.launch_depth and not (is_view or name in FACTORY_OPS or name in MOVE_OPS or name in HOST_OPS
+                                      or name in RESIZE_OPS):
+            # The candidate's code run from inside a launch (a grid function, the interpreted kernel
+            # body calling Python): recorded as anywhere else, and it taints what the launch writes.
+            self.launch_taints.add((f"torch:{name}", _numel(written), next(_serials)))
+        if is_view and name not in HOST_OPS:
+            return  # no new data
+        if name in RESIZE_OPS and all(_storage_key(t) in in_keys for t in written):
+            return  # the same storage, the same data
         written_keys = {k for k in (_storage_key(t) for t in written) if k is not None}
         sources = [self.facts.get(k) for k in in_keys]
-        if name in FACTORY_OPS:
-            fact = StorageFact("alloc")
+        partial = schema.is_mutable and written_keys <= in_keys and _numel(written) < max(
+            (_storage_numel(t) for t in written), default=0)
+        if name in FACTORY_OPS and partial:
+            # A constant written into part of a buffer joins what the buffer held: a zero carries
+            # nothing, another constant one value from the host (padding with -inf is one value; an
+            # answer written element by element with out[i].fill_(v) is as many as elements).
+            old = sources[0] if len(sources) == 1 and sources[0] is not None else None
+            held = old.taints_with_self() if old is not None else frozenset()
+            if name not in ZERO_OPS:
+                held = held | {(f"host:{name}", 1, next(_serials))}
+            fact = StorageFact(old.writer if old is not None else "alloc", old.numel if old is not None else 0,
+                               held, serial=old.serial if old is not None else next(_serials))
+        elif name in FACTORY_OPS:
+            fill = "poison" if self.poisoning and name in POISONED_OPS else "zero" if name in ZERO_OPS else ""
+            fact = StorageFact("alloc", fill=fill, fill_dtype=written[0].dtype if written else None)
         elif name in HOST_OPS:
             fact = StorageFact(f"host:{name}", _numel(written))
-        elif name in MOVE_OPS:
-            # What a copy overwrites does not flow into it; only the sources do.
-            fact = _moved([self.facts.get(k) for k in in_keys - written_keys] if schema.is_mutable else sources)
+        elif name in MOVE_OPS or name in RESIZE_OPS:  # a resize that moved the data to a larger storage
+            # What a copy overwrites does not flow into it; only the sources do. A copy into part of a
+            # storage (or within one) leaves the rest as it was: the storage holds both.
+            read = in_keys - written_keys if schema.is_mutable else in_keys
+            fact = _moved([self.facts.get(k) for k in read])
+            bulk = self.facts.get(next(iter(written_keys))) if partial and len(written_keys) == 1 else None
+            if bulk is not None and bulk.writer != "alloc":
+                # The bulk keeps its writer; what was copied in joins it as data it holds.
+                fact = StorageFact(bulk.writer, bulk.numel, bulk.taints | fact.taints_with_self(), serial=bulk.serial)
+            source_moved = any(self.moved_since(self.facts.get(k), t) for t in ins if (k := _storage_key(t)) in read)
+            # A source without memory of its own (a wrapper subclass) made its data where the record
+            # cannot see.
+            source_moved = source_moved or any(_storage_key(t) is None and t.numel() > 0 for t in ins)
+            if fact.writer == "unknown" or source_moved:  # a copy of memory written outside the record
+                fact = StorageFact("unknown", _numel(written), fact.taints)
         else:
+            # Its own size is what flows on: a one-element scale reduced from a full-size
+            # intermediate hands the kernel one element, not the intermediate.
             self.evidence.ops[name] += 1
-            taints: frozenset[tuple[str, int]] = frozenset()
-            for s in sources:
-                if s is not None:
-                    taints |= s.taints_with_self()
-            fact = StorageFact(f"torch:{name}", _numel(written), taints)
+            fact = StorageFact(f"torch:{name}", _numel(written))
+        if unseen and written_keys & unseen:
+            fact = StorageFact("unknown", max((_storage_numel(t) for t in written), default=0))
         for t in written:
             key = _storage_key(t)
             if key is not None:
-                self.facts[key] = fact
+                self.facts.set(key, self.sealed(fact, t), t)
                 if fact.writer == "alloc":
                     self.allocated_in_call.add(key)
 
@@ -207,9 +448,16 @@ class Recorder:
 
         class OperatorRecord(TorchDispatchMode):
             def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                launches = recorder.launch_count
+                op_serial = next(_serials)
+                try:
+                    unseen = recorder.about_to_write(func, args, kwargs or {})
+                except Exception:  # the record must never break the kernel
+                    unseen = set()
                 result = func(*args, **(kwargs or {}))
                 try:
-                    recorder.dispatched(func, args, kwargs or {}, result)
+                    recorder.dispatched(func, args, kwargs or {}, result, launched=recorder.launch_count != launches,
+                                        unseen=unseen, op_serial=op_serial)
                 except Exception as exc:  # the record must never break the kernel
                     recorder.evidence.left_mode.append(f"record error in {func}: {type(exc).__name__}: {exc}")
                 return result
@@ -227,6 +475,35 @@ class Recorder:
             self.evidence.left_mode.append(f"the operator record was {what} while the kernel ran")
 
 
+def _written_arguments(torch: Any, func: Any, args: Any, kwargs: Any) -> list[Any]:
+    """The tensors among an operator's arguments that its schema says it writes (``out=``, ``self`` of
+    an in-place op)."""
+    from torch.utils._pytree import tree_leaves
+
+    found: list[Any] = []
+    for i, arg in enumerate(func._schema.arguments):
+        if arg.alias_info is not None and arg.alias_info.is_write:
+            value = kwargs.get(arg.name) if arg.name in kwargs else (args[i] if i < len(args) else None)
+            found.extend(t for t in tree_leaves(value) if isinstance(t, torch.Tensor))
+    return found
+
+
+def _storage_numel(t: Any) -> int:
+    """Elements of the whole storage behind ``t`` (a view of one element can hand over a buffer)."""
+    try:
+        return max(int(t.numel()), t.untyped_storage().nbytes() // max(t.element_size(), 1))
+    except (RuntimeError, NotImplementedError):
+        return int(t.numel())
+
+
+def _whole_storage(torch: Any, t: Any, dtype: Any = None) -> Any:
+    storage = t.untyped_storage()
+    dtype = dtype or t.dtype
+    whole = torch.empty(0, dtype=dtype, device=t.device)
+    whole.set_(storage, 0, (storage.nbytes() // whole.element_size(),))
+    return whole
+
+
 def _numel(tensors: list[Any]) -> int:
     return max((int(t.numel()) for t in tensors), default=0)
 
@@ -238,10 +515,11 @@ def _moved(sources: list[StorageFact | None]) -> StorageFact:
     for prefix in ("torch:", "host:", "unknown", "kernel:", "input", "alloc"):
         for s in known:
             if s.writer.startswith(prefix):
-                taints: frozenset[tuple[str, int]] = frozenset()
+                # Every source's own part is kept (cat of five torch results is five parts, not one).
+                taints: frozenset[Taint] = frozenset()
                 for k in known:
-                    taints |= k.taints
-                return StorageFact(s.writer, s.numel, taints)
+                    taints |= k.taints_with_self()
+                return StorageFact(s.writer, s.numel, taints, serial=s.serial)
     return known[0]
 
 
@@ -252,7 +530,11 @@ def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> dict[str, An
         if t.numel() == 0:
             continue
         fact = recorder.writer_of(t)
+        if recorder.moved_since(fact, t):
+            fact = StorageFact("unknown", _storage_numel(t))  # written after its last recorded writer
         out[name] = {
+            # "input" in memory the judge did not hand over: a copy of an input, which no kernel wrote
+            "copy": bool(fact and fact.writer == "input" and _storage_key(t) not in recorder.provided),
             "writer": fact.writer if fact else "unknown",
             "taints": sorted([list(x) for x in fact.taints_with_self()]) if fact else [],
             "numel": int(t.numel()),
@@ -275,6 +557,7 @@ TRIPWIRES = (
     ("torch._C", "_pop_torch_dispatch_stack"),
     ("torch._C", "_unset_dispatch_mode"),
     ("torch._C", "_set_dispatch_mode"),
+    ("torch._C", "_ExcludeDispatchKeyGuard"),  # with the Python key: the mode's dispatch is skipped
     ("torch.utils._python_dispatch", "_disable_current_modes"),
     ("torch.utils._python_dispatch", "_pop_mode"),
     ("torch.utils._python_dispatch", "_pop_mode_temporarily"),
@@ -295,16 +578,29 @@ def install_tripwires(torch: Any, recorder: Recorder) -> None:
         setattr(module, attr, _tripwire(original, f"{module_name}.{attr}", recorder))
 
 
+def _inside_tensor_printing(torch_dir: str) -> bool:
+    """Whether the trip wire's caller is torch's tensor printing, which turns dispatch modes off to
+    format a tensor (a debugging print, a tensor descriptor's repr): it computes no answer."""
+    printing = os.path.join(torch_dir, "_tensor_str.py")
+    frame: Any = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
+                                 or frame.f_code.co_filename == contextlib.__file__):
+        if frame.f_code.co_filename == printing:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _tripwire(original: Any, name: str, recorder: Recorder) -> Any:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if recorder.in_call:
+        if recorder.in_call and not _inside_tensor_printing(recorder.torch_dir):
             note = f"the kernel called {name}, which switches the operator record off"
             if note not in recorder.evidence.left_mode:
                 recorder.evidence.left_mode.append(note)
         return original(*args, **kwargs)
 
+    # No __wrapped__ (functools.wraps would set it): the original is not handed to whoever asks.
     wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
-    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
     return wrapper
 
 

@@ -85,7 +85,9 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
         except OverrideUnusable as exc:
             raise CheckFailure(f"{exc}: write the override again from the asm view (e)") from exc
     torch = state.torch
-    recorder = state.recorder = Recorder(torch)
+    recorder = state.recorder = Recorder(torch, candidate_dirs=(str(state.task_dir), str(state.task_dir.resolve())))
+    task = args["task"]
+    recorder.watching_memory = task.get("backend") != "torch" and "torch_ops" not in (task.get("allow") or [])
     setup = state.exchange.load(args["setup"], "setup") if args.get("setup") is not None else None
     recorder.mark_provided([t for _, t in tree.tensors(setup, "setup", torch)])
     state.runtime = candidate_runtime_for(state)
@@ -93,6 +95,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     sys.modules.setdefault(absent.__name__, absent)
     state.backend.install_hooks(state)
     install_tripwires(torch, recorder)
+    state.interpreter_hooks = (sys.getprofile(), sys.gettrace())  # the harness's own, before any candidate code
     state.integrity = IdentitySnapshot.take(torch)
     state.threads_at_load = {t.ident for t in threading.enumerate()}  # type: ignore[attr-defined]
     progress("importing the kernel")
@@ -161,8 +164,16 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
         if trace_gpu:
             stack.enter_context(gpu_kernel_names(torch, recorder))
         stack.enter_context(recorder_on(recorder))
-        out = call_candidate(state, inputs)
+        recorder.poisoning = fill != "garbage"
+        try:
+            out = call_candidate(state, inputs)
+        finally:
+            recorder.poisoning = False
     call_s = time.perf_counter() - t0
+    # A profile or trace hook the kernel left would run its code inside the steps below, between
+    # the record's look at the outputs and their export: taken off, and a reason to fail.
+    hooks = _take_off_interpreter_hooks(state.interpreter_hooks)
+    at_return = tree.digests(out, torch)
     # The previous call's output must be as it was returned: a reused or still-written buffer moves.
     previous = getattr(state, "previous_output", None)
     previous_changed = previous is not None and tree.digests(previous[0], torch) != previous[1]
@@ -172,9 +183,16 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     # [output, index of the input it shares memory with]: the judge knows which inputs may be returned.
     aliases = [[name, i] for name, t in outputs for i, x in enumerate(input_tensors) if tree.overlaps(t, x)]
     # A subclass decides what its own methods return (a lazy result computed when read, say).
-    subclasses = sorted(name for name, t in outputs if type(t) is not torch.Tensor and type(t).__name__ != "Parameter")
+    # (A Parameter is a plain tensor to torch; a class merely named so is not.)
+    subclasses = sorted(name for name, t in outputs if type(t) not in (torch.Tensor, torch.nn.Parameter))
     wire_out = ex.export(out, lot, share_storage=True)
-    state.previous_output = (out, tree.digests(out, torch))  # type: ignore[attr-defined]
+    if hooks:
+        evidence["left_mode"].append(f"the operator record was bypassed: the kernel left {' and '.join(hooks)} set, "
+                                     "which runs its code inside kerneltui's own steps after the call")
+    if tree.digests(out, torch) != at_return:
+        evidence["left_mode"].append("the operator record was bypassed: an output changed after the kernel returned, "
+                                     "while kerneltui read and exported it")
+    state.previous_output = (out, at_return)  # type: ignore[attr-defined]
     return {
         "outputs": wire_out,
         "evidence": evidence,
@@ -184,6 +202,18 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
         "previous_changed": previous_changed,
         "call_s": round(call_s, 5),
     }
+
+
+def _take_off_interpreter_hooks(before: tuple[Any, Any]) -> list[str]:
+    """Remove the profile and trace hooks set since ``before``; their names."""
+    found = []
+    if sys.getprofile() is not before[0]:
+        sys.setprofile(before[0])
+        found.append("a profile hook (sys.setprofile)")
+    if sys.gettrace() is not before[1]:
+        sys.settrace(before[1])
+        found.append("a trace hook (sys.settrace)")
+    return found
 
 
 def op_release(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:

@@ -57,6 +57,7 @@ class WorkerState:
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
         self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
+        self.interpreter_hooks: tuple[Any, Any] = (None, None)  # sys profile/trace hooks before candidate code
 
     def discard(self) -> None:
         """Remove the task copy's folder if this state made it (a worker run outside a box)."""

@@ -138,7 +138,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
         writer = str(fact.get("writer"))
         numel = int(fact.get("numel") or 0)
         if writer.startswith("torch:") and not allowed(writer):
-            problems.append(f"{name} was computed by torch (aten::{writer[6:]}), not by a {backend_label} kernel: "
+            problems.append(f"{name} was computed by torch ({_op_label(writer[6:])}), not by a {backend_label} kernel: "
                             f"write the computation as a {backend_label} kernel (the task allows no torch compute ops)")
         elif writer.startswith("host:"):
             problems.append(f"{name} holds values made on the host (from Python or numpy data, {writer[5:]}), not "
@@ -147,18 +147,16 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
             problems.append(f"{name} lives in memory that neither torch nor a {backend_label} kernel wrote while the "
                             "kernel ran (computed outside the record, e.g. with the record switched off or another "
                             "library): return a tensor a kernel of the task's backend wrote")
+        elif writer == "input" and fact.get("copy"):
+            problems.append(f"{name} is a copy of an input that no {backend_label} kernel wrote: the output must be "
+                            f"computed by a {backend_label} kernel")
         elif writer == "alloc":
             problems.append(f"{name} was allocated (or filled with a constant) and never written by a {backend_label} "
                             "kernel")
         elif writer.startswith("kernel:"):
-            for op, size in fact.get("taints") or []:
-                op = str(op)
-                if allowed(op) or int(size) * 4 < numel:
-                    continue  # small side data (a scale, a maximum) may come from torch
-                what = f"computed by torch (aten::{op[6:]})" if op.startswith("torch:") else f"made on the host ({op[5:]})"
-                problems.append(f"the {backend_label} kernel {writer[7:]} that wrote {name} read a tensor of {size} "
-                                f"elements {what}: the work was done outside the {backend_label} kernel")
-                break
+            problem = _taint_problem(name, writer[7:], numel, fact.get("taints") or [], allowed, backend_label)
+            if problem:
+                problems.append(problem)
     for kernel in evidence.get("gpu_kernels") or []:
         if any(k and k in kernel for k in kernel_names):
             continue
@@ -167,6 +165,30 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
                             f"work must be done by {backend_label} kernels")
             break
     return problems
+
+
+def _op_label(name: str) -> str:
+    return name if "::" in name else f"aten::{name}"
+
+
+def _taint_problem(name: str, kernel: str, numel: int, taints: list[Any], allowed: Any, backend_label: str) -> str:
+    """Whether what a kernel read was mostly made outside it. Small side data (a scale, a maximum)
+    may come from torch; the parts are added up, so a result torch computed in small pieces is
+    still torch's."""
+    outside = [(str(taint[0]), int(taint[1])) for taint in taints if not allowed(str(taint[0]))]
+    if not outside or sum(size for _, size in outside) * 4 < numel:
+        return ""
+    op, size = max(outside, key=lambda item: item[1])
+    if op.startswith("torch:"):
+        what = f"computed by torch ({_op_label(op[6:])})"
+    elif op.startswith("host:"):
+        what = f"made on the host ({op[5:]})"
+    else:
+        what = ("written outside the operator record (by numpy, ctypes, another thread, another library, or an "
+                "operator run past the record)")
+    more = f" (and {len(outside) - 1} more made outside it)" if len(outside) > 1 else ""
+    return (f"the {backend_label} kernel {kernel} that wrote {name} read a tensor of {size} elements {what}{more}: "
+            f"the work was done outside the {backend_label} kernel")
 
 
 def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
