@@ -25,7 +25,8 @@ SAVE = re.compile(r"^save (\d+): verdict after ([0-9.]+) s")
 
 
 def one(checkout: Path, example: str, saves: int, gap: float) -> list[float]:
-    env = dict(os.environ, PYTHONPATH=str(checkout))
+    # The checkout first; the rest of PYTHONPATH stays (where the machine's packages live).
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(checkout), os.environ.get("PYTHONPATH")) if p))
     proc = subprocess.run([sys.executable, str(checkout / "bench" / "watch_latency.py"), "--example", example,
                            "--saves", str(saves), "--gap", str(gap), "--no-record"],
                           capture_output=True, text=True, env=env, cwd=checkout, timeout=900)
