@@ -76,6 +76,11 @@ def tolerances_for(dtype: str, task_tolerance: dict[str, Any] | None = None) -> 
     )
 
 
+# Why an output holds NaN where the reference is finite, as far as one call can tell. The correctness
+# rung's second call (fresh memory filled with finite garbage instead of NaN) tells the two apart.
+NAN_CAUSES = "left unwritten (fresh memory is poisoned with NaN) or computed as NaN"
+
+
 @dataclass(frozen=True)
 class Verdict:
     ok: bool
@@ -89,8 +94,7 @@ def gate(m: dict[str, Any], tol: Tolerances) -> Verdict:
     if m.get("nan_mismatch", 0) and m.get("nan_in_output", 0) >= m["nan_mismatch"] and not m.get("inf_mismatch", 0):
         return Verdict(
             False,
-            f"{m['nan_mismatch']} of {m.get('numel', '?')} elements are NaN where the reference is finite: "
-            "left unwritten (fresh memory is poisoned with NaN) or computed as NaN",
+            f"{m['nan_mismatch']} of {m.get('numel', '?')} elements are NaN where the reference is finite: {NAN_CAUSES}",
         )
     if m.get("nan_mismatch", 0) or m.get("inf_mismatch", 0):
         return Verdict(

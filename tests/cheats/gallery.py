@@ -395,7 +395,7 @@ def custom_kernel(x):
     out = torch.empty_like(x)
     softmax_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0))
     return out
-''', "correctness", ("cols=4097", "other test shapes pass", "hard-coded size, block or grid")),
+''', "correctness", ("cols=4097", "left unwritten: a second call", "other test shapes pass", "hard-coded size, block or grid")),
     # 10 -- silently lowering precision
     Cheat("computes_in_half_precision", 10, "vector_add", '''
 import torch

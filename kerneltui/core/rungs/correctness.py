@@ -87,6 +87,14 @@ class Step:
     again_of: int | None = None  # index of the checked call this one repeats with other garbage
 
 
+@dataclass(frozen=True)
+class NanFailure:
+    problem: int  # index into Tally.problems
+    label: str
+    reason: str  # the judge's, which names both causes (metrics.NAN_CAUSES)
+    shape_hint: str  # said only if the NaNs were left unwritten
+
+
 @dataclass
 class Tally:
     """What the verdicts said so far, in plan order."""
@@ -101,6 +109,9 @@ class Tally:
     shapes_passed: int = 0  # test cases whose every seed passed so far
     public_passed: dict[int, int] = field(default_factory=dict)  # per case: published seeds passed
     failed_first: set[int] = field(default_factory=set)  # checked calls that failed (no determinism call)
+    # Checked calls that failed with NaN where the reference is finite, by step: the problem's index
+    # and its text's parts, until the determinism call says whether the NaNs were written or left.
+    nan_failures: dict[int, NanFailure] = field(default_factory=dict)
     skipped_cases: set[int] = field(default_factory=set)  # cases that stopped at MAX_PROBLEMS
 
     @property
@@ -213,6 +224,8 @@ class Checks:
         if step.case_index in tally.skipped_cases:
             return
         if step.again_of is not None:
+            if step.again_of in tally.nan_failures:
+                self.name_the_nan(tally, tally.nan_failures.pop(step.again_of), verdict)
             if step.again_of in tally.failed_first or any(d["case"] == step.ref.label for d in tally.determinism):
                 return
             tally.determinism.append(self.second_run(step.ref.label, verdict))
@@ -231,13 +244,18 @@ class Checks:
         if not verdict["ok"]:
             tally.failed_first.add(i)
             hint = ""
+            reason = str(verdict["reason"])
             if step.hidden and passed == self.seeds:
                 hint = (" — every published seed of this case passed and only the hidden seed fails: the kernel "
                         "depends on the test's seeds (inputs or answers hard-coded), not on its inputs")
-            elif tally.shapes_passed and "left unwritten" in str(verdict["reason"]):
-                hint = (" — other test shapes pass, so the kernel covers only part of this one (a hard-coded "
-                        "size, block or grid?)")
-            tally.problems.append(f"{step.ref.label}: {verdict['reason']}{hint}")
+            elif metric_fns.NAN_CAUSES in reason:
+                shape_hint = (" — other test shapes pass, so the kernel covers only part of this one (a hard-coded "
+                              "size, block or grid?)") if tally.shapes_passed else ""
+                if step.again_of is None and step.seed_index == 0:  # a determinism call follows
+                    tally.nan_failures[i] = NanFailure(len(tally.problems), step.ref.label, reason, shape_hint)
+                else:
+                    hint = shape_hint
+            tally.problems.append(f"{step.ref.label}: {reason}{hint}")
             if tally.full:
                 tally.skipped_cases.add(step.case_index)
             return
@@ -248,6 +266,20 @@ class Checks:
             tally.shapes_passed += 1
         if verdict.get("sanity"):
             tally.sanity.append(verdict["sanity"])
+
+    @staticmethod
+    def name_the_nan(tally: Tally, first: NanFailure, again: VerdictReply) -> None:
+        """Say which of the two causes the NaNs had: the second call's fresh memory held finite
+        garbage, so NaNs left unwritten became that garbage, while computed ones came back."""
+        if again.get("identical") or metric_fns.NAN_CAUSES in str(again.get("reason") or ""):
+            cause = ("computed as NaN: a second call, with finite garbage in fresh memory instead of NaN, returned NaN "
+                     "there again (a division by zero, a square root or log of a negative number, an epsilon left out?)")
+            hint = ""
+        else:
+            cause = ("left unwritten: a second call, with finite garbage in fresh memory instead of NaN, returned that "
+                     "garbage there")
+            hint = first.shape_hint
+        tally.problems[first.problem] = f"{first.label}: {first.reason.replace(metric_fns.NAN_CAUSES, cause)}{hint}"
 
     @staticmethod
     def second_run(label: str, verdict: VerdictReply) -> dict[str, Any]:
