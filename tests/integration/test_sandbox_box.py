@@ -291,3 +291,43 @@ def test_landlock_is_turned_off_where_the_gpu_cannot_start_inside_it(tmp_path):
     assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 0, control_nodes=(str(hidden),)) == ""
     assert gpu_under_landlock(MEASURED.landlock_abi, lambda: 3, control_nodes=(str(hidden),)) == ""  # broken outside too
     assert gpu_under_landlock(MEASURED.landlock_abi, reads_hidden, control_nodes=("/nonexistent/nvidiactl",)) == ""
+
+
+OPEN_A_BOX = """
+import os, signal, sys
+from kerneltui.core.sandbox.box import open_box
+from kerneltui.core.sandbox.settings import SandboxSettings
+from kerneltui.core.sandbox.support import support
+
+box = open_box(SandboxSettings(), support(), python=sys.executable)
+print(box.scratch, flush=True)
+if sys.argv[1] == "die":
+    os.kill(os.getpid(), signal.SIGKILL)  # before any process was started in it: nobody removes it
+box.release()
+"""
+
+
+def test_scratch_folders_of_a_killed_kerneltui_are_removed_by_the_next_one(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+
+    def open_a_box(how: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", OPEN_A_BOX, how], env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    killed = open_a_box("die")
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    orphan = Path(killed.stdout.strip())
+    assert orphan.parent == tmp_path and orphan.is_dir()
+    # Neither a folder of a running process (this one) nor one without a maker's pid is touched.
+    live = tmp_path / f"kerneltui-worker-{os.getpid()}-live"
+    unnamed = tmp_path / "kerneltui-worker-abc123"
+    live.mkdir()
+    unnamed.mkdir()
+    after = open_a_box("release")
+    assert after.returncode == 0, after.stderr[-2000:]
+    assert not orphan.exists(), "the killed process's scratch folder was left in the temp folder"
+    assert not Path(after.stdout.strip()).exists()
+    assert live.is_dir() and unnamed.is_dir()

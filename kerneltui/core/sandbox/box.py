@@ -15,6 +15,7 @@ import importlib.util
 import itertools
 import json
 import os
+import re
 import shutil
 import site
 import sys
@@ -210,12 +211,60 @@ def _make_cgroup(support: SandboxSupport, settings: SandboxSettings) -> tuple[Pa
     return path, "", pids
 
 
+# A scratch folder's name carries the pid of the kerneltui process that made it: the supervisor removes
+# the folder when its process ends or that parent dies, but not when the supervisor dies with it (a
+# process group killed at once) or when the parent dies before the supervisor starts.
+SCRATCH_PREFIX = "kerneltui-worker-"
+_SCRATCH_NAME = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-")
+_swept = False  # this process has removed the orphans once
+
+
+def sweep_orphaned_scratch(temp: str | None = None) -> list[Path]:
+    """Remove this user's scratch folders whose maker has died (nothing reads them any more): what a
+    killed kerneltui left behind would otherwise pile up in the temp folder, hundreds of MB for a
+    benchmark's inputs. A folder whose pid now belongs to another process stays (until that one ends)."""
+    removed: list[Path] = []
+    root = Path(temp or tempfile.gettempdir())
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        made_by = _SCRATCH_NAME.match(entry.name)
+        if made_by is None:
+            continue
+        try:
+            if not entry.is_dir() or entry.is_symlink() or entry.stat().st_uid != os.getuid():
+                continue
+        except OSError:
+            continue
+        if _process_exists(int(made_by.group(1))):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): it exists
+        return True
+    return True
+
+
 def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
              extra_env: Mapping[str, str] | None = None, writable: Iterable[str] = (), readable: Iterable[str] = (),
              base_env: Mapping[str, str] | None = None, lifeline: bool = True,
              keep_capabilities: str = "") -> WorkerBox:
     """Make the scratch folder, cgroup, lifeline and policy file for one process about to start."""
-    scratch = Path(tempfile.mkdtemp(prefix="kerneltui-worker-"))
+    global _swept
+    if not _swept:
+        _swept = True
+        sweep_orphaned_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
     try:
         (scratch / "home").mkdir()
         (scratch / "tmp").mkdir()
