@@ -28,6 +28,14 @@ def describe_arg(value: Any) -> Any:
         return {"int": value}
     if isinstance(value, float):
         return {"float": value}
+    base = getattr(value, "base", None)
+    if isinstance(base, torch.Tensor):
+        # A tensor descriptor: its repr prints the tensor, which on a GPU runs torch's kernels inside
+        # the launch (and formats every element of a large one).
+        return {"descriptor": str(base.dtype).replace("torch.", ""),
+                "shape": [int(x) for x in getattr(value, "shape", base.shape)],
+                "strides": [int(x) for x in getattr(value, "strides", base.stride())],
+                "block_shape": [int(x) for x in getattr(value, "block_shape", [])]}
     if hasattr(value, "primitive_bitwidth") or type(value).__module__.startswith("triton"):
         return {"triton": str(value)}
     return {"object": type(value).__name__}
