@@ -181,6 +181,9 @@ class Recorder:
         # Whether the record will be judged (not for a torch task, or one that allows torch ops): the
         # looks at memory (digests, fills) cost a read of each written storage, for nothing there.
         self.watching_memory = True
+        # The GPU's own trace is recording (gpu_kernel_names): a look at device memory now would launch
+        # torch's kernels into the trace of the candidate's call, and the trace is the check there.
+        self.gpu_tracing = False
         # Taken before the trip wires replace it: the record's own look at memory must not count.
         self._no_dispatch = torch._C._DisableTorchDispatch
 
@@ -277,8 +280,11 @@ class Recorder:
         in ``dtype``)?"""
         torch = self.torch
         try:
-            if t.is_cuda and torch.cuda.is_current_stream_capturing():
-                return False  # a look at the data would synchronise and break the capture
+            if t.is_cuda and (self.gpu_tracing or torch.cuda.is_current_stream_capturing()):
+                # A look at the data would launch torch's kernels into the GPU trace (which sees any
+                # device write the dispatcher did not: another library's kernels, copies from the
+                # host) or synchronise and break a capture.
+                return False
             with self._no_dispatch():
                 t = _whole_storage(torch, t, dtype)  # a view's neighbours are memory the kernel can read too
                 if fill == "zero":
@@ -621,9 +627,11 @@ def gpu_kernel_names(torch: Any, recorder: Recorder) -> Iterator[None]:
         recorder.evidence.gpu_trace_note = f"the GPU trace could not start: {type(exc).__name__}: {exc}"
         yield
         return
+    recorder.gpu_tracing = True
     try:
         yield
     finally:
+        recorder.gpu_tracing = False
         try:
             prof.__exit__(None, None, None)
             names = []
