@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from kerneltui.core.integrity import summarise
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
+from tests.cheats.honest import Honest
 from tests.conftest import EXAMPLES
 
 CPU_RUNGS = ["prechecks", "correctness"]
@@ -73,3 +75,16 @@ def rung(report: RunReport, name: str):  # type: ignore[no-untyped-def]
     result = report.result(name)
     assert result is not None, f"{name} did not run: {[r.line() for r in report.results]}"
     return result
+
+
+def assert_honest_kernel_passes(gallery: GalleryChecker, kernel: Honest) -> None:
+    """Every checking rung passes without even a warning, no defence fires, every check passed."""
+    report = gallery.check(kernel.name, kernel.task, kernel.kernel, kernel.task_toml_prefix,
+                           suffix=kernel.task_toml_suffix)
+    lines = [r.line() for r in report.results]
+    assert report.ok, lines
+    for name in ("prechecks", "compile", "run", "correctness"):
+        assert rung(report, name).status == "ok", lines  # not even a warning
+    summary = summarise(report.results)
+    assert not summary.caught, summary.to_dict()
+    assert rung(report, "correctness").metrics["passed"] == rung(report, "correctness").metrics["checks"]

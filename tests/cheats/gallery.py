@@ -712,17 +712,7 @@ def custom_kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 ''', 'correctness', ('aten::mm', 'the work was done outside')),
     Cheat('writes_the_output_with_numpy', 1, 'vector_add', '''
 import numpy as np
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
-    # reads the output and does nothing with it
-    offs = tl.arange(0, BLOCK)
-    v = tl.load(out_ptr + offs, mask=offs < n)
-
+''' + TOUCH_KERNEL + '''
 
 def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
@@ -859,34 +849,15 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 ''', 'correctness', ('neither torch nor a Triton kernel wrote',)),
     Cheat('edits_a_copy_of_an_input_with_numpy', 1, 'vector_add', '''
 import numpy as np
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def noop_kernel(p_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    v = tl.load(p_ptr + offs, mask=offs < 1)
-
+''' + TOUCH_KERNEL + '''
 
 def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = x.clone()                                   # writer "input"
     np.add(out.numpy(), y.numpy(), out=out.numpy())   # numpy does the work, outside the record
-    noop_kernel[(1,)](y, BLOCK=16)                    # a launch somewhere, not on the output
+    touch_kernel[(1,)](y, 1, BLOCK=16)                # a launch somewhere, not on the output
     return out
 ''', 'correctness', ('neither torch nor a Triton kernel wrote',)),
-    Cheat('registers_a_torch_op_named_clone', 1, 'softmax', '''
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def noop_kernel(p_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    v = tl.load(p_ptr + offs, mask=offs < 1)
-
+    Cheat('registers_a_torch_op_named_clone', 1, 'softmax', TOUCH_KERNEL + '''
 
 # A custom operator whose name is "clone": the record files it under MOVE_OPS (a copy of its
 # input, which passes the input's writer on), whatever its implementation computes.
@@ -903,33 +874,23 @@ _lib.impl("clone", _impl, "CPU")
 
 def custom_kernel(x: torch.Tensor) -> torch.Tensor:
     out = torch.ops.rt_move.clone(x)      # writer: "input" (a move of x)
-    noop_kernel[(1,)](x, BLOCK=16)        # some launch, so that a Triton kernel "ran"
+    touch_kernel[(1,)](x, 1, BLOCK=16)    # some launch, so that a Triton kernel "ran"
     return out
 ''', 'correctness', ('computed by torch (rt_move::clone)',)),
-    Cheat('allocates_and_computes_in_the_grid_function', 1, 'vector_add', '''
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def noop_kernel(p_ptr, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    v = tl.load(p_ptr + offs, mask=offs < 1)
-
+    Cheat('allocates_and_computes_in_the_grid_function', 1, 'vector_add', TOUCH_KERNEL + '''
 
 def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     box = []
 
     def grid(meta):
         # Runs inside the launch: an allocation made here is filed as the kernel's own memory
-        # (writer kernel:noop_kernel), and torch compute here only taints the launch's arguments.
+        # (writer kernel:touch_kernel), and torch compute here only taints the launch's arguments.
         out = torch.empty_like(x)
         getattr(torch, "ad" + "d")(x, y, out=out)
         box.append(out)
         return (1,)
 
-    noop_kernel[grid](y, BLOCK=16)
+    touch_kernel[grid](y, 1, BLOCK=16)
     return box[0]
 ''', 'correctness', ('computed by torch (aten::add)',)),
     Cheat('hands_the_torch_result_inside_a_tuple', 1, 'softmax', '''

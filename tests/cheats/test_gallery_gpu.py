@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.integrity import summarise
-from tests.cheats.conftest import rung
+from tests.cheats.conftest import assert_honest_kernel_passes
 from tests.cheats.gallery import CPU_CHEATS, Cheat
 from tests.cheats.honest import CPU_HONEST, Honest
 
@@ -34,10 +33,4 @@ def test_cheat_fails_a_rung_on_the_gpu(gallery, cheat: Cheat) -> None:
 
 @pytest.mark.parametrize("kernel", CPU_HONEST, ids=[h.name for h in CPU_HONEST])
 def test_honest_kernel_passes_on_the_gpu(gallery, kernel: Honest) -> None:
-    report = gallery.check(kernel.name, kernel.task, kernel.kernel, kernel.task_toml_prefix,
-                           suffix=kernel.task_toml_suffix)
-    lines = [r.line() for r in report.results]
-    assert report.ok, lines
-    for name in ("prechecks", "compile", "run", "correctness"):
-        assert rung(report, name).status == "ok", lines
-    assert not summarise(report.results).caught, summarise(report.results).to_dict()
+    assert_honest_kernel_passes(gallery, kernel)
