@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 
 from kerneltui.core.engine.channel import AuthError, Channel, read_key
-from kerneltui.core.engine.client import EngineClient, EngineUnavailable, pid_alive
+from kerneltui.core.engine.client import EngineClient, EngineUnavailable
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
+from kerneltui.core.sandbox.reaper import pid_alive
 from tests.conftest import ROOT, run_cli
 
 

@@ -26,6 +26,7 @@ from kerneltui.core.engine.settings import EngineFiles, EngineSettings
 from kerneltui.core.events import Emit, Notice, event_from_dict
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.sandbox.reaper import pid_alive
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.protocol import ProtocolError
 
@@ -202,25 +203,6 @@ class EngineClient:
         how = "was killed or crashed" if pid and not pid_alive(pid) else "closed the connection"
         return (f"the engine (pid {pid}) {how} during the run; the run's workers were stopped with it. "
                 f"Its log: {self.files.log} (last lines: {self.log_tail(3)})")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A child of ours that exited stays a zombie until reaped: that is not alive.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-            return handle.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True
 
 
 class EngineLoop:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import kerneltui
 from kerneltui import paths
-from kerneltui.core.sandbox import cgroup, linux
+from kerneltui.core.sandbox import cgroup, linux, reaper
 from kerneltui.core.sandbox.confine import DEFERRED_LANDLOCK_ENV
 from kerneltui.core.sandbox.environment import (
     SharedCache,
@@ -219,16 +219,14 @@ _SCRATCH_NAME = re.compile(re.escape(SCRATCH_PREFIX) + r"(\d+)-")
 _swept = False  # this process has removed the orphans once
 
 
-def sweep_orphaned_scratch(temp: str | None = None) -> list[Path]:
+def sweep_orphaned_scratch() -> None:
     """Remove this user's scratch folders whose maker has died (nothing reads them any more): what a
     killed kerneltui left behind would otherwise pile up in the temp folder, hundreds of MB for a
     benchmark's inputs. A folder whose pid now belongs to another process stays (until that one ends)."""
-    removed: list[Path] = []
-    root = Path(temp or tempfile.gettempdir())
     try:
-        entries = list(root.iterdir())
+        entries = list(Path(tempfile.gettempdir()).iterdir())
     except OSError:
-        return removed
+        return
     for entry in entries:
         made_by = _SCRATCH_NAME.match(entry.name)
         if made_by is None:
@@ -238,21 +236,9 @@ def sweep_orphaned_scratch(temp: str | None = None) -> list[Path]:
                 continue
         except OSError:
             continue
-        if _process_exists(int(made_by.group(1))):
+        if reaper.pid_alive(int(made_by.group(1))):
             continue
         shutil.rmtree(entry, ignore_errors=True)
-        removed.append(entry)
-    return removed
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process (EPERM): it exists
-        return True
-    return True
 
 
 def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,

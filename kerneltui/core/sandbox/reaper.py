@@ -78,3 +78,23 @@ def kill_descendants(root: int, timeout_s: float = 10.0) -> tuple[list[tuple[int
         if time.monotonic() > deadline:
             return reaped, alive
         time.sleep(0.005)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie is not; another user's process is)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A child of ours that exited stays a zombie until reaped: that is not alive.
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True
