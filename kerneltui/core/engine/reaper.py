@@ -16,7 +16,10 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kerneltui.core.worker.runner import WorkerHandle
 
 
 def main() -> int:
@@ -84,7 +87,7 @@ class ReapingRunner:
         self._waiters: set[asyncio.Task[None]] = set()
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
-                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
+                    writable: Sequence[str] = ()) -> WorkerHandle:
         proc = await self.inner.spawn(backend, arch, role, writable)
         self.reaper.watch(proc.pid)  # the worker leads a process group of its own
         waiter = asyncio.create_task(self._forget_when_done(proc))
@@ -92,14 +95,14 @@ class ReapingRunner:
         waiter.add_done_callback(self._waiters.discard)
         return proc
 
-    async def _forget_when_done(self, proc: asyncio.subprocess.Process) -> None:
+    async def _forget_when_done(self, proc: WorkerHandle) -> None:
         await proc.wait()
         # Whatever the candidate left in the worker's group goes with it: workers are single-use.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         self.reaper.forget(proc.pid)
 
-    def kill(self, proc: asyncio.subprocess.Process) -> None:
+    def kill(self, proc: WorkerHandle) -> None:
         self.inner.kill(proc)
 
     def describe(self) -> str:

@@ -41,6 +41,7 @@ from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.protocol import MAX_MESSAGE
+from kerneltui.core.worker.runner import WorkerHandle
 
 SSH_LOST = 255
 DEFAULT_WORKDIR = ".cache/kerneltui/remote"  # relative to the remote home
@@ -234,7 +235,7 @@ class SSHRunner:
         self._tokens[proc.pid] = token
         return proc
 
-    def kill(self, proc: asyncio.subprocess.Process) -> None:
+    def kill(self, proc: WorkerHandle) -> None:
         token = self._tokens.pop(proc.pid, None)
         # Only a worker that may still run there needs killing on the host: one whose ssh is still
         # up, or whose connection was lost (the remote side then runs on as an orphan).
@@ -273,10 +274,10 @@ class SSHRunner:
             return returncode - 128
         return None
 
-    async def release(self, proc: asyncio.subprocess.Process) -> None:
+    async def release(self, proc: WorkerHandle) -> None:
         """Nothing is left here: the remote supervisor removes its scratch folder and cgroup."""
 
-    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+    def sandbox_of(self, proc: WorkerHandle) -> SandboxState | None:
         settings = self.sandbox_settings
         return SandboxState(settings.enabled, (), where=f"{self.target.host} (decided there by the supervisor; "
                             "the worker's first stderr line says what it applied)")

@@ -312,6 +312,13 @@ def policy_here(request_json: str) -> tuple[LaunchPolicy, dict[str, str], Sandbo
     return policy, box.env, box.state
 
 
+def forked(state: SandboxState) -> SandboxState:
+    """``state`` of a worker forked from a zygote: its processes part says so."""
+    parts = tuple(dataclasses.replace(p, detail=p.detail + "; forked from a zygote that imported torch and the DSL once")
+                  if p.name == "processes" else p for p in state.parts)
+    return dataclasses.replace(state, parts=parts)
+
+
 def summary(state: SandboxState) -> str:
     """One line: every part, on or off."""
     return "; ".join(f"{p.name} {'on' if p.on else 'OFF'} ({p.detail})" for p in state.parts)

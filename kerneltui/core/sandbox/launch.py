@@ -29,16 +29,24 @@ import select
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from kerneltui.core.sandbox import cgroup, linux, reaper
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, LaunchPolicy
 
+# Runs the worker's program in the boxed process itself, given its environment, instead of exec'ing
+# the command (a zygote's workers: ``zygote.py``); never returns.
+RunInPlace = Callable[[dict[str, str]], NoReturn]
+
 
 class Supervisor:
-    def __init__(self, policy: LaunchPolicy, env: dict[str, str] | None = None) -> None:
+    def __init__(self, policy: LaunchPolicy, env: dict[str, str] | None = None,
+                 run_in_place: RunInPlace | None = None) -> None:
         self.policy = policy
         self.env = env  # None: the environment this process was given (already the worker's)
+        self.run_in_place = run_in_place
         self.stop_reason = ""
         self.worker = 0
         self.status: int | None = None
@@ -95,7 +103,10 @@ class Supervisor:
 
                 confine(self.policy.box)
             os.chdir(self.policy.scratch)
-            os.execvpe(command[0], command, self.env if self.env is not None else os.environ)
+            env = self.env if self.env is not None else dict(os.environ)
+            if self.run_in_place is not None:
+                self.run_in_place(env)
+            os.execvpe(command[0], command, env)
         except BaseException as exc:  # noqa: BLE001 - whatever failed, the worker must not run unboxed
             os.write(2, f"kerneltui sandbox: the worker was not started: {exc}\n".encode(errors="replace"))
         os._exit(EXIT_BOX_FAILED)
@@ -188,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"kerneltui sandbox: cannot read the policy: {exc}", file=sys.stderr)
         return EXIT_BOX_FAILED
-    supervisor = Supervisor(policy, env)
+    return supervise(Supervisor(policy, env), command)
+
+
+def supervise(supervisor: Supervisor, command: list[str]) -> int:
+    """Start the worker, wait for its end, kill what is left, and leave as it did (or return
+    EXIT_BOX_FAILED when it never started)."""
     supervisor.install_signals()
     try:
         supervisor.start(command)

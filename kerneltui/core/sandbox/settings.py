@@ -25,6 +25,9 @@ class SandboxSettings:
     address_space_gib: int | None = None
     open_files: int = 8192  # RLIMIT_NOFILE
     processes: int = 1024  # more tasks (threads count) than the user has when the worker starts
+    # Workers forked from a zygote that has imported torch and the DSL (machines without a GPU only;
+    # ``core/sandbox/zygote.py``); false: every worker is a new Python that imports them itself.
+    zygote: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -44,9 +47,10 @@ class SandboxSettings:
         if not isinstance(pass_env, (list, tuple)) or not all(isinstance(p, str) for p in pass_env):
             raise ConfigError('[sandbox] pass_env must be a list of variable names, e.g. ["MY_VAR"]')
         known["pass_env"] = tuple(pass_env)
-        enabled = known.get("enabled", True)
-        if not isinstance(enabled, bool):
-            raise ConfigError(f"[sandbox] enabled must be true or false, not {enabled!r}")
+        for name in ("enabled", "zygote"):
+            value = known.get(name, True)
+            if not isinstance(value, bool):
+                raise ConfigError(f"[sandbox] {name} must be true or false, not {value!r}")
         for name in ("address_space_gib", "open_files", "processes"):
             value = known.get(name, getattr(cls, name))
             if value is None and name == "address_space_gib":

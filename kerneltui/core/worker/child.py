@@ -55,11 +55,15 @@ class Channel:
 
 
 def _lower_priority(raw: str | None) -> None:
-    """Raise this worker's nice value by ``raw`` before the heavy imports (children inherit it)."""
+    """Raise this worker's nice value to ``raw`` before the heavy imports (children inherit it); a
+    worker forked from a zygote has it already (the zygote lowered its own before importing)."""
     if not raw:
         return
     try:
-        os.nice(int(raw))
+        wanted = int(raw)
+        current = os.getpriority(os.PRIO_PROCESS, 0)
+        if wanted > current:
+            os.nice(wanted - current)
     except (ValueError, OSError) as exc:  # said on stderr, which the parent keeps with the rung
         print(f"kerneltui worker: {NICE_ENV}={raw!r} not applied ({exc}); running at normal priority",
               file=sys.stderr)

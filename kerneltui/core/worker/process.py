@@ -15,10 +15,13 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
+
+if TYPE_CHECKING:
+    from kerneltui.core.worker.runner import WorkerHandle
 
 ProgressCallback = Callable[[str, float | None], None]
 CUDA_FAULT = re.compile(r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"
@@ -70,7 +73,7 @@ class WorkerFailure(Exception):
 class WorkerProcess:
     _ids = itertools.count(1)
 
-    def __init__(self, proc: asyncio.subprocess.Process, runner: Any, backend: str) -> None:
+    def __init__(self, proc: WorkerHandle, runner: Any, backend: str) -> None:
         self.proc = proc
         self.runner = runner
         self.backend = backend

@@ -17,13 +17,47 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from kerneltui.core.sandbox.box import WorkerBox, open_box
+from kerneltui.core.sandbox.box import WorkerBox, forked, open_box
 from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.sandbox.support import support
+from kerneltui.core.sandbox.zygote_client import RunningZygote, ZygoteError, kind_of, zygote_for
+from kerneltui.core.worker.child import NICE_ENV
 from kerneltui.core.worker.protocol import MAX_MESSAGE
+from kerneltui.core.worker.state import warm_imports
 
 EXIT_WAIT_S = 5.0  # how long release() waits for a killed worker before SIGKILL to its process group
+
+
+class WorkerHandle(Protocol):
+    """The parent's handle on a started worker: ``WorkerHandle``, or a zygote's
+    ``ForkedProcess`` (``core/sandbox/zygote_client.py``), which behaves the same."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
+
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+
+    async def wait(self) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+def _nice_of(raw: str | None) -> int:
+    try:
+        return max(0, int(raw or 0))
+    except ValueError:
+        return 0
 
 
 class Runner(Protocol):
@@ -34,27 +68,27 @@ class Runner(Protocol):
     name: str
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
-                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
+                    writable: Sequence[str] = ()) -> WorkerHandle:
         """Start a worker of ``role`` (candidate or judge); ``writable``: folders it may write besides
         its scratch folder (the exchange folders it shares with the other worker of a run)."""
         ...
 
-    def kill(self, proc: asyncio.subprocess.Process) -> None:
+    def kill(self, proc: WorkerHandle) -> None:
         """End the worker and every process it started, now; never blocks."""
         ...
 
-    async def release(self, proc: asyncio.subprocess.Process) -> None:
+    async def release(self, proc: WorkerHandle) -> None:
         """After ``kill``: wait for the end (forcing it if need be), remove the scratch folder and cgroup."""
         ...
 
-    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+    def sandbox_of(self, proc: WorkerHandle) -> SandboxState | None:
         """The box the worker runs in (None where the runner cannot tell)."""
         ...
 
     def describe(self) -> str: ...
 
 
-def kill_group(proc: asyncio.subprocess.Process) -> None:
+def kill_group(proc: WorkerHandle) -> None:
     """SIGKILL the process group of ``proc`` (it was started in a new session)."""
     if proc.returncode is not None:
         return
@@ -65,7 +99,7 @@ def kill_group(proc: asyncio.subprocess.Process) -> None:
             proc.kill()
 
 
-async def wait_or_force(proc: asyncio.subprocess.Process, wait_s: float = EXIT_WAIT_S) -> None:
+async def wait_or_force(proc: WorkerHandle, wait_s: float = EXIT_WAIT_S) -> None:
     """Wait for a killed process; a supervisor that does not finish in time loses its group to SIGKILL."""
     try:
         await asyncio.wait_for(asyncio.shield(proc.wait()), wait_s)
@@ -97,13 +131,46 @@ class LocalRunner:
                         readable=readable)
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
-                    writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
+                    writable: Sequence[str] = ()) -> WorkerHandle:
         cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
         box = await self.open_box(writable)
+        proc: WorkerHandle | None = None
         try:
-            proc = await asyncio.create_subprocess_exec(
+            zygote = await self._zygote(backend, box)
+            if zygote is not None:
+                with contextlib.suppress(ZygoteError):  # then it is started the usual way
+                    proc = await zygote.spawn(box, cmd)
+                    box.state = forked(box.state)
+            if proc is None:
+                proc = await self._exec(box, cmd)
+        except BaseException:
+            box.release()
+            raise
+        box.started()
+        self._boxes[proc.pid] = box
+        return proc
+
+    async def _zygote(self, backend: str, box: WorkerBox) -> RunningZygote | None:
+        """The zygote to fork this worker from, or None: where a GPU is (CUDA, once initialised, does
+        not survive a fork, and that the imports never initialise it is not proven on a GPU box), with
+        another interpreter than this one, without a supervisor, or with ``[sandbox] zygote = false``."""
+        if not (self.settings.zygote and box.supervised and self.python == sys.executable):
+            return None
+        measured = await asyncio.to_thread(support)
+        if measured.gpu:
+            return None
+        warm = warm_imports(backend)
+        nice = _nice_of(box.env.get(NICE_ENV))
+        kind = kind_of(self.python, warm.modules, warm.defaults, nice, box)
+        try:
+            return await asyncio.to_thread(zygote_for, kind, box)
+        except ZygoteError:
+            return None
+
+    async def _exec(self, box: WorkerBox, cmd: list[str]) -> WorkerHandle:
+        return await asyncio.create_subprocess_exec(
                 *box.argv(cmd),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -114,28 +181,22 @@ class LocalRunner:
                 pass_fds=box.pass_fds,
                 limit=MAX_MESSAGE,
             )
-        except BaseException:
-            box.release()
-            raise
-        box.started()
-        self._boxes[proc.pid] = box
-        return proc
 
-    def kill(self, proc: asyncio.subprocess.Process) -> None:
+    def kill(self, proc: WorkerHandle) -> None:
         box = self._boxes.get(proc.pid)
         if box is not None and box.supervised:
             box.kill()  # the cgroup at once; the supervisor kills the process tree when its lifeline closes
         else:
             kill_group(proc)
 
-    async def release(self, proc: asyncio.subprocess.Process) -> None:
+    async def release(self, proc: WorkerHandle) -> None:
         self.kill(proc)
         await wait_or_force(proc)
         box = self._boxes.pop(proc.pid, None)
         if box is not None:
             await asyncio.to_thread(box.release)
 
-    def sandbox_of(self, proc: asyncio.subprocess.Process) -> SandboxState | None:
+    def sandbox_of(self, proc: WorkerHandle) -> SandboxState | None:
         box = self._boxes.get(proc.pid)
         return box.state if box is not None else None
 
