@@ -187,10 +187,14 @@ def _policy_from_args(argv: list[str]) -> tuple[LaunchPolicy, list[str], dict[st
         return policy, command, env
     if len(head) != 1:
         raise SystemExit("kerneltui sandbox: give one policy file (written by kerneltui) before --")
-    path = Path(head[0])
+    return take_policy_file(Path(head[0])), command, None
+
+
+def take_policy_file(path: Path) -> LaunchPolicy:
+    """Read the policy the parent wrote, and remove the file before any worker exists to read it."""
     text = path.read_text(encoding="utf-8")
     path.unlink()
-    return LaunchPolicy.from_json(text), command, None
+    return LaunchPolicy.from_json(text)
 
 
 def main(argv: list[str] | None = None) -> int:

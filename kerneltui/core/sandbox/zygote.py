@@ -46,7 +46,7 @@ from typing import Any, NoReturn
 
 from kerneltui.core.sandbox import reaper
 from kerneltui.core.sandbox.box import SCRATCH_PREFIX
-from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, LaunchPolicy
+from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED
 
 MAX_PACKET = 1 << 20  # a request carries the worker's environment (a few KB)
 MAX_FDS = 4  # stdin, stdout, stderr, lifeline
@@ -138,15 +138,13 @@ class Zygote:
             for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            path = Path(request["policy_file"])
-            policy = LaunchPolicy.from_json(path.read_text(encoding="utf-8"))
-            path.unlink()
+            from kerneltui.core.sandbox.launch import Supervisor, supervise, take_policy_file
+
+            policy = take_policy_file(Path(request["policy_file"]))
             # The process that must stay alive is this zygote (its parent is the kerneltui that asked);
             # the lifeline is the one the parent passed, under this process's descriptor number.
             policy = dataclasses.replace(policy, parent_pid=os.getppid(), lifeline_fd=lifeline)
             os.chdir(request["cwd"])
-            from kerneltui.core.sandbox.launch import Supervisor, supervise
-
             command = [str(part) for part in request["command"]]
             env = {str(k): str(v) for k, v in request["env"].items()}
             supervisor = Supervisor(policy, env, run_in_place=self._runner_for(command))

@@ -84,9 +84,6 @@ class ForkedProcess:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
     def _exit_from_thread(self, status: int) -> None:
         with contextlib.suppress(RuntimeError):  # the loop that started it has closed
             self._loop.call_soon_threadsafe(self._set_exit, status)

@@ -30,7 +30,7 @@ EXIT_WAIT_S = 5.0  # how long release() waits for a killed worker before SIGKILL
 
 
 class WorkerHandle(Protocol):
-    """The parent's handle on a started worker: ``WorkerHandle``, or a zygote's
+    """The parent's handle on a started worker: ``asyncio.subprocess.Process``, or a zygote's
     ``ForkedProcess`` (``core/sandbox/zygote_client.py``), which behaves the same."""
 
     @property
@@ -171,16 +171,16 @@ class LocalRunner:
 
     async def _exec(self, box: WorkerBox, cmd: list[str]) -> WorkerHandle:
         return await asyncio.create_subprocess_exec(
-                *box.argv(cmd),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                env=box.env,
-                cwd=str(box.scratch),
-                pass_fds=box.pass_fds,
-                limit=MAX_MESSAGE,
-            )
+            *box.argv(cmd),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            env=box.env,
+            cwd=str(box.scratch),
+            pass_fds=box.pass_fds,
+            limit=MAX_MESSAGE,
+        )
 
     def kill(self, proc: WorkerHandle) -> None:
         box = self._boxes.get(proc.pid)
