@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(support().gpu or not sys.platform.startswith("li
 
 # A kernel that reports the process it runs in and fails the compile rung with it.
 WHERE = """
-import json, os, sys, tempfile
+import json, os, signal, sys, tempfile
 def _parent_of(pid):
     return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
 _supervisor = os.getppid()
@@ -43,6 +43,8 @@ _where = {
     "path": sys.path, "main": getattr(sys.modules["__main__"], "__spec__", None) and sys.modules["__main__"].__spec__.name,
     "modules": sorted(sys.modules), "above": open(f"/proc/{_above}/cmdline").read().split("\\0"),
     "nice": os.getpriority(os.PRIO_PROCESS, 0),
+    "signals": {name: repr(signal.getsignal(getattr(signal, name)))
+                for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGCHLD", "SIGPIPE", "SIGXFSZ")},
 }
 raise RuntimeError("WHERE " + json.dumps(_where))
 """
@@ -75,7 +77,7 @@ def test_a_forked_worker_is_the_worker_an_exec_would_start(example_task):
     # Its own folder, environment, arguments, import path and main module, as an exec'd one has them.
     forked["env"].pop("KERNELTUI_SANDBOX_ZYGOTE")
     execd["env"].pop("KERNELTUI_SANDBOX_ZYGOTE")
-    for key in ("env", "tmp", "cwd", "argv", "path", "main", "nice"):
+    for key in ("env", "tmp", "cwd", "argv", "path", "main", "nice", "signals"):
         assert _without_scratch(forked[key], forked_scratch) == _without_scratch(execd[key], execd_scratch), key
     # Nothing an exec'd worker imports is missing; what it has more is the zygote's own machinery.
     assert set(execd["modules"]) - set(forked["modules"]) == set()

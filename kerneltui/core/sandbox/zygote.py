@@ -133,11 +133,10 @@ class Zygote:
             for target, fd in enumerate(fds[:3]):
                 os.dup2(fd, target)
             lifeline = fds[3] if len(fds) > 3 else -1
-            _close_fds_except({0, 1, 2, lifeline})
+            # The zygote's wakeup descriptor first: a signal must not write to the number once it is closed.
             signal.set_wakeup_fd(-1)
-            for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
-                signal.signal(sig, signal.SIG_DFL)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _close_fds_except({0, 1, 2, lifeline})
             from kerneltui.core.sandbox.launch import Supervisor, supervise, take_policy_file
 
             policy = take_policy_file(Path(request["policy_file"]))
@@ -174,6 +173,8 @@ def run_module_here(module: str, args: list[str], env: dict[str, str], start_fol
         os.environ.clear()
         os.environ.update(env)
         tempfile.tempdir = None  # computed from TMPDIR on first use: the zygote's own may be cached
+        # What a new Python starts with (the supervisor left SIGINT at the system's default).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if sys.path and sys.path[0] == start_folder:
             sys.path[0] = os.getcwd()
         sys.argv = ["-m", *args]
