@@ -152,6 +152,22 @@ async def test_zygote_false_execs_every_worker():
         await worker.close()
 
 
+async def test_a_zygote_that_cannot_start_leaves_a_worker_started_as_a_new_python_saying_why(monkeypatch):
+    from kerneltui.core.worker import runner as runner_module
+    from kerneltui.core.worker.state import WarmImports
+
+    monkeypatch.setattr(runner_module, "warm_imports",
+                        lambda backend: WarmImports(defaults=(), modules=("torch", "no_such_module_for_a_zygote")))
+    worker = await WorkerProcess.start(_runner(KERNELTUI_TEST_ZYGOTE_KIND="broken"), "torch", role="judge")
+    try:
+        await worker.wait_ready(300)
+        assert isinstance(worker.proc, asyncio.subprocess.Process)
+        detail = worker.sandbox.part("processes").detail
+        assert "not forked from a zygote" in detail and "no_such_module_for_a_zygote" in detail, detail
+    finally:
+        await worker.close()
+
+
 async def test_a_forked_worker_killed_by_a_signal_is_reported_by_that_signal():
     runner = _runner(KERNELTUI_TEST_ZYGOTE_KIND="signal")
     worker = await WorkerProcess.start(runner, "torch", role="judge")

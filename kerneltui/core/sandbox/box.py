@@ -312,10 +312,12 @@ def policy_here(request_json: str) -> tuple[LaunchPolicy, dict[str, str], Sandbo
     return policy, box.env, box.state
 
 
-def forked(state: SandboxState) -> SandboxState:
-    """``state`` of a worker forked from a zygote: its processes part says so."""
-    parts = tuple(dataclasses.replace(p, detail=p.detail + "; forked from a zygote that imported torch and the DSL once")
-                  if p.name == "processes" else p for p in state.parts)
+def forked(state: SandboxState, why_not: str = "") -> SandboxState:
+    """``state`` of a worker forked from a zygote, or (``why_not``) of one that was to be and was
+    started as a new Python instead: its processes part says which, and why."""
+    note = (f"; not forked from a zygote ({why_not}): started as a new Python" if why_not
+            else "; forked from a zygote that imported torch and the DSL once")
+    parts = tuple(dataclasses.replace(p, detail=p.detail + note) if p.name == "processes" else p for p in state.parts)
     return dataclasses.replace(state, parts=parts)
 
 

@@ -138,11 +138,13 @@ class LocalRunner:
         box = await self.open_box(writable)
         proc: WorkerHandle | None = None
         try:
-            zygote = await self._zygote(backend, box)
-            if zygote is not None:
-                with contextlib.suppress(ZygoteError):  # then it is started the usual way
+            try:
+                zygote = await self._zygote(backend, box)
+                if zygote is not None:
                     proc = await zygote.spawn(box, cmd)
                     box.state = forked(box.state)
+            except ZygoteError as exc:  # started the usual way, and the rung's sandbox lines say why
+                box.state = forked(box.state, why_not=str(exc))
             if proc is None:
                 proc = await self._exec(box, cmd)
         except BaseException:
@@ -153,7 +155,7 @@ class LocalRunner:
         return proc
 
     async def _zygote(self, backend: str, box: WorkerBox) -> RunningZygote | None:
-        """The zygote to fork this worker from, or None: where a GPU is (CUDA, once initialised, does
+        """The zygote to fork this worker from (ZygoteError when it cannot start), or None: where a GPU is (CUDA, once initialised, does
         not survive a fork, and that the imports never initialise it is not proven on a GPU box), with
         another interpreter than this one, without a supervisor, or with ``[sandbox] zygote = false``."""
         if not (self.settings.zygote and box.supervised and self.python == sys.executable):
@@ -164,10 +166,7 @@ class LocalRunner:
         warm = warm_imports(backend)
         nice = _nice_of(box.env.get(NICE_ENV))
         kind = kind_of(self.python, warm.modules, warm.defaults, nice, box)
-        try:
-            return await asyncio.to_thread(zygote_for, kind, box)
-        except ZygoteError:
-            return None
+        return await asyncio.to_thread(zygote_for, kind, box)
 
     async def _exec(self, box: WorkerBox, cmd: list[str]) -> WorkerHandle:
         return await asyncio.create_subprocess_exec(
