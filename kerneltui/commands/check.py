@@ -21,7 +21,7 @@ from kerneltui.commands.common import (
     rung_line,
     tee,
 )
-from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError
+from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, operator_name
 from kerneltui.core.task_loaders.load import load_task
 
 SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
@@ -33,6 +33,10 @@ def add_format_options(p: argparse.ArgumentParser, per_problem: bool = False) ->
     p.add_argument("--backend", choices=BACKENDS,
                    help="the DSL the kernel must be written in (KernelBench: default triton or the file's "
                         "`# kerneltui: backend = …` line; GPU MODE: detected from the submission)")
+    p.add_argument("--allow-ops", metavar="OP[,OP…]",
+                   help="torch operators the kernel may leave to torch (e.g. conv2d: the convolution stays in "
+                        "cuDNN, the rest is the kernel's), added to the task's own allow_ops; every other torch "
+                        "compute op on the output's path still fails")
     scale_help = ("KernelBench: multiply every size constant (integers ≥ 16) by F, keeping their power-of-two "
                   "factors up to 16 (e.g. --scale 0.01 for GB-scale problems on a small machine)")
     if per_problem:
@@ -58,7 +62,12 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
         pairs.append((m.group(1), m.group(2)))
     if args.scale is not None and not args.scale > 0:
         raise ValueError(f"--scale must be a positive factor, not {args.scale}")
-    return LoadOptions(backend=args.backend, constants=tuple(pairs), scale=args.scale)
+    ops = [op.strip() for op in (getattr(args, "allow_ops", None) or "").split(",") if op.strip()]
+    bad = [op for op in ops if not operator_name(op)]
+    if bad:
+        raise ValueError(f"--allow-ops {bad[0]!r}: name torch operators, comma-separated, e.g. --allow-ops conv2d,linear")
+    return LoadOptions(backend=args.backend, constants=tuple(pairs), scale=args.scale,
+                       allow_ops=tuple(operator_name(op) for op in ops))
 
 
 def error_json(kind: str, message: str, file: str | None = None, line: int | None = None) -> dict[str, Any]:

@@ -92,7 +92,8 @@ def sizes_from(args: argparse.Namespace, suite: Suite) -> tuple[LoadOptions, dic
                              "it alone (--scale PROBLEM:F)")
         else:
             scale = _factor(text, text)
-    load = load_options(argparse.Namespace(backend=args.backend, constants=common_sets, scale=scale))
+    load = load_options(argparse.Namespace(backend=args.backend, constants=common_sets, scale=scale,
+                                           allow_ops=args.allow_ops))
     sizes = {}
     for problem in dict.fromkeys([*own_sets, *own_scales]):
         own = load_options(argparse.Namespace(backend=None, constants=own_sets.get(problem, []), scale=None))

@@ -41,7 +41,7 @@ DEFENCES: tuple[Defence, ...] = (
             "launches, data from the host, memory made outside the record, GPU kernels of libraries", "correctness",
             (1,), ("was computed by torch", "values made on the host", "neither torch nor a", "never written by a",
                    "the work was done outside", "switches the operator record off", "the operator record was",
-                   "GPU kernel of torch or a library")),
+                   "GPU kernel of torch or a library", "operator record cannot see")),
     Defence("plain", "outputs are plain tensors (a subclass decides what its own methods return, when they are "
             "read)", "run", (3,), ("is a tensor subclass",)),
     Defence("inputs", "reference first on clones; input hashes before and after", "correctness", (6,),

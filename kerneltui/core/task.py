@@ -13,6 +13,7 @@ that names the file and line.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,14 @@ from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
 BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
+_OPERATOR = re.compile(r"^(?:aten(?:::|\.))?([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def operator_name(text: str) -> str:
+    """A torch operator as ``allow_ops`` lists it: ``conv2d``, ``aten::addmm`` or ``aten.addmm`` give
+    the bare name; anything else gives "" (not an operator's name)."""
+    m = _OPERATOR.match(text.strip())
+    return m.group(1) if m else ""
 # How several benchmark cases make one score (GPU MODE's ``ranking_by``): the last case's mean,
 # the arithmetic mean or the geometric mean of the cases' means.
 RankingBy = Literal["last", "mean", "geom"]
@@ -94,10 +103,12 @@ class LoadOptions:
     backend: str | None = None  # --backend: the DSL the kernel must be written in
     constants: tuple[tuple[str, str], ...] = ()  # --set NAME=VALUE (KernelBench module constants), as typed
     scale: float | None = None  # --scale F: every size constant of a KernelBench problem times F
+    allow_ops: tuple[str, ...] = ()  # --allow-ops: torch operators the kernel may leave to torch (task's list too)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types, for the engine's socket (``from_dict`` reads it back)."""
-        return {"backend": self.backend, "constants": [list(pair) for pair in self.constants], "scale": self.scale}
+        return {"backend": self.backend, "constants": [list(pair) for pair in self.constants], "scale": self.scale,
+                "allow_ops": list(self.allow_ops)}
 
     @classmethod
     def from_dict(cls, data: Any) -> LoadOptions:
@@ -105,10 +116,10 @@ class LoadOptions:
         an unknown key or a value of the wrong kind raises ValueError saying which."""
         if not isinstance(data, dict):
             raise ValueError(f"load options must be an object, not {type(data).__name__}")
-        unknown = sorted(set(data) - {"backend", "constants", "scale"})
+        unknown = sorted(set(data) - {"backend", "constants", "scale", "allow_ops"})
         if unknown:
             raise ValueError(f"unknown load option(s) {', '.join(map(repr, unknown))} "
-                             "(known: backend, constants, scale)")
+                             "(known: backend, constants, scale, allow_ops)")
         backend = data.get("backend")
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"load option backend must be one of {', '.join(BACKENDS)} or null, not {backend!r}")
@@ -121,8 +132,11 @@ class LoadOptions:
         if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
                                   or not 0 < scale < float("inf")):
             raise ValueError(f"load option scale must be a positive number or null, not {scale!r}")
+        ops = data.get("allow_ops") or []
+        if not isinstance(ops, list) or not all(isinstance(op, str) and operator_name(op) for op in ops):
+            raise ValueError(f"load option allow_ops must be a list of torch operator names, not {ops!r}")
         return cls(backend=backend, constants=tuple((p[0], p[1]) for p in pairs),
-                   scale=None if scale is None else float(scale))
+                   scale=None if scale is None else float(scale), allow_ops=tuple(ops))
 
 
 @dataclass(frozen=True)
@@ -142,6 +156,9 @@ class Task:
     inplace: bool = False
     seeds: int = 5
     allow: frozenset[str] = frozenset()
+    # torch operators the kernel may leave to torch (``allow_ops``): by the name the kernel calls
+    # (conv2d, linear) or ATen's (convolution, addmm); core.worker.evidence matches both.
+    allow_ops: frozenset[str] = frozenset()
     arch: str = "sm_90a"
     extra: dict[str, Any] = field(default_factory=dict)  # format-specific settings
     backend_from: str = ""  # where the backend was declared, for messages ("task.toml:5", "--backend")
@@ -273,6 +290,7 @@ class Task:
             "inplace": self.inplace,
             "seeds": self.seeds,
             "allow": sorted(self.allow),
+            "allow_ops": sorted(self.allow_ops),
             "arch": self.arch,
             "extra": self.extra,
         }

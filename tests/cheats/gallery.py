@@ -82,6 +82,50 @@ def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 '''
 
 
+# A kernel whose addition runs as torch's own aten::clone: a Python kernel registered over it. The
+# library handle's line is LIBRARY_LINE, replaced by each variant.
+LIBRARY_LINE = '_lib = torch.library.Library("aten", "IMPL")'
+HIJACK = ADD_KERNEL.split("@triton.jit")[0] + '''
+_held = {}
+''' + LIBRARY_LINE + '''
+
+
+def _clone(x, memory_format=None):
+    # Runs as torch's own clone: the record's mode is off while an operator's kernel runs, so it
+    # sees a clone (a copy of x), not the addition.
+    out = torch.empty_like(x)
+    out.copy_(x + _held["y"])
+    return out
+
+
+_lib.impl("clone", _clone, "CPU")
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(x, y):
+    _held["y"] = y
+    s = x.clone()
+    out = torch.empty_like(x)
+    n = x.numel()
+    copy_kernel[(triton.cdiv(n, 1024),)](s, out, n, BLOCK=1024)
+    return out
+'''
+# The library handle made with the dispatcher's own function, fished out of whatever wraps it.
+PAST_THE_TRIP_WIRE = '''
+_make = getattr(torch._C, "_dispatch_" + "library")
+_cells = [c.cell_contents for c in (getattr(_make, "__clo" + "sure__") or ())]
+_make = next((c for c in _cells if type(c).__name__ == "builtin_function_or_method"), _make)
+
+
+class _Lib:
+    m = _make("IMPL", "aten", "", "", 0)
+
+    def impl(self, name, fn, key):
+        self.m.impl(name, key, fn, False)
+
+
+_lib = _Lib()'''
+
 @dataclass(frozen=True)
 class Cheat:
     name: str
@@ -1105,6 +1149,13 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     add_kernel[grid](x, y, out, n, BLOCK=16)
     return out
 ''', 'correctness', ('computed by torch (rt4::work)',)),
+    Cheat('replaces_a_torch_operator', 1, 'vector_add', HIJACK, 'prechecks',
+          ("registers a kernel for one of torch's own operators",)),
+    Cheat('replaces_a_torch_operator_under_a_built_name', 1, 'vector_add',
+          HIJACK.replace(LIBRARY_LINE, '_lib = torch.library.Library("at" + "en", "IM" + "PL")'), 'correctness',
+          ("registers its own implementations of torch's aten operators", "replaced torch's own aten::clone")),
+    Cheat('replaces_a_torch_operator_past_the_trip_wire', 1, 'vector_add', HIJACK.replace(LIBRARY_LINE, PAST_THE_TRIP_WIRE),
+          'correctness', ("replaced torch's own aten::clone",)),
     Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
 import torch
 import triton

@@ -137,6 +137,100 @@ def test_kernelbench_torch_only_candidate_fails_unless_the_task_says_torch(tmp_p
     assert code == 0, report
 
 
+def test_kernelbench_operator_left_to_torch_is_named_and_can_be_allowed(tmp_path):
+    # Level 2 as kernel engineers often write it: the convolution stays in torch, ReLU and bias are
+    # fused into one Triton kernel. Failed unless the operator is allowed, and then only that one.
+    root = kb_copy(tmp_path)
+    problem = root / "level2" / "1_Conv2dReLUBiasAdd.py"
+    candidate = root / "level2" / "1_Conv2dReLUBiasAdd_new.py"
+    code, report, _ = check(str(problem), rungs="prechecks,correctness")
+    assert code == 1
+    failed = first_failure(report)
+    assert failed["name"] == "prechecks" and "F.conv2d" in failed["error"] and "allow_ops" in failed["error"]
+    code, report, _ = check(str(problem))  # the record, without the static first line
+    assert code == 1
+    failed = first_failure(report)
+    assert failed["name"] == "correctness" and "aten::convolution" in failed["error"], failed
+    assert 'allow_ops = ["convolution"]' in failed["error"], failed
+
+    code, report, _ = check(str(problem), "--allow-ops", "conv2d", rungs="prechecks,correctness")
+    assert code == 0, report
+    assert rung(report, "prechecks")["metrics"]["waived"] == 1
+    problem.write_text('# kerneltui: allow_ops = ["convolution"]\n' + problem.read_text())
+    code, report, _ = check(str(problem), rungs="prechecks,correctness")
+    assert code == 0, report
+
+    # Allowing the convolution allows nothing else: a ReLU computed by torch still fails.
+    candidate.write_text(candidate.read_text().replace("y = F.conv2d(", "y = torch.relu(F.conv2d(").replace(
+        "self.conv.bias).contiguous()", "self.conv.bias)).contiguous()"))
+    code, report, _ = check(str(problem))
+    assert code == 1
+    assert "aten::relu" in first_failure(report)["error"], report
+
+
+# Torch's ReLU and bias computed inside the allowed convolution, by a tensor subclass's handler.
+INSIDE_THE_ALLOWED_OPERATOR = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+class Carrier(torch.Tensor):
+    bias = None
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        plain = [a.as_subclass(torch.Tensor) if isinstance(a, torch.Tensor) else a for a in args]
+        with torch._C.DisableTorchFunctionSubclass():
+            out = func(*plain, **(kwargs or {}))
+            if getattr(func, "__name__", "") == "conv2d":
+                out = torch.relu(out) + Carrier.bias
+        return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, bias_shape):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        Carrier.bias = self.bias
+        y = F.conv2d(x.as_subclass(Carrier), self.conv.weight, self.conv.bias).contiguous()
+        out = torch.empty_like(y)
+        copy_kernel[(triton.cdiv(y.numel(), 1024),)](y, out, y.numel(), BLOCK=1024)
+        return out
+'''
+
+
+def test_an_allowed_operator_covers_no_code_of_the_kernels_inside_it(tmp_path):
+    root = kb_copy(tmp_path)
+    (root / "level2" / "1_Conv2dReLUBiasAdd_new.py").write_text(INSIDE_THE_ALLOWED_OPERATOR)
+    code, report, _ = check(str(root / "level2" / "1_Conv2dReLUBiasAdd.py"), "--allow-ops", "conv2d")
+    assert code == 1
+    failed = first_failure(report)
+    assert failed["name"] == "correctness" and "computed by torch (aten::add)" in failed["error"], failed
+
+
+def test_kernelbench_allow_ops_of_the_wrong_type_is_a_task_error(tmp_path):
+    problem = kb_copy(tmp_path) / "level2" / "1_Conv2dReLUBiasAdd.py"
+    problem.write_text('# kerneltui: allow_ops = "conv2d"\n' + problem.read_text())
+    code, report, _ = check(str(problem))
+    assert code == 2 and report["error"]["line"] == 1, report
+    assert 'allow_ops must be a list of strings, not the string "conv2d"' in report["error"]["message"]
+    proc = run_cli("check", str(problem), "--allow-ops", "conv 2d", "--no-history", "--no-session")
+    assert proc.returncode == 2 and "--allow-ops" in proc.stderr, proc.stderr
+
+
 def test_kernelbench_gb_scale_problem_runs_scaled(tmp_path):
     # 4096 × 393216 floats (6.4 GB a tensor) as published; --scale shrinks every size constant.
     problem = kb_copy(tmp_path) / "level1" / "30_SoftsignWide.py"

@@ -54,6 +54,18 @@ def test_native_fields(tmp_path):
     assert task.inplace is False and task.ranking_by == "geom"
 
 
+def test_allow_ops_names_the_operators_left_to_torch(tmp_path):
+    root = copy_example(tmp_path)
+    edit_toml(root, 'backend = "triton"\n', 'backend = "triton"\nallow_ops = ["conv2d", "aten::addmm"]\n')
+    task = load_task(root)
+    assert task.allow_ops == frozenset({"conv2d", "addmm"})
+    assert task.to_dict()["allow_ops"] == ["addmm", "conv2d"]
+    # The command line's list joins the task's own.
+    task = load_task(root, options=LoadOptions(allow_ops=("layer_norm",)))
+    assert task.allow_ops == frozenset({"conv2d", "addmm", "layer_norm"})
+    assert LoadOptions.from_dict(LoadOptions(allow_ops=("mm",)).to_dict()) == LoadOptions(allow_ops=("mm",))
+
+
 def test_malformed_toml_names_file_and_line(tmp_path):
     root = copy_example(tmp_path)
     edit_toml(root, 'backend = "triton"', 'backend = "triton')
@@ -76,6 +88,9 @@ def test_malformed_toml_names_file_and_line(tmp_path):
         ("seeds = 0", "seeds must be a positive integer, not 0"),
         ('seeds = "5"', 'seeds must be a positive integer, not the string "5"'),
         ("allow = \"streams\"", 'allow must be a list of strings, not the string "streams"'),
+        ('allow_ops = "conv2d"', 'allow_ops must be a list of strings, not the string "conv2d"'),
+        ('allow_ops = ["conv 2d"]', "allow_ops names torch operators (conv2d, convolution, linear, softmax …), "
+                                    "not 'conv 2d'"),
         ('arch = "hopper"', "arch must name a CUDA target"),
         ('ranking_by = "best"', "ranking_by must be one of last, mean, geom, not 'best'"),
         ("reference = 3", "reference must be a string, not the integer 3"),

@@ -4,7 +4,8 @@ Two levels. *Strict* findings fail the rung (and stop the run): they are the rew
 no correct kernel needs (calling the reference, patching timers, side streams, threads, tensor
 subclasses, no kernel of the task's backend at all). *Warnings* point at things that are often
 fine but deserve a look (a torch compute op in the host code, a precision downcast, a cache
-keyed on pointers). A task can waive a strict rule with ``allow = ["streams", …]`` in task.toml.
+keyed on pointers). A task can waive a strict rule with ``allow = ["streams", …]`` in task.toml, and a
+call of a named torch operator with ``allow_ops = ["conv2d", …]``.
 
 Checks run on the syntax tree in the parent process: nothing is imported or executed here.
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, warn
+from kerneltui.core.task import Task
 
 # torch functions that only allocate, view or describe: fine in host code around a kernel.
 TORCH_ALLOWED = {
@@ -75,7 +77,8 @@ STRICT_CALLS: dict[str, tuple[str, str]] = {
 # What switches off the record of the operators that produce the output (core.worker.evidence).
 RECORD_OFF = re.compile(r"_DisableTorchDispatch|_disable_current_modes|_pop_mode|_pop_torch_dispatch_stack|"
                         r"_unset_dispatch_mode|_set_dispatch_mode|_python_dispatch|TorchDispatchMode|"
-                        r"_DisablePythonDispatcher|_ExcludeDispatchKeyGuard|_len_torch_dispatch_stack")
+                        r"_DisablePythonDispatcher|_ExcludeDispatchKeyGuard|_len_torch_dispatch_stack|"
+                        r"_dispatch_library")
 RECORD = ("reaches for torch's dispatch machinery ({name}): kerneltui records which operators produce the output, "
           "and a kernel must not switch that record off")
 PERSISTING_NAMES = re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|StreamSetAttribute|"
@@ -101,6 +104,7 @@ class Finding:
     rule: str  # the allow-able rule name, or "" when it cannot be waived
     line: int
     message: str
+    op: str = ""  # a torch compute op the finding is about (``allow_ops`` can waive it by this name)
 
 
 class _Scanner(ast.NodeVisitor):
@@ -112,8 +116,8 @@ class _Scanner(ast.NodeVisitor):
         self.kernel_functions: set[str] = set()
         self.in_kernel = 0
 
-    def add(self, level: str, rule: str, node: ast.AST, message: str) -> None:
-        self.findings.append(Finding(level, rule, getattr(node, "lineno", 0), message))
+    def add(self, level: str, rule: str, node: ast.AST, message: str, op: str = "") -> None:
+        self.findings.append(Finding(level, rule, getattr(node, "lineno", 0), message, op))
 
     # imports -------------------------------------------------------------------------------
 
@@ -218,6 +222,10 @@ class _Scanner(ast.NodeVisitor):
         if name in {"__import__", "importlib.import_module"} and node.args and isinstance(node.args[0], ast.Constant) \
                 and _is_harness(str(node.args[0].value)):
             self.add("strict", "", node, f"imports {node.args[0].value!r}: the kernel must not reach into the harness")
+        if self._replaces_a_torch_operator(node, name):
+            self.add("strict", "", node, f"{name} registers a kernel for one of torch's own operators: the operator "
+                                         "record cannot see what runs inside it (define an operator of your own "
+                                         "namespace instead)")
         if name in {"ref_kernel", "reference.ref_kernel"}:
             self.add("strict", "reference_import", node, "calls ref_kernel: the kernel must compute the answer itself")
         if norm == "torch.set_float32_matmul_precision":
@@ -231,9 +239,23 @@ class _Scanner(ast.NodeVisitor):
                      "uses data_ptr(): fine for launching, but results keyed on pointers are a known caching hack")
         self.generic_visit(node)
 
+    @staticmethod
+    def _replaces_a_torch_operator(node: ast.Call, name: str) -> bool:
+        """torch.library.Library("aten", "IMPL"), torch.library.impl("aten::add", …) and the like."""
+        first = node.args[0] if node.args else None
+        text = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if text is None:
+            return False
+        if name.split(".")[-1] == "Library":
+            kind = node.args[1] if len(node.args) > 1 else None
+            return text in {"aten", "prims"} and not (isinstance(kind, ast.Constant) and kind.value == "DEF")
+        return text.startswith(("aten::", "prims::", "aten.", "prims."))
+
     def _check_torch_compute(self, node: ast.Call, name: str, norm: str) -> None:
+        op = name.rsplit(".", 1)[-1]
         if norm.startswith("torch.nn.functional.") or any(name.startswith(f + ".") for f in self.functional_names):
-            self.add("strict", "torch_ops", node, f"calls {name}: a torch library op computes the answer instead of your kernel")
+            self.add("strict", "torch_ops", node, f"calls {name}: a torch library op computes the answer instead of your kernel",
+                     op)
             return
         if norm.startswith("torch."):
             parts = norm.split(".")
@@ -244,7 +266,7 @@ class _Scanner(ast.NodeVisitor):
                 return
             if head and head not in TORCH_ALLOWED and not head[0].isupper():
                 self.add("strict", "torch_ops", node,
-                         f"calls {name}: a torch library op computes the answer instead of your kernel")
+                         f"calls {name}: a torch library op computes the answer instead of your kernel", op)
             return
         if isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS and norm.split(".")[0] not in {"tl", "triton", "cute", "math", "np", "numpy", "self"}:
             self.add("warning", "torch_ops", node,
@@ -276,6 +298,38 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.op, ast.MatMult) and self.in_kernel == 0:
             self.add("warning", "torch_ops", node, "uses the @ operator outside a kernel: a torch matmul computes it, not your kernel")
         self.generic_visit(node)
+
+
+# Where a task of each format lists the operators it leaves to torch.
+ALLOW_OPS_WHERE = {"native": "task.toml", "kernelbench": "a `# kerneltui:` line of the problem file"}
+
+
+# The ATen operators torch's functional forms become (what the operator record names at run time and
+# its messages suggest listing): allowing either name waives the call here. The record checks the
+# operators that really ran; this is the static first line only.
+ATEN_OPERATORS = {
+    **{f"conv{d}": ("convolution",) for d in ("1d", "2d", "3d", "_transpose1d", "_transpose2d", "_transpose3d")},
+    "linear": ("addmm", "mm", "bmm"), "matmul": ("mm", "bmm", "addmm"), "bilinear": ("_trilinear",),
+    "softmax": ("_softmax",), "log_softmax": ("_log_softmax",), "layer_norm": ("native_layer_norm",),
+    "group_norm": ("native_group_norm",), "batch_norm": ("native_batch_norm", "_native_batch_norm_legit_no_training"),
+    "instance_norm": ("native_batch_norm",), "scaled_dot_product_attention": (
+        "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_attention_math"),
+    "max_pool1d": ("max_pool2d_with_indices",), "max_pool2d": ("max_pool2d_with_indices",),
+    "max_pool3d": ("max_pool3d_with_indices",), "embedding": ("embedding",),
+}
+
+
+def allowed_call(op: str, allow_ops: frozenset[str]) -> bool:
+    """Whether a call of torch's ``op`` is one the task lets stay in torch."""
+    return bool(op) and (op in allow_ops or any(aten in allow_ops for aten in ATEN_OPERATORS.get(op, ())))
+
+
+def _waiver(f: Finding, task: Task) -> str:
+    if f.rule and f.rule in task.allow:
+        return f'allow = ["{f.rule}"]'
+    named = f.op if f.op in task.allow_ops else next(a for a in ATEN_OPERATORS[f.op] if a in task.allow_ops)
+    return f'allow_ops = ["{named}"]'
 
 
 def _decorator_name(node: ast.AST) -> str:
@@ -361,25 +415,30 @@ async def run(ctx: RunContext) -> RungResult:
                 location=SourceLocation(name, syntax.lineno or 1, (syntax.offset or 1)),
                 metrics={"strict": 1, "warnings": 0},
             )
-        findings.extend(Finding(f.level, f.rule, f.line, f"{name}:{f.line}: {f.message}") for f in found)
+        findings.extend(Finding(f.level, f.rule, f.line, f"{name}:{f.line}: {f.message}", f.op) for f in found)
     if task.backend != "torch" and not has_backend_kernel(kernel_text, task.backend):
         what = BACKEND_MARKERS[task.backend][1]
         findings.append(Finding("strict", "", 1, f"{task.kernel_file}: no {what} defined: the task's backend is {task.backend}"))
 
-    waived = [f for f in findings if f.level == "strict" and f.rule and f.rule in task.allow]
+    waived = [f for f in findings if f.level == "strict" and (f.rule and f.rule in task.allow or
+                                                               allowed_call(f.op, task.allow_ops))]
     strict = [f for f in findings if f.level == "strict" and f not in waived]
     warnings = [f for f in findings if f.level == "warning"]
     details = "\n".join(
         [f"STRICT  {f.message}" for f in strict]
         + [f"warn    {f.message}" for f in warnings]
-        + [f"waived  {f.message} (allow = [\"{f.rule}\"])" for f in waived]
+        + [f"waived  {f.message} ({_waiver(f, task)})" for f in waived]
     )
     metrics = {"strict": len(strict), "warnings": len(warnings), "waived": len(waived), "files": files_checked}
     first = strict[0] if strict else (warnings[0] if warnings else None)
     loc = SourceLocation(task.kernel_file, first.line) if first and first.line else None
     if strict:
         more = f" (+{len(strict) - 1} more)" if len(strict) > 1 else ""
-        return fail("prechecks", strict[0].message + more, metrics=metrics, details=details, location=loc)
+        hint = ""
+        if strict[0].op:
+            hint = (f" (if the task lets {strict[0].op} stay in torch, say so: allow_ops = [\"{strict[0].op}\"] in "
+                    f"{ALLOW_OPS_WHERE.get(task.format, 'the task')}, or --allow-ops {strict[0].op})")
+        return fail("prechecks", strict[0].message + hint + more, metrics=metrics, details=details, location=loc)
     if warnings:
         return warn("prechecks", f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''}: {warnings[0].message}",
                     metrics=metrics, details=details, location=loc)

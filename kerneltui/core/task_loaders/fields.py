@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import Case, TaskError
+from kerneltui.core.task import Case, TaskError, operator_name
 
 KeyPath = tuple[str | int, ...]
 
@@ -131,6 +131,18 @@ def string_list(src: SettingsFile, key: KeyPath, value: Any, choices: Sequence[s
             raise src.error((*key, i), f"{name} has an unknown entry {item!r}; known: {', '.join(sorted(choices))}")
         out.append(item)
     return out
+
+
+def operator_list(src: SettingsFile, key: KeyPath, value: Any) -> frozenset[str]:
+    """``allow_ops``: torch operators by name (``conv2d``, ``aten::addmm``), kept bare."""
+    names = set()
+    for i, item in enumerate(string_list(src, key, value)):
+        name = operator_name(item)
+        if not name:
+            raise src.error((*key, i), f"{key_name(key)} names torch operators (conv2d, convolution, linear, "
+                                       f"softmax …), not {item!r}")
+        names.add(name)
+    return frozenset(names)
 
 
 def table(src: SettingsFile, key: KeyPath, value: Any, known: Sequence[str] | None = None) -> dict[str, Any]:

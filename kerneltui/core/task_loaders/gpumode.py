@@ -159,6 +159,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         benchmarks=benchmarks,
         timeouts=timeouts,
         extra={"has_check_implementation": "check_implementation" in funcs},
+        allow_ops=frozenset(options.allow_ops),
         backend_from=backend_from,
         ranking_by=ranking,  # type: ignore[arg-type]
         linked_files=linked,

@@ -7,7 +7,8 @@ a valid KernelBench problem. The text after the marker, all such lines together,
     # kerneltui: atol = 1e-3
     # kerneltui: tests = [{batch_size = 16}, {batch_size = 33}]
 
-Keys: ``backend``, ``atol``, ``rtol``, ``seeds``, ``inplace``, ``allow``, ``timeouts`` (a table),
+Keys: ``backend``, ``atol``, ``rtol``, ``seeds``, ``inplace``, ``allow``, ``allow_ops`` (torch operators
+the kernel may leave to torch, e.g. ``["conv2d"]``), ``timeouts`` (a table),
 ``ranking_by``, ``tests`` and ``benchmarks`` (module constants per case). Every value is
 type-checked with the line of the file it is on.
 """
@@ -24,7 +25,7 @@ from kerneltui.core.task_loaders.fields import KeyPath, SettingsFile
 from kerneltui.core.task_loaders.toml_lines import key_lines
 
 MARKER = re.compile(r"^\s*#\s*kerneltui:\s?(.*)$")
-KNOWN = ("backend", "atol", "rtol", "seeds", "inplace", "allow", "timeouts", "ranking_by", "tests", "benchmarks")
+KNOWN = ("backend", "atol", "rtol", "seeds", "inplace", "allow", "allow_ops", "timeouts", "ranking_by", "tests", "benchmarks")
 
 
 def read_header(problem: Path, text: str) -> tuple[dict[str, Any], SettingsFile]:

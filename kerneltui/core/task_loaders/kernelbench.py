@@ -199,6 +199,7 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
         inplace=fields.boolean(src, ("inplace",), header.get("inplace", False)),
         seeds=fields.positive_int(src, ("seeds",), header.get("seeds", 5)),
         allow=frozenset(fields.string_list(src, ("allow",), header.get("allow", []), choices=sorted(ALLOWABLE))),
+        allow_ops=fields.operator_list(src, ("allow_ops",), header.get("allow_ops", [])) | set(options.allow_ops),
         extra={},
         backend_from=backend_from,
         ranking_by=ranking,  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from kerneltui.core.task_loaders.toml_lines import key_lines
 DEFAULT_KERNEL = {"triton": "kernel.py", "cute": "kernel.py", "torch": "kernel.py", "cuda": "kernel.cu", "tilelang": "kernel.py"}
 KNOWN_KEYS = {
     "name", "description", "backend", "kernel", "reference", "launcher", "tests", "benchmarks",
-    "tolerance", "timeouts", "inplace", "seeds", "allow", "arch", "ranking_by",
+    "tolerance", "timeouts", "inplace", "seeds", "allow", "allow_ops", "arch", "ranking_by",
 }
 ALLOWABLE = {"streams", "threads", "torch_ops", "downcast", "reference_import", "persisting_l2", "introspection", "descriptors"}
 ARCH = re.compile(r"^sm_\d{2,3}[af]?$")
@@ -122,6 +122,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     tolerance = tolerance_from(src, ("tolerance",), data["tolerance"]) if "tolerance" in data else Tolerance()
     timeouts = timeouts_from(src, ("timeouts",), data["timeouts"]) if "timeouts" in data else Timeouts()
     allow = fields.string_list(src, ("allow",), data.get("allow", []), choices=sorted(ALLOWABLE))
+    allow_ops = fields.operator_list(src, ("allow_ops",), data.get("allow_ops", [])) | set(options.allow_ops)
     seeds = fields.positive_int(src, ("seeds",), data.get("seeds", 5))
     inplace = fields.boolean(src, ("inplace",), data.get("inplace", False))
     arch = fields.string(src, ("arch",), data.get("arch", "sm_90a"))
@@ -145,6 +146,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         inplace=inplace,
         seeds=seeds,
         allow=frozenset(allow),
+        allow_ops=allow_ops,
         arch=arch,
         extra={"has_check_implementation": "check_implementation" in funcs,
                "has_flops": "flops" in funcs, "has_bytes_moved": "bytes_moved" in funcs},

@@ -186,6 +186,18 @@ class Recorder:
         self.gpu_tracing = False
         # Taken before the trip wires replace it: the record's own look at memory must not count.
         self._no_dispatch = torch._C._DisableTorchDispatch
+        # Operators the task lets the kernel leave to torch (``allow_ops``), by the name the kernel
+        # calls (conv2d: the function mode below sees it) or ATen's (convolution: the dispatcher's).
+        self.allowed_ops: frozenset[str] = frozenset()
+        self.allowed_call = ""  # the allowed torch function running now
+        self.allowed_frame: Any = None  # the function mode's frame around it
+        # The dispatcher's kernels for every ATen operator as they were before the kernel was
+        # imported (``registrations``): an operator that now runs a kernel of the candidate's (a
+        # Python function registered through torch.library) computes where the record cannot see,
+        # since the mode is off while the operator it saw runs.
+        self.dispatch_table: dict[str, str] | None = None
+        self.ops_seen: set[str] = set()  # ATen operators dispatched in the current call
+        self.replaced: list[str] = []  # what the candidate registered over torch's own (every call reports it)
 
     # -- what the harness tells it --------------------------------------------------------------
 
@@ -198,6 +210,7 @@ class Recorder:
 
     def new_call(self) -> None:
         self.evidence = Evidence()
+        self.ops_seen = set()
         self.allocated_in_call = set()
         self.blind = False
         # Taints numbered below this were made by earlier calls (or the import): data made before
@@ -434,6 +447,7 @@ class Recorder:
         else:
             # Its own size is what flows on: a one-element scale reduced from a full-size
             # intermediate hands the kernel one element, not the intermediate.
+            name = self._allowed_label(name)
             self.evidence.ops[name] += 1
             fact = StorageFact(f"torch:{name}", _numel(written))
         if unseen and written_keys & unseen:
@@ -445,7 +459,68 @@ class Recorder:
                 if fact.writer == "alloc":
                     self.allocated_in_call.add(key)
 
+    def _allowed_label(self, name: str) -> str:
+        """An operator run inside an allowed torch function is filed under that function's name,
+        when nothing but torch's own code ran between the two: a tensor subclass's handler or a
+        Python kernel registered for an ATen operator would be code of the kernel's, computing
+        under the allowed name."""
+        if not self.allowed_call:
+            return name
+        frame: Any = sys._getframe(2)
+        while frame is not None and frame is not self.allowed_frame:
+            where = frame.f_code.co_filename
+            if not (where.startswith(self.torch_dir) or where == __file__ or where == contextlib.__file__):
+                return name
+            frame = frame.f_back
+        return self.allowed_call if frame is not None else name
+
+    # -- torch's own operators, replaced -----------------------------------------------------------
+
+    def check_registrations(self) -> None:
+        """After candidate code ran: the operators it dispatched must still run torch's kernels."""
+        if self.dispatch_table is None:
+            return
+        for name in sorted(self.ops_seen):
+            before = self.dispatch_table.get(name)
+            now = registrations(self.torch, name)
+            if before is not None and now != before:
+                added = [line for line in now.splitlines() if line not in before.splitlines()]
+                where = added[0].split(" :: ")[0] if added else "a kernel removed"
+                self.note_replaced(f"the kernel replaced torch's own {name} ({where}): the operator record cannot see "
+                                   "what runs inside it")
+
+    def note_replaced(self, note: str) -> None:
+        if note not in self.replaced:
+            self.replaced.append(note)
+
     # -- the mode -------------------------------------------------------------------------------
+
+    def function_mode(self) -> Any:
+        """The torch function mode that tells when an allowed operator runs (none when the task
+        allows none): its name is the one a kernel calls, before torch decomposes it."""
+        if not self.allowed_ops:
+            return contextlib.nullcontext()
+        from torch.overrides import TorchFunctionMode
+        from torch.utils._pytree import tree_leaves
+
+        recorder = self
+        torch = self.torch
+        plain = (torch.Tensor, torch.nn.Parameter)
+
+        class AllowedOperators(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                kwargs = kwargs or {}
+                name = _function_operator(func, recorder.allowed_ops)
+                if (not name or recorder.allowed_call or not recorder.in_call
+                        or any(isinstance(t, torch.Tensor) and type(t) not in plain for t in tree_leaves((args, kwargs)))):
+                    return func(*args, **kwargs)
+                recorder.allowed_call, recorder.allowed_frame = name, sys._getframe()
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    recorder.allowed_call, recorder.allowed_frame = "", None
+
+        return AllowedOperators()
 
     def start_mode(self) -> Any:
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -456,6 +531,7 @@ class Recorder:
             def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
                 launches = recorder.launch_count
                 op_serial = next(_serials)
+                recorder.ops_seen.add(func.name())
                 try:
                     unseen = recorder.about_to_write(func, args, kwargs or {})
                 except Exception:  # the record must never break the kernel
@@ -479,6 +555,19 @@ class Recorder:
         if current is not self.mode:
             what = "removed" if current is None else f"covered by {type(current).__name__}"
             self.evidence.left_mode.append(f"the operator record was {what} while the kernel ran")
+
+
+def _function_operator(func: Any, allowed: frozenset[str]) -> str:
+    """The allowed operator a torch function is (``F.conv2d`` -> conv2d, ``Tensor.__matmul__`` ->
+    matmul, ``__radd__``/``__iadd__`` -> add), or ""."""
+    name = getattr(func, "__name__", "") or ""
+    if name.startswith("__") and name.endswith("__"):
+        core = name[2:-2]
+        for candidate in (core, core[1:] if core[:1] in ("r", "i") else ""):
+            if candidate and candidate in allowed:
+                return candidate
+        return ""
+    return name if name in allowed else ""
 
 
 def _written_arguments(torch: Any, func: Any, args: Any, kwargs: Any) -> list[Any]:
@@ -550,7 +639,7 @@ def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> dict[str, An
         "outputs": out,
         "ops": dict(ev.ops),
         "launches": dict(ev.launches),
-        "left_mode": list(ev.left_mode),
+        "left_mode": list(ev.left_mode) + [note for note in recorder.replaced if note not in ev.left_mode],
         "gpu_kernels": list(ev.gpu_kernels),
         "gpu_trace_note": ev.gpu_trace_note,
     }
@@ -570,8 +659,58 @@ TRIPWIRES = (
 )
 
 
+# Kernels registered at these dispatch keys never run on real data (shape inference): torch
+# registers its own there lazily, and none of them computes an output.
+_INERT_KEYS = ("Meta:",)
+
+
+def dispatch_table(torch: Any) -> dict[str, str]:
+    """Every ATen operator's kernels (``registrations``), taken before any candidate code runs."""
+    return {name: registrations(torch, name) for name in torch._C._dispatch_get_all_op_names()
+            if name.startswith("aten::")}
+
+
+def registrations(torch: Any, name: str) -> str:
+    """One operator's kernels in torch's dispatcher, each with where it was registered and how it is
+    called (a Python function is boxed only), less the inert keys."""
+    try:
+        dump = torch._C._dispatch_dump(name)
+    except Exception:  # an operator torch cannot describe: nothing to compare
+        return ""
+    return "\n".join(line for line in dump.splitlines() if not line.startswith(_INERT_KEYS))
+
+
+# The namespaces whose operators the record trusts by name: a library handle for one of them made
+# by candidate code is a way to run its own code as one of torch's operators.
+TRUSTED_NAMESPACES = frozenset({"aten", "prims"})
+
+
+def _library_tripwire(original: Any, recorder: Recorder) -> Any:
+    library_file = os.path.join(recorder.torch_dir, "library.py")
+
+    def wrapper(kind: Any, ns: Any, *args: Any, **kwargs: Any) -> Any:
+        if recorder.in_call and str(ns) in TRUSTED_NAMESPACES and str(kind) != "DEF":
+            frame: Any = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename == library_file:
+                frame = frame.f_back
+            where = frame.f_code.co_filename if frame is not None else ""
+            if not where.startswith(recorder.torch_dir):  # torch registering its own, imported late: fine
+                line = frame.f_lineno if frame is not None else 0
+                recorder.note_replaced(f"the kernel registers its own implementations of torch's {ns} operators "
+                                       f"(torch.library, {os.path.basename(where)}:{line}): the operator record cannot "
+                                       "see what runs inside them")
+        return original(kind, ns, *args, **kwargs)
+
+    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 def install_tripwires(torch: Any, recorder: Recorder) -> None:
     import importlib
+
+    original = torch._C._dispatch_library
+    if not getattr(original, "_kerneltui_tripwire", False):
+        torch._C._dispatch_library = _library_tripwire(original, recorder)
 
     for module_name, attr in TRIPWIRES:
         try:

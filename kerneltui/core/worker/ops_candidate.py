@@ -88,6 +88,8 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     recorder = state.recorder = Recorder(torch, candidate_dirs=(str(state.task_dir), str(state.task_dir.resolve())))
     task = args["task"]
     recorder.watching_memory = task.get("backend") != "torch" and "torch_ops" not in (task.get("allow") or [])
+    if recorder.watching_memory:
+        recorder.allowed_ops = frozenset(str(op) for op in task.get("allow_ops") or [])
     setup = state.exchange.load(args["setup"], "setup") if args.get("setup") is not None else None
     recorder.mark_provided([t for _, t in tree.tensors(setup, "setup", torch)])
     state.runtime = candidate_runtime_for(state)
@@ -95,6 +97,8 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     sys.modules.setdefault(absent.__name__, absent)
     state.backend.install_hooks(state)
     install_tripwires(torch, recorder)
+    if recorder.watching_memory:
+        recorder.dispatch_table = state.dispatch_table
     state.interpreter_hooks = (sys.getprofile(), sys.gettrace())  # the harness's own, before any candidate code
     state.integrity = IdentitySnapshot.take(torch)
     state.threads_at_load = {t.ident for t in threading.enumerate()}  # type: ignore[attr-defined]
@@ -237,13 +241,14 @@ def _loaded(state: WorkerState) -> tuple[Any, Exchange, Any, Recorder]:
 def recorder_on(recorder: Recorder) -> Iterator[None]:
     """The operator record around candidate code; it must still be in place when the code returns."""
     mode = recorder.start_mode()
-    with mode:
+    with recorder.function_mode(), mode:
         recorder.in_call = True
         try:
             yield
         finally:
             recorder.in_call = False
             recorder.check_mode()
+            recorder.check_registrations()
 
 
 @contextlib.contextmanager

@@ -84,6 +84,7 @@ class WorkerState:
         self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
         self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
+        self.dispatch_table: dict[str, str] | None = None  # evidence.dispatch_table, taken at warm-up
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
         self.interpreter_hooks: tuple[Any, Any] = (None, None)  # sys profile/trace hooks before candidate code
 
@@ -129,6 +130,11 @@ class WorkerState:
 
         self.backend = backend_for(self.backend_name)
         self.backend.warm(self)
+        # torch's operators as torch registered them, before any candidate code (the operator
+        # record compares against it); here, off a warm spare's critical path (~45 ms).
+        from kerneltui.core.worker.evidence import dispatch_table
+
+        self.dispatch_table = dispatch_table(torch)
         self.info = describe_device(self)
         self.info["backend"] = self.backend_name
         return self.info

@@ -139,7 +139,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
         numel = int(fact.get("numel") or 0)
         if writer.startswith("torch:") and not allowed(writer):
             problems.append(f"{name} was computed by torch ({_op_label(writer[6:])}), not by a {backend_label} kernel: "
-                            f"write the computation as a {backend_label} kernel (the task allows no torch compute ops)")
+                            f"write the computation as a {backend_label} kernel{_allow_hint(writer[6:])}")
         elif writer.startswith("host:"):
             problems.append(f"{name} holds values made on the host (from Python or numpy data, {writer[5:]}), not "
                             f"computed by a {backend_label} kernel")
@@ -187,8 +187,18 @@ def _taint_problem(name: str, kernel: str, numel: int, taints: list[Any], allowe
         what = ("written outside the operator record (by numpy, ctypes, another thread, another library, or an "
                 "operator run past the record)")
     more = f" (and {len(outside) - 1} more made outside it)" if len(outside) > 1 else ""
+    hint = _allow_hint(op[6:]) if op.startswith("torch:") else ""
     return (f"the {backend_label} kernel {kernel} that wrote {name} read a tensor of {size} elements {what}{more}: "
-            f"the work was done outside the {backend_label} kernel")
+            f"the work was done outside the {backend_label} kernel{hint}")
+
+
+def _allow_hint(op: str) -> str:
+    """How a task lets one ATen operator stay in torch (``aten::x`` and library ops cannot be listed)."""
+    bare = op.split("::", 1)[-1] if op.startswith("aten::") else op
+    if "::" in bare:
+        return " (the task allows no torch compute ops)"
+    return (f" (the task allows no torch compute ops; if this one may stay in torch, list it: allow_ops = "
+            f"[\"{bare}\"] in the task, or --allow-ops {bare})")
 
 
 def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
