@@ -33,10 +33,11 @@ def test_full_check_through_the_engine_on_a_gpu(engine, example_task):  # noqa: 
 
     from kerneltui.core.engine.messages import RunRequest
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.task import LoadOptions
 
     assert wait_until(lambda: all(p["ready"].get(r, 0) >= n for p in engine.status()["pools"]
                                   for r, n in p["wanted"].items()), 300, 0.5)
-    second = asyncio.run(engine.client().run(RunRequest.make(task, None, RunOptions(origin="check")), lambda e: None))
+    second = asyncio.run(engine.client().run(RunRequest.make(task, None, LoadOptions(), RunOptions(origin="check")), lambda e: None))
     assert second.ok and second.result("benchmark").status in ("ok", "warn")  # as above: warn is the same verdict
     assert second.data["engine"]["ready_at_start"]["candidate"] >= 2
     assert second.data["engine"]["waited_for_gpu"] is False

@@ -1,5 +1,5 @@
 """The side-work check held to gaps measured on the H200 (bench/data/sidework_h200.json.gz: every
-run of `bench/sidework_data.py` on two days, honest kernels and the gallery's GPU cheats)."""
+run of `bench/sidework_data.py` on three days, honest kernels and the gallery's GPU cheats)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def test_no_honest_run_measured_on_the_h200_fails_the_side_work_check():
     assert cheats["cheat:side_stream"] == (2, 2) or cheats["cheat:side_stream"][0] == cheats["cheat:side_stream"][1]
 
 
-def test_the_rule_that_took_the_controls_as_the_honest_gaps_fails_two_of_those_runs():
+def test_the_rule_that_took_the_controls_as_the_honest_gaps_fails_three_of_those_runs():
     """Honest calls' gaps run at about twice the controls'; a null of "as the controls" plus a fixed
-    effect failed vector_add and the fp16 layernorm on the H200 when a slow spell scaled both."""
+    effect failed vector_add and the fp16 layernorm on the H200 when a slow spell scaled both (and,
+    replayed on the runs of 2026-12-05, the exp2 softmax once)."""
     _, failed, _ = _totals(1.0)
-    assert failed == 2
+    assert failed == 3
