@@ -126,6 +126,31 @@ class _Lib:
 
 _lib = _Lib()'''
 
+# The addition as a Python kernel of torch's own aten::clone, run through torch's Python dispatcher
+# (the record's mode is off while an operator's kernel runs: it sees a clone of x).
+PY_KERNEL = ADD_KERNEL.split("@triton.jit")[0] + '''
+_held = {}
+_op = torch.ops.aten.clone.default
+
+
+@_op.py_impl(torch._C.DispatchKey.CPU)
+def _clone(x, memory_format=None):
+    out = torch.empty_like(x)
+    out.copy_(x + _held["y"])
+    return out
+
+''' + COPY_KERNEL + '''
+
+def custom_kernel(x, y):
+    _held["y"] = y
+    with torch._C._EnablePythonDispatcher():
+        s = x.clone()
+    out = torch.empty_like(x)
+    n = x.numel()
+    copy_kernel[(triton.cdiv(n, 1024),)](s, out, n, BLOCK=1024)
+    return out
+'''
+
 @dataclass(frozen=True)
 class Cheat:
     name: str
@@ -1156,6 +1181,12 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
           ("registers its own implementations of torch's aten operators", "replaced torch's own aten::clone")),
     Cheat('replaces_a_torch_operator_past_the_trip_wire', 1, 'vector_add', HIJACK.replace(LIBRARY_LINE, PAST_THE_TRIP_WIRE),
           'correctness', ("replaced torch's own aten::clone",)),
+    Cheat('runs_a_python_kernel_through_the_python_dispatcher', 1, 'vector_add', PY_KERNEL, 'prechecks',
+          ("reaches for torch's dispatch machinery (py_impl)",)),
+    Cheat('runs_a_python_kernel_through_the_python_dispatcher_under_built_names', 1, 'vector_add',
+          PY_KERNEL.replace("_op.py_impl(", 'getattr(_op, "py_" + "impl")(').replace(
+              "torch._C._EnablePythonDispatcher()", 'getattr(torch._C, "_Enable" + "PythonDispatcher")()'),
+          'correctness', ("switched torch's Python dispatcher on",)),
     Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
 import torch
 import triton

@@ -78,7 +78,7 @@ STRICT_CALLS: dict[str, tuple[str, str]] = {
 RECORD_OFF = re.compile(r"_DisableTorchDispatch|_disable_current_modes|_pop_mode|_pop_torch_dispatch_stack|"
                         r"_unset_dispatch_mode|_set_dispatch_mode|_python_dispatch|TorchDispatchMode|"
                         r"_DisablePythonDispatcher|_ExcludeDispatchKeyGuard|_len_torch_dispatch_stack|"
-                        r"_dispatch_library")
+                        r"_dispatch_library|_EnablePythonDispatcher|enable_python_dispatcher|py_impl\b")
 RECORD = ("reaches for torch's dispatch machinery ({name}): kerneltui records which operators produce the output, "
           "and a kernel must not switch that record off")
 PERSISTING_NAMES = re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|StreamSetAttribute|"

@@ -186,6 +186,10 @@ class Recorder:
         self.gpu_tracing = False
         # Taken before the trip wires replace it: the record's own look at memory must not count.
         self._no_dispatch = torch._C._DisableTorchDispatch
+        # With torch's Python dispatcher on, an operator runs the Python kernels registered on it
+        # (``OpOverload.py_impl``) while the record's mode is off: whatever they compute is unseen.
+        self._key_included = torch._C._dispatch_tls_is_dispatch_key_included
+        self._python_dispatcher = torch._C.DispatchKey.PythonDispatcher
         # Operators the task lets the kernel leave to torch (``allow_ops``), by the name the kernel
         # calls (conv2d: the function mode below sees it) or ATen's (convolution: the dispatcher's).
         self.allowed_ops: frozenset[str] = frozenset()
@@ -532,6 +536,9 @@ class Recorder:
                 launches = recorder.launch_count
                 op_serial = next(_serials)
                 recorder.ops_seen.add(func.name())
+                if recorder.in_call and recorder._key_included(recorder._python_dispatcher):
+                    recorder.note_replaced("the kernel switched torch's Python dispatcher on while it ran: operators "
+                                           "then run Python kernels (py_impl) the operator record cannot see")
                 try:
                     unseen = recorder.about_to_write(func, args, kwargs or {})
                 except Exception:  # the record must never break the kernel
