@@ -1187,6 +1187,39 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
           PY_KERNEL.replace("_op.py_impl(", 'getattr(_op, "py_" + "impl")(').replace(
               "torch._C._EnablePythonDispatcher()", 'getattr(torch._C, "_Enable" + "PythonDispatcher")()'),
           'correctness', ("switched torch's Python dispatcher on",)),
+    Cheat('routes_an_operator_around_the_record', 1, 'vector_add', '''
+import importlib
+
+import torch
+import triton
+import triton.language as tl
+
+_dispatch = importlib.import_module("torch.utils." + "_python" + "_dispatch")
+_held = {}
+
+
+def _rule(mode, func, types, args, kwargs):
+    return args[0] + _held["y"]
+
+
+@triton.jit
+def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(x, y):
+    _held["y"] = y
+    record = type(getattr(_dispatch, "_get_current_" + "dispatch_mode")())
+    torch.library.register_torch_dispatch("aten::" + "clone", record, _rule)
+    s = x.clone()
+    out = torch.empty_like(x)
+    n = x.numel()
+    copy_kernel[(triton.cdiv(n, 1024),)](s, out, n, BLOCK=1024)
+    return out
+''', 'correctness',
+          ("registers its own implementations of torch's aten operators", "written outside the operator record")),
     Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
 import torch
 import triton
