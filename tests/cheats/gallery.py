@@ -1220,6 +1220,34 @@ def custom_kernel(x, y):
     return out
 ''', 'correctness',
           ("registers its own implementations of torch's aten operators", "written outside the operator record")),
+    Cheat('claims_a_library_file_for_its_torch_work', 1, 'vector_add', '''
+import torch
+import triton
+import triton.language as tl
+
+# A helper whose code claims to be a file of Python's own library.
+_scope = {}
+exec(compile("def helper(x, y, out):\\n    out.copy_(x + y)\\n", "/usr/lib/python3.11/functools.py", "exec"), _scope)
+
+
+@triton.jit
+def nothing_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(out_ptr + offs, mask=offs < n)
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+
+    def grid(meta):
+        _scope["helper"](x, y, out)
+        return (triton.cdiv(n, 1024),)
+
+    nothing_kernel[grid](out, n, BLOCK=1024)
+    return out
+''', 'correctness',
+          ("computed by torch (aten::add)",)),
     Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
 import torch
 import triton

@@ -3,13 +3,23 @@ own off switches (real torch dispatch on the CPU)."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import torch
 
 from kerneltui.core.worker.evidence import Recorder, describe, install_tripwires
+from kerneltui.core.worker.known_code import known_code
 
 
-def recorded(fn, *inputs, candidate_dirs=()):
+def known_now():
+    """The code loaded now, as a worker takes it at warm-up."""
+    return known_code(os.path.join(os.path.dirname(torch.__file__), ""))
+
+
+def recorded(fn, *inputs, candidate_dirs=(), known=None):
     rec = Recorder(torch, candidate_dirs=candidate_dirs)
+    rec.known = known
     rec.mark_provided(list(inputs))
     rec.new_call()
     with rec.start_mode():
@@ -83,8 +93,8 @@ def test_allocations_inside_a_launch_belong_to_the_kernel():
         rec.launch_ends()
         return out
 
-    # (this file plays the DSL's library: the candidate's files are elsewhere)
-    _, ev = recorded(fn, torch.ones(4), candidate_dirs=("/nonexistent-task-copy",))
+    # (this file plays the DSL's library: loaded before the candidate's code)
+    _, ev = recorded(fn, torch.ones(4), candidate_dirs=("/nonexistent-task-copy",), known=known_now())
     assert writer(ev) == "kernel:tile_kernel"
 
     def candidate_allocates(rec, x):
@@ -212,24 +222,40 @@ def test_a_trip_wire_does_not_hand_out_what_it_wraps():
 
 
 def test_torch_compute_inside_a_launch_counts_only_when_the_candidates_code_asked_for_it(tmp_path):
-    # A backend's own library (an autotuner timing its configs) may use torch inside a launch.
+    # A backend's own library (an autotuner timing its configs) may use torch inside a launch:
+    # code loaded before the candidate's, told apart by code object, not by file name.
     import importlib.util
 
     library = tmp_path / "library.py"
     library.write_text("def timing(x):\n    return x * 2\n")
     spec = importlib.util.spec_from_file_location("library_under_test", library)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    rec = Recorder(torch, candidate_dirs=(str(tmp_path / "task"),))
-    x = torch.ones(8)
-    rec.mark_provided([x])
-    with rec.start_mode():
-        out = torch.empty_like(x)
-        rec.launch_begins("add_kernel", [x, out])
-        module.timing(x)
-        rec.launch_ends()
-    ev = describe(rec, [("out", out)])
+    sys.modules["library_under_test"] = module
+    try:
+        spec.loader.exec_module(module)
+        known = known_now()
+    finally:
+        del sys.modules["library_under_test"]
+
+    def inside_a_launch(timing):
+        rec = Recorder(torch, candidate_dirs=(str(tmp_path / "task"),))
+        rec.known = known
+        x = torch.ones(8)
+        rec.mark_provided([x])
+        with rec.start_mode():
+            out = torch.empty_like(x)
+            rec.launch_begins("add_kernel", [x, out])
+            timing(x)
+            rec.launch_ends()
+        return describe(rec, [("out", out)])
+
+    ev = inside_a_launch(module.timing)
     assert ev["outputs"]["out"]["taints"] == [] and ev["ops"] == {}
+    # Code made after the snapshot is the candidate's, whatever file it claims to be from.
+    scope: dict = {}
+    exec(compile("def timing(x):\n    return x * 2\n", str(library), "exec"), scope)
+    ev = inside_a_launch(scope["timing"])
+    assert [t[:2] for t in ev["outputs"]["out"]["taints"]] == [["torch:mul", 8]], ev
 
 
 def test_a_scale_torch_reduced_from_a_full_size_intermediate_hands_the_kernel_one_element():

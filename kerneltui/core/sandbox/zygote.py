@@ -219,6 +219,14 @@ def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised by the imports; a forked worker could not use it")
+    # The code objects of what is loaded now, which every worker takes as loaded before the
+    # candidate's (kerneltui.core.worker.known_code): walked once here (~0.2 s), so that a forked
+    # worker walks only the modules it imports itself.
+    from kerneltui.core.worker.known_code import module_code
+
+    for name, module in list(sys.modules.items()):
+        if module is not None:
+            module_code(name, module)
 
 
 def main(argv: list[str] | None = None) -> int:

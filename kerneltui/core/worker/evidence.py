@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kerneltui.core.worker.known_code import KnownCode
+
 # Operators that create memory or fill it with constants or random numbers: no data flows in.
 FACTORY_OPS = frozenset({
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
@@ -160,6 +162,7 @@ class Recorder:
         # there asked for it, not when the backend's own library did (an autotuner's timing, say).
         # Empty: every such operator counts.
         self.candidate_dirs = tuple(os.path.join(d, "") for d in candidate_dirs)
+        self.known: KnownCode | None = None  # the code loaded before the candidate's (known_code)
         self.torch_dir = os.path.join(os.path.dirname(torch.__file__), "")
         self.facts = StorageFacts()
         self.evidence = Evidence()
@@ -281,14 +284,16 @@ class Recorder:
             self.launch_read = frozenset(taints)
 
     def _asked_by_candidate(self) -> bool:
-        """Whether the nearest caller outside torch and this module is the candidate's code."""
-        if not self.candidate_dirs:
+        """Whether the nearest caller outside torch, the standard library and this module is code
+        the worker did not have before the candidate's arrived (``known_code``: by code object, so
+        no file name the candidate's code claims counts)."""
+        if not self.candidate_dirs or self.known is None:
             return True
         frame: Any = sys._getframe(1)
         while frame is not None:
-            name = frame.f_code.co_filename
-            if not (name.startswith(self.torch_dir) or name == __file__ or name.startswith("<")):
-                return name.startswith(self.candidate_dirs)
+            code = frame.f_code
+            if code not in self.known.transparent:
+                return code not in self.known.library
             frame = frame.f_back
         return False
 

@@ -86,6 +86,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
             raise CheckFailure(f"{exc}: write the override again from the asm view (e)") from exc
     torch = state.torch
     recorder = state.recorder = Recorder(torch, candidate_dirs=(str(state.task_dir), str(state.task_dir.resolve())))
+    recorder.known = state.known_code
     task = args["task"]
     recorder.watching_memory = task.get("backend") != "torch" and "torch_ops" not in (task.get("allow") or [])
     if recorder.watching_memory:

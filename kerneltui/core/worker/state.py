@@ -85,6 +85,7 @@ class WorkerState:
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
         self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
         self.dispatch_table: dict[str, str] | None = None  # evidence.dispatch_table, taken at warm-up
+        self.known_code: Any = None  # known_code.KnownCode, taken at warm-up
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
         self.interpreter_hooks: tuple[Any, Any] = (None, None)  # sys profile/trace hooks before candidate code
 
@@ -135,6 +136,9 @@ class WorkerState:
         from kerneltui.core.worker.evidence import dispatch_table
 
         self.dispatch_table = dispatch_table(torch)
+        from kerneltui.core.worker.known_code import known_code
+
+        self.known_code = known_code(os.path.join(os.path.dirname(torch.__file__), ""))
         self.info = describe_device(self)
         self.info["backend"] = self.backend_name
         return self.info

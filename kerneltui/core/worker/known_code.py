@@ -1,0 +1,96 @@
+"""The code a worker had loaded before any candidate code: every function's code object in every
+module imported by the end of its warm-up.
+
+The operator record asks, for torch work run from inside a kernel launch, who asked for it: the
+backend's own library (the Triton interpreter moving data, an autotuner timing configs) or the
+candidate (a grid function, a hook). A frame's file name cannot answer that: the candidate's code can
+claim any file (``compile(source, "/usr/lib/python3.11/functools.py", "exec")``). Its code object
+can: code made after the candidate's code arrived is in neither set below, whatever it claims.
+
+``transparent``: torch, Python's standard library and the record itself, which only pass a call on
+(the record looks through them to the frame that asked); ``library``: everything else that was
+loaded (the backend's DSL, kerneltui), which asks on its own behalf.
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+import types
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+# One module's code objects, by module name with the module's id: a zygote fills this before it
+# forks, so that its workers walk only the modules imported since.
+_PER_MODULE: dict[str, tuple[int, frozenset[types.CodeType]]] = {}
+_RECORD_MODULE = "kerneltui.core.worker.evidence"
+
+
+@dataclass(frozen=True)
+class KnownCode:
+    transparent: frozenset[types.CodeType]
+    library: frozenset[types.CodeType]
+
+
+def known_code(torch_dir: str) -> KnownCode:
+    """Every module loaded now, split as the module docstring says."""
+    paths = sysconfig.get_paths()
+    stdlib = tuple(p for p in {paths.get("stdlib", ""), paths.get("platstdlib", "")} if p)
+    transparent: set[types.CodeType] = set()
+    library: set[types.CodeType] = set()
+    for name, module in list(sys.modules.items()):
+        if module is None:
+            continue
+        file = str(getattr(module, "__file__", None) or "")
+        (transparent if _looked_through(name, file, torch_dir, stdlib) else library).update(module_code(name, module))
+    return KnownCode(frozenset(transparent), frozenset(library))
+
+
+def _looked_through(name: str, file: str, torch_dir: str, stdlib: tuple[str, ...]) -> bool:
+    if name == _RECORD_MODULE or not file or file.startswith(torch_dir):
+        return True
+    # A Python installed without a virtual environment keeps its site-packages inside the standard
+    # library's folder: what is installed there (the backend's DSL) asks on its own behalf.
+    return file.startswith(stdlib) and "site-packages" not in file and "dist-packages" not in file
+
+
+def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
+    cached = _PER_MODULE.get(name)
+    if cached is not None and cached[0] == id(module):
+        return cached[1]
+    found: set[types.CodeType] = set()
+    with warnings.catch_warnings():  # a module's deprecated attributes warn when read
+        warnings.simplefilter("ignore")
+        try:
+            values = list(vars(module).values())
+        except TypeError:
+            values = []
+        for value in values:
+            _add(value, found, 0)
+    codes = frozenset(found)
+    _PER_MODULE[name] = (id(module), codes)
+    return codes
+
+
+def _add(obj: Any, found: set[types.CodeType], depth: int) -> None:
+    if isinstance(obj, types.FunctionType):
+        stack = [obj.__code__]
+        while stack:
+            code = stack.pop()
+            if code not in found:
+                found.add(code)
+                stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    elif isinstance(obj, (staticmethod, classmethod)):
+        _add(obj.__func__, found, depth)
+    elif isinstance(obj, property):
+        for f in (obj.fget, obj.fset, obj.fdel):
+            if f is not None:
+                _add(f, found, depth)
+    elif isinstance(obj, type) and depth < 2:
+        try:
+            members = list(vars(obj).values())
+        except TypeError:
+            return
+        for member in members:
+            _add(member, found, depth + 1)
