@@ -1248,6 +1248,23 @@ def custom_kernel(x, y):
     return out
 ''', 'correctness',
           ("computed by torch (aten::add)",)),
+    Cheat('claims_to_be_torch_printing_to_switch_the_record_off', 1, 'vector_add', TOUCH_KERNEL + '''
+
+# A helper claiming to be torch's tensor printing, which may switch dispatch modes off to format a tensor.
+import os
+
+_scope = {"torch": torch}
+exec(compile("def quietly(fn):\\n    with getattr(torch._C, '_Disable' + 'TorchDispatch')():\\n        return fn()\\n",
+             os.path.join(os.path.dirname(torch.__file__), "_tensor_str.py"), "exec"), _scope)
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    _scope["quietly"](lambda: out.copy_(x + y))
+    n = x.numel()
+    touch_kernel[(1,)](out, n, BLOCK=16)
+    return out
+''', 'correctness', ("switches the operator record off",)),
     Cheat('copies_from_a_wrapper_subclass', 1, 'vector_add', '''
 import torch
 import triton

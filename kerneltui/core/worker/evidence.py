@@ -735,13 +735,18 @@ def install_tripwires(torch: Any, recorder: Recorder) -> None:
         setattr(module, attr, _tripwire(original, f"{module_name}.{attr}", recorder))
 
 
-def _inside_tensor_printing(torch_dir: str) -> bool:
+def _inside_tensor_printing(recorder: Recorder) -> bool:
     """Whether the trip wire's caller is torch's tensor printing, which turns dispatch modes off to
-    format a tensor (a debugging print, a tensor descriptor's repr): it computes no answer."""
+    format a tensor (a debugging print, a tensor descriptor's repr): it computes no answer. Frames
+    count by code object where the worker knows its code (``known_code``): a file name can be claimed."""
+    torch_dir = recorder.torch_dir
     printing = os.path.join(torch_dir, "_tensor_str.py")
+    known = recorder.known.transparent if recorder.known is not None else None
     frame: Any = sys._getframe(2)
     while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
                                  or frame.f_code.co_filename == contextlib.__file__):
+        if known is not None and frame.f_code not in known:
+            return False
         if frame.f_code.co_filename == printing:
             return True
         frame = frame.f_back
@@ -750,7 +755,7 @@ def _inside_tensor_printing(torch_dir: str) -> bool:
 
 def _tripwire(original: Any, name: str, recorder: Recorder) -> Any:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if recorder.in_call and not _inside_tensor_printing(recorder.torch_dir):
+        if recorder.in_call and not _inside_tensor_printing(recorder):
             note = f"the kernel called {name}, which switches the operator record off"
             if note not in recorder.evidence.left_mode:
                 recorder.evidence.left_mode.append(note)

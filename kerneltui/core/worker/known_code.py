@@ -14,6 +14,7 @@ loaded (the backend's DSL, kerneltui), which asks on its own behalf.
 
 from __future__ import annotations
 
+import functools
 import sys
 import sysconfig
 import types
@@ -81,6 +82,13 @@ def _add(obj: Any, found: set[types.CodeType], depth: int) -> None:
             if code not in found:
                 found.add(code)
                 stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        # A decorated function (functools.wraps: @contextmanager, @lru_cache's Python fallback …)
+        # keeps the function it wraps here; that one's frames are the ones that run.
+        wrapped = getattr(obj, "__wrapped__", None)
+        if wrapped is not None and wrapped is not obj and depth < 4:
+            _add(wrapped, found, depth + 1)
+    elif isinstance(obj, functools.partial):
+        _add(obj.func, found, depth)
     elif isinstance(obj, (staticmethod, classmethod)):
         _add(obj.__func__, found, depth)
     elif isinstance(obj, property):
