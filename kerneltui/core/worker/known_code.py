@@ -68,7 +68,10 @@ def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
         except TypeError:
             values = []
         for value in values:
-            _add(value, found, 0)
+            try:
+                _add(value, found, 0)
+            except Exception:  # an object whose type check misbehaves (a lazy proxy): not a function
+                continue
     codes = frozenset(found)
     _PER_MODULE[name] = (id(module), codes)
     return codes
