@@ -676,10 +676,17 @@ TRIPWIRES = (
 _INERT_KEYS = ("Meta:",)
 
 
+_DISPATCH_TABLE: dict[str, str] | None = None
+
+
 def dispatch_table(torch: Any) -> dict[str, str]:
-    """Every ATen operator's kernels (``registrations``), taken before any candidate code runs."""
-    return {name: registrations(torch, name) for name in torch._C._dispatch_get_all_op_names()
-            if name.startswith("aten::")}
+    """Every ATen operator's kernels (``registrations``), taken once per process before any candidate
+    code runs (a zygote takes it before it forks: its workers share it)."""
+    global _DISPATCH_TABLE
+    if _DISPATCH_TABLE is None:
+        _DISPATCH_TABLE = {name: registrations(torch, name) for name in torch._C._dispatch_get_all_op_names()
+                           if name.startswith("aten::")}
+    return _DISPATCH_TABLE
 
 
 def registrations(torch: Any, name: str) -> str:

@@ -34,18 +34,29 @@ class KnownCode:
     library: frozenset[types.CodeType]
 
 
+# The last answer and the modules it covered (name, id): a forked worker adds only the modules it
+# imported since its zygote answered.
+_LAST: tuple[frozenset[tuple[str, int]], KnownCode] | None = None
+
+
 def known_code(torch_dir: str) -> KnownCode:
     """Every module loaded now, split as the module docstring says."""
+    global _LAST
     paths = sysconfig.get_paths()
     stdlib = tuple(p for p in {paths.get("stdlib", ""), paths.get("platstdlib", "")} if p)
+    loaded = {(name, id(module)): module for name, module in list(sys.modules.items()) if module is not None}
+    covered, before = _LAST if _LAST is not None and _LAST[0] <= loaded.keys() else (frozenset(), None)
     transparent: set[types.CodeType] = set()
     library: set[types.CodeType] = set()
-    for name, module in list(sys.modules.items()):
-        if module is None:
+    for (name, _), module in loaded.items():
+        if (name, id(module)) in covered:
             continue
         file = str(getattr(module, "__file__", None) or "")
         (transparent if _looked_through(name, file, torch_dir, stdlib) else library).update(module_code(name, module))
-    return KnownCode(frozenset(transparent), frozenset(library))
+    known = KnownCode(frozenset(transparent), frozenset(library)) if before is None else KnownCode(
+        before.transparent | transparent, before.library | library)
+    _LAST = (frozenset(loaded), known)
+    return known
 
 
 def _looked_through(name: str, file: str, torch_dir: str, stdlib: tuple[str, ...]) -> bool:
