@@ -73,6 +73,8 @@ QUERY_OPS = frozenset({
 # same operator and size apart, so that a result computed in equal pieces adds up to its whole.
 Taint = tuple[str, int, int]
 _serials = itertools.count(1)
+# Operators whose results the record takes by their name's meaning rather than as torch's compute.
+TRUSTED_BY_NAME = FACTORY_OPS | MOVE_OPS | RESIZE_OPS | HOST_OPS | QUERY_OPS
 
 
 @dataclass
@@ -203,7 +205,7 @@ class Recorder:
         # Python function registered through torch.library) computes where the record cannot see,
         # since the mode is off while the operator it saw runs.
         self.dispatch_table: dict[str, str] | None = None
-        self.ops_seen: set[str] = set()  # ATen operators dispatched in the current call
+        self.ops_seen: set[Any] = set()  # operators (OpOverload) dispatched in the current call
         self.replaced: list[str] = []  # what the candidate registered over torch's own (every call reports it)
 
     # -- what the harness tells it --------------------------------------------------------------
@@ -292,8 +294,8 @@ class Recorder:
         frame: Any = sys._getframe(1)
         while frame is not None:
             code = frame.f_code
-            if code not in self.known.transparent:
-                return code not in self.known.library
+            if not self.known.looked_through(code):
+                return not self.known.library(code)
             frame = frame.f_back
         return False
 
@@ -384,6 +386,12 @@ class Recorder:
         from torch.utils._pytree import tree_leaves
 
         name = func.overloadpacket.__name__
+        if name in TRUSTED_BY_NAME or self.allowed_call or name in self.allowed_ops or any(
+                r.alias_info is not None for r in func._schema.returns):
+            # An operator whose result the record takes on its word (a copy, an allocation, a view,
+            # an allowed one): its kernels must still be torch's (check_registrations). A compute
+            # operator's result is torch's work whatever kernel ran.
+            self.ops_seen.add(func)
         if getattr(func, "namespace", "aten") != "aten":
             # Only ATen's own operators are known by name (a library op named "clone" computes what
             # it likes): another namespace's op is compute, except for what kernels of the backend
@@ -489,7 +497,7 @@ class Recorder:
         """After candidate code ran: the operators it dispatched must still run torch's kernels."""
         if self.dispatch_table is None:
             return
-        for name in sorted(self.ops_seen):
+        for name in sorted({op.name() for op in self.ops_seen}):
             before = self.dispatch_table.get(name)
             now = registrations(self.torch, name)
             if before is not None and now != before:
@@ -540,7 +548,6 @@ class Recorder:
             def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
                 launches = recorder.launch_count
                 op_serial = next(_serials)
-                recorder.ops_seen.add(func.name())
                 if recorder.in_call and recorder._key_included(recorder._python_dispatcher):
                     recorder.note_replaced("the kernel switched torch's Python dispatcher on while it ran: operators "
                                            "then run Python kernels (py_impl) the operator record cannot see")
@@ -748,11 +755,11 @@ def _inside_tensor_printing(recorder: Recorder) -> bool:
     count by code object where the worker knows its code (``known_code``): a file name can be claimed."""
     torch_dir = recorder.torch_dir
     printing = os.path.join(torch_dir, "_tensor_str.py")
-    known = recorder.known.transparent if recorder.known is not None else None
+    known = recorder.known
     frame: Any = sys._getframe(2)
     while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
                                  or frame.f_code.co_filename == contextlib.__file__):
-        if known is not None and frame.f_code not in known:
+        if known is not None and not known.looked_through(frame.f_code):
             return False
         if frame.f_code.co_filename == printing:
             return True

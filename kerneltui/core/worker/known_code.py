@@ -30,8 +30,16 @@ _RECORD_MODULE = "kerneltui.core.worker.evidence"
 
 @dataclass(frozen=True)
 class KnownCode:
-    transparent: frozenset[types.CodeType]
-    library: frozenset[types.CodeType]
+    # Layers (what a zygote knew, what its worker added): membership in any layer counts, and a
+    # worker adds a small layer instead of copying the zygote's sets.
+    transparent_layers: tuple[frozenset[types.CodeType], ...]
+    library_layers: tuple[frozenset[types.CodeType], ...]
+
+    def looked_through(self, code: types.CodeType) -> bool:
+        return any(code in layer for layer in self.transparent_layers)
+
+    def library(self, code: types.CodeType) -> bool:
+        return any(code in layer for layer in self.library_layers)
 
 
 # The last answer and the modules it covered (name, id): a forked worker adds only the modules it
@@ -40,10 +48,13 @@ _LAST: tuple[frozenset[tuple[str, int]], KnownCode] | None = None
 
 
 def known_code(torch_dir: str) -> KnownCode:
-    """Every module loaded now, split as the module docstring says."""
+    """Every module loaded now, split as the module docstring says: by each code object's own file
+    (a torch function imported into the backend's module is still torch's; the file names of code
+    loaded before any candidate code are what they say)."""
     global _LAST
     paths = sysconfig.get_paths()
     stdlib = tuple(p for p in {paths.get("stdlib", ""), paths.get("platstdlib", "")} if p)
+    record_file = str(getattr(sys.modules.get(_RECORD_MODULE), "__file__", "") or "")
     loaded = {(name, id(module)): module for name, module in list(sys.modules.items()) if module is not None}
     covered, before = _LAST if _LAST is not None and _LAST[0] <= loaded.keys() else (frozenset(), None)
     transparent: set[types.CodeType] = set()
@@ -51,16 +62,16 @@ def known_code(torch_dir: str) -> KnownCode:
     for (name, _), module in loaded.items():
         if (name, id(module)) in covered:
             continue
-        file = str(getattr(module, "__file__", None) or "")
-        (transparent if _looked_through(name, file, torch_dir, stdlib) else library).update(module_code(name, module))
-    known = KnownCode(frozenset(transparent), frozenset(library)) if before is None else KnownCode(
-        before.transparent | transparent, before.library | library)
+        for code in module_code(name, module):
+            (transparent if _looked_through(code.co_filename, torch_dir, stdlib, record_file) else library).add(code)
+    known = KnownCode((frozenset(transparent),), (frozenset(library),)) if before is None else KnownCode(
+        (*before.transparent_layers, frozenset(transparent)), (*before.library_layers, frozenset(library)))
     _LAST = (frozenset(loaded), known)
     return known
 
 
-def _looked_through(name: str, file: str, torch_dir: str, stdlib: tuple[str, ...]) -> bool:
-    if name == _RECORD_MODULE or not file or file.startswith(torch_dir):
+def _looked_through(file: str, torch_dir: str, stdlib: tuple[str, ...], record_file: str) -> bool:
+    if file == record_file or file.startswith(torch_dir):
         return True
     # A Python installed without a virtual environment keeps its site-packages inside the standard
     # library's folder: what is installed there (the backend's DSL) asks on its own behalf.
@@ -88,7 +99,16 @@ def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
     return codes
 
 
+# Functions and classes already walked (held, so that their ids stay theirs): one class is imported
+# into hundreds of modules (torch.Tensor), and walking it once is enough for the union.
+_WALKED: dict[int, Any] = {}
+
+
 def _add(obj: Any, found: set[types.CodeType], depth: int) -> None:
+    if isinstance(obj, types.FunctionType) or (isinstance(obj, type) and depth < 2):
+        if id(obj) in _WALKED:
+            return
+        _WALKED[id(obj)] = obj
     if isinstance(obj, types.FunctionType):
         stack = [obj.__code__]
         while stack:
