@@ -485,11 +485,19 @@ class Recorder:
             return name
         frame: Any = sys._getframe(2)
         while frame is not None and frame is not self.allowed_frame:
-            where = frame.f_code.co_filename
-            if not (where.startswith(self.torch_dir) or where == __file__ or where == contextlib.__file__):
+            if not self.torch_code(frame.f_code):
                 return name
             frame = frame.f_back
         return self.allowed_call if frame is not None else name
+
+    def torch_code(self, code: Any) -> bool:
+        """Code of torch, contextlib or the record itself: by its file, and by the code object where
+        the worker knows the code it had before the candidate's (``known_code``): a file name can
+        be claimed."""
+        where = code.co_filename
+        if not (where.startswith(self.torch_dir) or where == __file__ or where == contextlib.__file__):
+            return False
+        return self.known is None or self.known.looked_through(code)
 
     # -- torch's own operators, replaced -----------------------------------------------------------
 
@@ -753,14 +761,9 @@ def _inside_tensor_printing(recorder: Recorder) -> bool:
     """Whether the trip wire's caller is torch's tensor printing, which turns dispatch modes off to
     format a tensor (a debugging print, a tensor descriptor's repr): it computes no answer. Frames
     count by code object where the worker knows its code (``known_code``): a file name can be claimed."""
-    torch_dir = recorder.torch_dir
-    printing = os.path.join(torch_dir, "_tensor_str.py")
-    known = recorder.known
+    printing = os.path.join(recorder.torch_dir, "_tensor_str.py")
     frame: Any = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename.startswith(torch_dir)
-                                 or frame.f_code.co_filename == contextlib.__file__):
-        if known is not None and not known.looked_through(frame.f_code):
-            return False
+    while frame is not None and recorder.torch_code(frame.f_code):
         if frame.f_code.co_filename == printing:
             return True
         frame = frame.f_back
