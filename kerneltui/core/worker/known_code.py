@@ -22,8 +22,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-# One module's code objects, by module name with the module's id: a zygote fills this before it
-# forks, so that its workers walk only the modules imported since.
+# The code objects found walking each module, by module name with the module's id (an object one
+# module shares with another is walked once, from the first: the union over modules is what counts).
 _PER_MODULE: dict[str, tuple[int, frozenset[types.CodeType]]] = {}
 _RECORD_MODULE = "kerneltui.core.worker.evidence"
 

@@ -131,14 +131,16 @@ class WorkerState:
 
         self.backend = backend_for(self.backend_name)
         self.backend.warm(self)
-        # torch's operators as torch registered them, before any candidate code (the operator
-        # record compares against it); here, off a warm spare's critical path (~45 ms).
-        from kerneltui.core.worker.evidence import dispatch_table
+        if self.backend_name != "torch":  # a torch task's record is not judged: nothing to compare with
+            # Before any candidate code: torch's operators as torch registered them, and the code
+            # loaded so far (the operator record compares with both). Worked out once per process:
+            # a zygote does it before it forks (~0.25 s), an exec'd worker here, off a spare's
+            # critical path.
+            from kerneltui.core.worker.evidence import dispatch_table
+            from kerneltui.core.worker.known_code import known_code
 
-        self.dispatch_table = dispatch_table(torch)
-        from kerneltui.core.worker.known_code import known_code
-
-        self.known_code = known_code(os.path.join(os.path.dirname(torch.__file__), ""))
+            self.dispatch_table = dispatch_table(torch)
+            self.known_code = known_code(os.path.join(os.path.dirname(torch.__file__), ""))
         self.info = describe_device(self)
         self.info["backend"] = self.backend_name
         return self.info
