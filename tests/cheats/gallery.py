@@ -73,6 +73,9 @@ def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
     v = tl.load(out_ptr + offs, mask=offs < n)
 '''
 
+# The imports every Triton kernel of the gallery starts with.
+IMPORTS = ADD_KERNEL.split("@triton.jit")[0]
+
 COPY_KERNEL = '''
 @triton.jit
 def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
@@ -85,7 +88,7 @@ def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 # A kernel whose addition runs as torch's own aten::clone: a Python kernel registered over it. The
 # library handle's line is LIBRARY_LINE, replaced by each variant.
 LIBRARY_LINE = '_lib = torch.library.Library("aten", "IMPL")'
-HIJACK = ADD_KERNEL.split("@triton.jit")[0] + '''
+HIJACK = IMPORTS + '''
 _held = {}
 ''' + LIBRARY_LINE + '''
 
@@ -128,7 +131,7 @@ _lib = _Lib()'''
 
 # The addition as a Python kernel of torch's own aten::clone, run through torch's Python dispatcher
 # (the record's mode is off while an operator's kernel runs: it sees a clone of x).
-PY_KERNEL = ADD_KERNEL.split("@triton.jit")[0] + '''
+PY_KERNEL = IMPORTS + '''
 _held = {}
 _op = torch.ops.aten.clone.default
 
@@ -1189,11 +1192,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
           'correctness', ("switched torch's Python dispatcher on",)),
     Cheat('routes_an_operator_around_the_record', 1, 'vector_add', '''
 import importlib
-
-import torch
-import triton
-import triton.language as tl
-
+''' + IMPORTS + '''
 _dispatch = importlib.import_module("torch.utils." + "_python" + "_dispatch")
 _held = {}
 
@@ -1201,13 +1200,7 @@ _held = {}
 def _rule(mode, func, types, args, kwargs):
     return args[0] + _held["y"]
 
-
-@triton.jit
-def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
-
+''' + COPY_KERNEL + '''
 
 def custom_kernel(x, y):
     _held["y"] = y
@@ -1220,20 +1213,11 @@ def custom_kernel(x, y):
     return out
 ''', 'correctness',
           ("registers its own implementations of torch's aten operators", "written outside the operator record")),
-    Cheat('claims_a_library_file_for_its_torch_work', 1, 'vector_add', '''
-import torch
-import triton
-import triton.language as tl
+    Cheat('claims_a_library_file_for_its_torch_work', 1, 'vector_add', TOUCH_KERNEL + '''
 
 # A helper whose code claims to be a file of Python's own library.
 _scope = {}
 exec(compile("def helper(x, y, out):\\n    out.copy_(x + y)\\n", "/usr/lib/python3.11/functools.py", "exec"), _scope)
-
-
-@triton.jit
-def nothing_kernel(out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    v = tl.load(out_ptr + offs, mask=offs < n)
 
 
 def custom_kernel(x, y):
@@ -1244,7 +1228,7 @@ def custom_kernel(x, y):
         _scope["helper"](x, y, out)
         return (triton.cdiv(n, 1024),)
 
-    nothing_kernel[grid](out, n, BLOCK=1024)
+    touch_kernel[grid](out, n, BLOCK=1024)
     return out
 ''', 'correctness',
           ("computed by torch (aten::add)",)),

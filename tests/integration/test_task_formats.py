@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cheats.gallery import COPY_KERNEL, IMPORTS
 from tests.conftest import DATA, run_cli
 
 KB = DATA / "kernelbench"
@@ -170,19 +171,9 @@ def test_kernelbench_operator_left_to_torch_is_named_and_can_be_allowed(tmp_path
 
 # Torch's ReLU and bias computed inside the allowed convolution, by a tensor subclass's handler.
 INSIDE_THE_ALLOWED_OPERATOR = '''
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=mask), mask=mask)
-
+''' + IMPORTS + COPY_KERNEL + '''
 
 class Carrier(torch.Tensor):
     bias = None
