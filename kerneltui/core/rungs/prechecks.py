@@ -320,16 +320,18 @@ ATEN_OPERATORS = {
 }
 
 
-def allowed_call(op: str, allow_ops: frozenset[str]) -> bool:
-    """Whether a call of torch's ``op`` is one the task lets stay in torch."""
-    return bool(op) and (op in allow_ops or any(aten in allow_ops for aten in ATEN_OPERATORS.get(op, ())))
+def allowing_name(op: str, allow_ops: frozenset[str]) -> str:
+    """The name in ``allow_ops`` that lets a call of torch's ``op`` stay in torch (its own or an ATen
+    operator it becomes), or ""."""
+    if not op:
+        return ""
+    return next((name for name in (op, *ATEN_OPERATORS.get(op, ())) if name in allow_ops), "")
 
 
 def _waiver(f: Finding, task: Task) -> str:
     if f.rule and f.rule in task.allow:
         return f'allow = ["{f.rule}"]'
-    named = f.op if f.op in task.allow_ops else next(a for a in ATEN_OPERATORS[f.op] if a in task.allow_ops)
-    return f'allow_ops = ["{named}"]'
+    return f'allow_ops = ["{allowing_name(f.op, task.allow_ops)}"]'
 
 
 def _decorator_name(node: ast.AST) -> str:
@@ -421,7 +423,7 @@ async def run(ctx: RunContext) -> RungResult:
         findings.append(Finding("strict", "", 1, f"{task.kernel_file}: no {what} defined: the task's backend is {task.backend}"))
 
     waived = [f for f in findings if f.level == "strict" and (f.rule and f.rule in task.allow or
-                                                               allowed_call(f.op, task.allow_ops))]
+                                                               allowing_name(f.op, task.allow_ops))]
     strict = [f for f in findings if f.level == "strict" and f not in waived]
     warnings = [f for f in findings if f.level == "warning"]
     details = "\n".join(
