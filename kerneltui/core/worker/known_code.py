@@ -24,7 +24,10 @@ from typing import Any
 
 # The code objects found walking each module, by module name with the module's id (an object one
 # module shares with another is walked once, from the first: the union over modules is what counts).
-_PER_MODULE: dict[str, tuple[int, frozenset[types.CodeType]]] = {}
+# Code objects go by identity: hashing one hashes its bytecode and constants (~0.1-0.5 us a look, on
+# every frame of every operator run inside a launch), and identity is also the stricter question.
+# The objects themselves are held here, so that no id can pass to code made later.
+_PER_MODULE: dict[str, tuple[int, tuple[types.CodeType, ...]]] = {}
 _RECORD_MODULE = "kerneltui.core.worker.evidence"
 
 
@@ -32,14 +35,24 @@ _RECORD_MODULE = "kerneltui.core.worker.evidence"
 class KnownCode:
     # Layers (what a zygote knew, what its worker added): membership in any layer counts, and a
     # worker adds a small layer instead of copying the zygote's sets.
-    transparent_layers: tuple[frozenset[types.CodeType], ...]
-    library_layers: tuple[frozenset[types.CodeType], ...]
+    transparent_layers: tuple[frozenset[int], ...]  # ids of code objects held in _PER_MODULE
+    library_layers: tuple[frozenset[int], ...]
 
+    # Asked for every frame of every operator run inside a launch: plain loops (a generator costs
+    # more than the looks).
     def looked_through(self, code: types.CodeType) -> bool:
-        return any(code in layer for layer in self.transparent_layers)
+        key = id(code)
+        for layer in self.transparent_layers:
+            if key in layer:
+                return True
+        return False
 
     def library(self, code: types.CodeType) -> bool:
-        return any(code in layer for layer in self.library_layers)
+        key = id(code)
+        for layer in self.library_layers:
+            if key in layer:
+                return True
+        return False
 
 
 # The last answer and the modules it covered (name, id): a forked worker adds only the modules it
@@ -57,13 +70,13 @@ def known_code(torch_dir: str) -> KnownCode:
     record_file = str(getattr(sys.modules.get(_RECORD_MODULE), "__file__", "") or "")
     loaded = {(name, id(module)): module for name, module in list(sys.modules.items()) if module is not None}
     covered, before = _LAST if _LAST is not None and _LAST[0] <= loaded.keys() else (frozenset(), None)
-    transparent: set[types.CodeType] = set()
-    library: set[types.CodeType] = set()
+    transparent: set[int] = set()
+    library: set[int] = set()
     for (name, _), module in loaded.items():
         if (name, id(module)) in covered:
             continue
         for code in module_code(name, module):
-            (transparent if _looked_through(code.co_filename, torch_dir, stdlib, record_file) else library).add(code)
+            (transparent if _looked_through(code.co_filename, torch_dir, stdlib, record_file) else library).add(id(code))
     known = KnownCode((frozenset(transparent),), (frozenset(library),)) if before is None else KnownCode(
         (*before.transparent_layers, frozenset(transparent)), (*before.library_layers, frozenset(library)))
     _LAST = (frozenset(loaded), known)
@@ -78,11 +91,11 @@ def _looked_through(file: str, torch_dir: str, stdlib: tuple[str, ...], record_f
     return file.startswith(stdlib) and "site-packages" not in file and "dist-packages" not in file
 
 
-def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
+def module_code(name: str, module: Any) -> tuple[types.CodeType, ...]:
     cached = _PER_MODULE.get(name)
     if cached is not None and cached[0] == id(module):
         return cached[1]
-    found: set[types.CodeType] = set()
+    found: dict[int, types.CodeType] = {}
     with warnings.catch_warnings():  # a module's deprecated attributes warn when read
         warnings.simplefilter("ignore")
         try:
@@ -94,7 +107,7 @@ def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
                 _add(value, found, 0)
             except Exception:  # an object whose type check misbehaves (a lazy proxy): not a function
                 continue
-    codes = frozenset(found)
+    codes = tuple(found.values())
     _PER_MODULE[name] = (id(module), codes)
     return codes
 
@@ -104,7 +117,7 @@ def module_code(name: str, module: Any) -> frozenset[types.CodeType]:
 _WALKED: dict[int, Any] = {}
 
 
-def _add(obj: Any, found: set[types.CodeType], depth: int) -> None:
+def _add(obj: Any, found: dict[int, types.CodeType], depth: int) -> None:
     if isinstance(obj, types.FunctionType) or (isinstance(obj, type) and depth < 2):
         if id(obj) in _WALKED:
             return
@@ -113,8 +126,8 @@ def _add(obj: Any, found: set[types.CodeType], depth: int) -> None:
         stack = [obj.__code__]
         while stack:
             code = stack.pop()
-            if code not in found:
-                found.add(code)
+            if id(code) not in found:
+                found[id(code)] = code
                 stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
         # A decorated function (functools.wraps: @contextmanager, @lru_cache's Python fallback …)
         # keeps the function it wraps here; that one's frames are the ones that run.
