@@ -111,3 +111,14 @@ def test_views_and_questions_written_as_torch_functions_are_not_compute(call):
     # "a torch library op computes the answer", failing honest KernelBench kernels.
     src = f"def custom_kernel(x, y):\n    v = {call}\n    out = torch.empty_like(x)\n    return out\n"
     assert strict(src) == []
+
+
+def test_registering_over_a_torch_operator_is_named_and_a_message_that_mentions_one_is_not():
+    # The rule is for registration calls: an operator's name as the whole argument, not text about one.
+    for registration in ('torch.library.impl("aten::add.Tensor", "CPU")(fn)\n',
+                         'lib = torch.library.Library("aten", "IMPL")\n',
+                         'torch.library.register_kernel("prims.mul", "cuda")(fn)\n'):
+        assert any("registers a kernel for one of torch's own operators" in m for m in strict(registration)), registration
+    for message in ('print("aten::add is where the time goes")\n', 'log = ["aten::mm: 3 calls"]\nprint(*log)\n',
+                    'lib = torch.library.Library("mylib", "DEF")\n'):
+        assert strict(message) == [], message

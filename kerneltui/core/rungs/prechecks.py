@@ -81,6 +81,9 @@ RECORD_OFF = re.compile(r"_DisableTorchDispatch|_disable_current_modes|_pop_mode
                         r"_dispatch_library|_EnablePythonDispatcher|enable_python_dispatcher|py_impl\b")
 RECORD = ("reaches for torch's dispatch machinery ({name}): kerneltui records which operators produce the output, "
           "and a kernel must not switch that record off")
+# One of torch's own operators as registration calls name it (``aten::add``, ``aten::add.Tensor``,
+# ``prims.mul``): a message that mentions one (``print("aten::add is slow")``) is not a registration.
+_OPERATOR_NAME = re.compile(r"(aten|prims)(::|\.)[A-Za-z_]\w*(\.\w+)?\Z")
 PERSISTING_NAMES = re.compile(r"PersistingL2|accessPolicyWindow|AccessPolicyWindow|StreamSetAttribute|"
                               r"cudaLimitPersisting|hitRatio|hitProp")
 HARNESS_PACKAGE = "kerneltui"
@@ -249,7 +252,7 @@ class _Scanner(ast.NodeVisitor):
         if name.split(".")[-1] == "Library":
             kind = node.args[1] if len(node.args) > 1 else None
             return text in {"aten", "prims"} and not (isinstance(kind, ast.Constant) and kind.value == "DEF")
-        return text.startswith(("aten::", "prims::", "aten.", "prims."))
+        return bool(_OPERATOR_NAME.match(text))
 
     def _check_torch_compute(self, node: ast.Call, name: str, norm: str) -> None:
         op = name.rsplit(".", 1)[-1]
