@@ -27,6 +27,17 @@ BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
 _OPERATOR = re.compile(r"^(?:aten(?:::|\.))?([A-Za-z_][A-Za-z0-9_]*)$")
 
 
+# Where a task of each format lists the torch operators a kernel may leave to torch (a GPU MODE
+# problem has no kerneltui settings of its own: there only the command line can).
+ALLOW_OPS_WHERE = {"native": "task.toml", "kernelbench": "a `# kerneltui:` line of the problem file"}
+
+
+def allow_ops_advice(op: str, task_format: str) -> str:
+    """How a task of ``task_format`` lets torch's ``op`` stay in torch."""
+    where = ALLOW_OPS_WHERE.get(task_format)
+    return (f'allow_ops = ["{op}"] in {where}, or ' if where else "") + f"--allow-ops {op}"
+
+
 def operator_name(text: str) -> str:
     """A torch operator as ``allow_ops`` lists it: ``conv2d``, ``aten::addmm`` or ``aten.addmm`` give
     the bare name; anything else gives "" (not an operator's name)."""

@@ -489,3 +489,12 @@ def test_kernelbench_constants_assigned_together_are_set_and_scaled(tmp_path):
     rewritten = task.read_sources()["1_Pair.py"]
     assert "batch_size, dim = 16, 64\n" in rewritten
     assert "scale: float = 2.0" in rewritten
+
+
+def test_the_advice_to_allow_an_operator_says_where_each_format_can_list_it():
+    from kerneltui.core.task import allow_ops_advice
+
+    assert allow_ops_advice("conv2d", "native") == 'allow_ops = ["conv2d"] in task.toml, or --allow-ops conv2d'
+    assert "`# kerneltui:` line" in allow_ops_advice("conv2d", "kernelbench")
+    # A GPU MODE problem has no kerneltui settings: only the command line.
+    assert allow_ops_advice("conv2d", "gpumode") == "--allow-ops conv2d"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, warn
-from kerneltui.core.task import Task
+from kerneltui.core.task import Task, allow_ops_advice
 
 # torch functions that only allocate, view or describe: fine in host code around a kernel.
 TORCH_ALLOWED = {
@@ -304,9 +304,6 @@ class _Scanner(ast.NodeVisitor):
 
 
 # Where a task of each format lists the operators it leaves to torch.
-ALLOW_OPS_WHERE = {"native": "task.toml", "kernelbench": "a `# kerneltui:` line of the problem file"}
-
-
 # The ATen operators torch's functional forms become (what the operator record names at run time and
 # its messages suggest listing): allowing either name waives the call here. The record checks the
 # operators that really ran; this is the static first line only.
@@ -441,8 +438,7 @@ async def run(ctx: RunContext) -> RungResult:
         more = f" (+{len(strict) - 1} more)" if len(strict) > 1 else ""
         hint = ""
         if strict[0].op:
-            hint = (f" (if the task lets {strict[0].op} stay in torch, say so: allow_ops = [\"{strict[0].op}\"] in "
-                    f"{ALLOW_OPS_WHERE.get(task.format, 'the task')}, or --allow-ops {strict[0].op})")
+            hint = f" (if the task lets {strict[0].op} stay in torch, say so: {allow_ops_advice(strict[0].op, task.format)})"
         return fail("prechecks", strict[0].message + hint + more, metrics=metrics, details=details, location=loc)
     if warnings:
         return warn("prechecks", f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''}: {warnings[0].message}",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kerneltui.core import metrics
+from kerneltui.core.task import allow_ops_advice
 from kerneltui.core.worker import tree
 
 # GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
@@ -127,6 +128,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
     if "torch_ops" in allow:
         return []
     allowed_ops = {str(x) for x in task.get("allow_ops") or []}
+    task_format = str(task.get("format") or "")
 
     def allowed(op: str) -> bool:
         bare = op.split(":", 1)[-1]
@@ -139,7 +141,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
         numel = int(fact.get("numel") or 0)
         if writer.startswith("torch:") and not allowed(writer):
             problems.append(f"{name} was computed by torch ({_op_label(writer[6:])}), not by a {backend_label} kernel: "
-                            f"write the computation as a {backend_label} kernel{_allow_hint(writer[6:])}")
+                            f"write the computation as a {backend_label} kernel{_allow_hint(writer[6:], task_format)}")
         elif writer.startswith("host:"):
             problems.append(f"{name} holds values made on the host (from Python or numpy data, {writer[5:]}), not "
                             f"computed by a {backend_label} kernel")
@@ -154,7 +156,8 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
             problems.append(f"{name} was allocated (or filled with a constant) and never written by a {backend_label} "
                             "kernel")
         elif writer.startswith("kernel:"):
-            problem = _taint_problem(name, writer[7:], numel, fact.get("taints") or [], allowed, backend_label)
+            problem = _taint_problem(name, writer[7:], numel, fact.get("taints") or [], allowed, backend_label,
+                                     task_format)
             if problem:
                 problems.append(problem)
     for kernel in evidence.get("gpu_kernels") or []:
@@ -171,7 +174,8 @@ def _op_label(name: str) -> str:
     return name if "::" in name else f"aten::{name}"
 
 
-def _taint_problem(name: str, kernel: str, numel: int, taints: list[Any], allowed: Any, backend_label: str) -> str:
+def _taint_problem(name: str, kernel: str, numel: int, taints: list[Any], allowed: Any, backend_label: str,
+                   task_format: str) -> str:
     """Whether what a kernel read was mostly made outside it. Small side data (a scale, a maximum)
     may come from torch; the parts are added up, so a result torch computed in small pieces is
     still torch's."""
@@ -187,18 +191,18 @@ def _taint_problem(name: str, kernel: str, numel: int, taints: list[Any], allowe
         what = ("written outside the operator record (by numpy, ctypes, another thread, another library, or an "
                 "operator run past the record)")
     more = f" (and {len(outside) - 1} more made outside it)" if len(outside) > 1 else ""
-    hint = _allow_hint(op[6:]) if op.startswith("torch:") else ""
+    hint = _allow_hint(op[6:], task_format) if op.startswith("torch:") else ""
     return (f"the {backend_label} kernel {kernel} that wrote {name} read a tensor of {size} elements {what}{more}: "
             f"the work was done outside the {backend_label} kernel{hint}")
 
 
-def _allow_hint(op: str) -> str:
+def _allow_hint(op: str, task_format: str) -> str:
     """How a task lets one ATen operator stay in torch (``aten::x`` and library ops cannot be listed)."""
     bare = op.split("::", 1)[-1] if op.startswith("aten::") else op
     if "::" in bare:
         return " (the task allows no torch compute ops)"
-    return (f" (the task allows no torch compute ops; if this one may stay in torch, list it: allow_ops = "
-            f"[\"{bare}\"] in the task, or --allow-ops {bare})")
+    return (" (the task allows no torch compute ops; if this one may stay in torch, list it: "
+            f"{allow_ops_advice(bare, task_format)})")
 
 
 def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
