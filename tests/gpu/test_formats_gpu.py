@@ -71,3 +71,21 @@ def test_kernelbench_suite_is_timed(tmp_path: Path) -> None:
     assert out["gpu"] and out["summary"]["correct"] == 4
     assert out["summary"]["fast_p"]["0"] == 1.0 and out["summary"]["geomean_speedup"] > 0
     assert all(r["speedup"] and r["score_us"] for r in out["results"])
+
+
+def test_an_allowed_operator_runs_its_library_kernels_on_the_gpu(tmp_path: Path) -> None:
+    # cuDNN's convolution kernels, launched by the conv2d the task allows, are torch's work for the
+    # task: the GPU trace sets them aside. Without allow_ops the convolution still fails, and a
+    # torch kernel launched outside the allowed operator (side work nobody returns) fails too.
+    shutil.copytree(DATA / "kernelbench", tmp_path / "kb")
+    problem = tmp_path / "kb" / "level2" / "1_Conv2dReLUBiasAdd.py"
+    candidate = problem.with_name("1_Conv2dReLUBiasAdd_new.py")
+    code, report = check(str(problem), "--allow-ops", "conv2d", "--rungs", "prechecks,correctness")
+    assert code == 0, rung(report, "correctness")
+    code, report = check(str(problem), "--rungs", "correctness")
+    assert code == 1 and "convolution" in rung(report, "correctness")["error"], rung(report, "correctness")
+    candidate.write_text(candidate.read_text().replace("        return out\n",
+                                                       "        torch.sigmoid(y)  # side work\n        return out\n"))
+    code, report = check(str(problem), "--allow-ops", "conv2d", "--rungs", "correctness")
+    assert code == 1 and "a GPU kernel of torch or a library ran" in rung(report, "correctness")["error"], \
+        rung(report, "correctness")

@@ -42,6 +42,10 @@ def tripwires_for(rec):
         if getattr(wired, "_kerneltui_tripwire", False):
             cells = dict(zip(wired.__code__.co_freevars, wired.__closure__, strict=True))
             setattr(module, attr, cells["original"].cell_contents)
+    printing = torch._tensor_str._str
+    if getattr(printing, "_kerneltui_tripwire", False):
+        cells = dict(zip(printing.__code__.co_freevars, printing.__closure__, strict=True))
+        torch._tensor_str._str = cells["original"].cell_contents
     install_tripwires(torch, rec)
 
 

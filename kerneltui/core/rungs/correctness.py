@@ -221,6 +221,8 @@ class Checks:
             problems = verdict["problems"]
             raise Stop(str(problems[0]) + (f" (+{len(problems) - 1} more: " + "; ".join(problems[1:3]) + ")"
                                            if len(problems) > 1 else ""))
+        # What the judge could not look at (the GPU trace), said once.
+        tally.warnings.extend(w for w in dict.fromkeys(verdict.get("warnings") or []) if w not in tally.warnings)
         if step.case_index in tally.skipped_cases:
             return
         if step.again_of is not None:

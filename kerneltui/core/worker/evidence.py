@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kerneltui.core.worker.gpu_trace import PRINTING_OPS, GpuWindows, attribute, interference, read_events
 from kerneltui.core.worker.known_code import KnownCode
 
 # Operators that create memory or fill it with constants or random numbers: no data flows in.
@@ -109,6 +110,7 @@ class Evidence:
     launches: Counter[str] = field(default_factory=Counter)
     left_mode: list[str] = field(default_factory=list)  # how the record was escaped, if it was
     gpu_kernels: list[str] = field(default_factory=list)  # names read from the GPU's own trace (CUPTI)
+    gpu_kernels_excused: list[str] = field(default_factory=list)  # launched inside a window (gpu_trace)
     gpu_trace_note: str = ""
 
 
@@ -189,6 +191,10 @@ class Recorder:
         # The GPU's own trace is recording (gpu_kernel_names): a look at device memory now would launch
         # torch's kernels into the trace of the candidate's call, and the trace is the check there.
         self.gpu_tracing = False
+        # Stretches of the call whose GPU kernels are torch's work for the task (an allowed operator,
+        # printing a tensor), marked in that trace; a range type that does not pass the dispatcher.
+        self.windows = GpuWindows(range_type=getattr(torch._C._profiler, "_RecordFunctionFast", None))
+        self.interpreter_hooks: tuple[Any, Any] | None = None  # the profile and trace hooks as the trace began
         # Taken before the trip wires replace it: the record's own look at memory must not count.
         self._no_dispatch = torch._C._DisableTorchDispatch
         # With torch's Python dispatcher on, an operator runs the Python kernels registered on it
@@ -200,6 +206,7 @@ class Recorder:
         self.allowed_ops: frozenset[str] = frozenset()
         self.allowed_call = ""  # the allowed torch function running now
         self.allowed_frame: Any = None  # the function mode's frame around it
+        self.function_mode_type: type = type(None)  # the class of that mode (no mode of its is the kernel's)
         # The dispatcher's kernels for every ATen operator as they were before the kernel was
         # imported (``registrations``): an operator that now runs a kernel of the candidate's (a
         # Python function registered through torch.library) computes where the record cannot see,
@@ -222,6 +229,7 @@ class Recorder:
         self.ops_seen = set()
         self.allocated_in_call = set()
         self.blind = False
+        self.windows.reset()
         # Taints numbered below this were made by earlier calls (or the import): data made before
         # this call's inputs existed cannot hold this call's answer (a workspace kept between calls
         # does not pile up every call's side data; a table built at import is the kernel's own).
@@ -486,9 +494,18 @@ class Recorder:
         frame: Any = sys._getframe(2)
         while frame is not None and frame is not self.allowed_frame:
             if not self.torch_code(frame.f_code):
+                self.windows.spoil("the kernel's own code ran inside it")
                 return name
             frame = frame.f_back
         return self.allowed_call if frame is not None else name
+
+    def gpu_window(self, label: str, ops: frozenset[str] | None = None) -> Any:
+        """A window of the GPU trace (``gpu_trace``) around torch's work for the task, while the trace
+        records; spoiled from the start when the kernel's own code could run inside it."""
+        if not (self.gpu_tracing and self.in_call) or self.windows.range_type is None:
+            return contextlib.nullcontext()
+        return self.windows.window(label, ops, interference(self.torch, (self.function_mode_type,), self.mode,
+                                                             self.interpreter_hooks))
 
     def torch_code(self, code: Any) -> bool:
         """Code of torch, contextlib or the record itself: by its file, and by the code object where
@@ -541,10 +558,12 @@ class Recorder:
                     return func(*args, **kwargs)
                 recorder.allowed_call, recorder.allowed_frame = name, sys._getframe()
                 try:
-                    return func(*args, **kwargs)
+                    with recorder.gpu_window(f"the allowed {name}"):
+                        return func(*args, **kwargs)
                 finally:
                     recorder.allowed_call, recorder.allowed_frame = "", None
 
+        self.function_mode_type = AllowedOperators
         return AllowedOperators()
 
     def start_mode(self) -> Any:
@@ -668,6 +687,7 @@ def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> dict[str, An
         "launches": dict(ev.launches),
         "left_mode": list(ev.left_mode) + [note for note in recorder.replaced if note not in ev.left_mode],
         "gpu_kernels": list(ev.gpu_kernels),
+        "gpu_kernels_excused": list(ev.gpu_kernels_excused),
         "gpu_trace_note": ev.gpu_trace_note,
     }
 
@@ -739,12 +759,31 @@ def _library_tripwire(original: Any, recorder: Recorder) -> Any:
     return wrapper
 
 
+def _printing_window(original: Any, recorder: Recorder) -> Any:
+    """torch's printing of a plain tensor in a window of the GPU trace: a debugging print of a CUDA
+    tensor runs torch's reductions on the GPU, which compute nothing the kernel returns."""
+    torch = recorder.torch
+    plain = (torch.Tensor, torch.nn.Parameter)
+
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(self) not in plain:
+            return original(self, *args, **kwargs)
+        with recorder.gpu_window("torch's printing of a tensor", PRINTING_OPS):
+            return original(self, *args, **kwargs)
+
+    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 def install_tripwires(torch: Any, recorder: Recorder) -> None:
     import importlib
 
     original = torch._C._dispatch_library
     if not getattr(original, "_kerneltui_tripwire", False):
         torch._C._dispatch_library = _library_tripwire(original, recorder)
+    printing = torch._tensor_str._str
+    if not getattr(printing, "_kerneltui_tripwire", False):
+        torch._tensor_str._str = _printing_window(printing, recorder)
 
     for module_name, attr in TRIPWIRES:
         try:
@@ -786,20 +825,23 @@ def _tripwire(original: Any, name: str, recorder: Recorder) -> Any:
 @contextlib.contextmanager
 def gpu_kernel_names(torch: Any, recorder: Recorder) -> Iterator[None]:
     """The names of the GPU kernels that ran, from the GPU's own trace (CUPTI through torch's
-    profiler): a second source that does not depend on the dispatch mode staying in place."""
+    profiler): a second source that does not depend on the dispatch mode staying in place. The CPU
+    side of the trace says what launched each kernel: those launched inside the record's windows
+    (``gpu_trace``) are set aside."""
     try:
         from torch.profiler import ProfilerActivity, profile
     except ImportError as exc:
         recorder.evidence.gpu_trace_note = f"torch's profiler is unavailable: {exc}"
         yield
         return
-    prof = profile(activities=[ProfilerActivity.CUDA])
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
     try:
         prof.__enter__()
     except Exception as exc:  # CUPTI unavailable: say so, keep the call
         recorder.evidence.gpu_trace_note = f"the GPU trace could not start: {type(exc).__name__}: {exc}"
         yield
         return
+    recorder.interpreter_hooks = (sys.getprofile(), sys.gettrace())  # the harness's own (candidate code runs later)
     recorder.gpu_tracing = True
     try:
         yield
@@ -807,10 +849,9 @@ def gpu_kernel_names(torch: Any, recorder: Recorder) -> Iterator[None]:
         recorder.gpu_tracing = False
         try:
             prof.__exit__(None, None, None)
-            names = []
-            for event in prof.events():
-                if str(getattr(event, "device_type", "")).endswith("CUDA") and event.name not in names:
-                    names.append(event.name)
-            recorder.evidence.gpu_kernels = names
+            found = attribute(read_events(prof), list(recorder.windows.opened))
+            recorder.evidence.gpu_kernels = found.judged
+            recorder.evidence.gpu_kernels_excused = found.excused
+            recorder.evidence.gpu_trace_note = found.note
         except Exception as exc:
             recorder.evidence.gpu_trace_note = f"the GPU trace could not be read: {type(exc).__name__}: {exc}"

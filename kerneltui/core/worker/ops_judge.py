@@ -155,6 +155,8 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
         kernel_names = {str(k) for k in (evidence.get("launches") or {})}
         problems.extend(verdicts.evidence_problems(evidence, task, str(args.get("backend_label") or "backend"),
                                                    kernel_names))
+        if evidence.get("gpu_trace_note") and task.get("backend") != "torch":
+            result["warnings"] = [str(evidence["gpu_trace_note"])]
     if mode == "run":
         structure, described = verdicts.structure_problems(rt, out, check.ref_out)
         result["structure"] = ([subclass] if subclass else []) + structure

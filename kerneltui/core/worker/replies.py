@@ -61,6 +61,7 @@ class VerdictReply(TypedDict, total=False):
     described: list[str]  # mode "run": each output as shape and dtype
     identical: bool  # mode "again": bitwise the first call's output
     sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
+    warnings: list[str]  # what the judge could not look at (the GPU trace did not start, say)
 
 
 class DumpReply(TypedDict):
