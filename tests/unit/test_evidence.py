@@ -13,7 +13,11 @@ from kerneltui.core.worker.known_code import known_code
 
 
 def known_now():
-    """The code loaded now, as a worker takes it at warm-up."""
+    """The code loaded now, as a worker takes it at warm-up: after torch._dynamo, whose wrapper runs
+    every dispatch mode's handler (imported by torch on a mode's first use otherwise: its code would
+    be new, and the test would depend on which test used a mode first)."""
+    import torch._dynamo  # noqa: F401
+
     return known_code(os.path.join(os.path.dirname(torch.__file__), ""))
 
 
