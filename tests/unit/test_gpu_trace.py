@@ -159,3 +159,35 @@ def test_a_cuda_call_numbered_like_an_operator_is_not_taken_for_it():
     launch_inside = cpu("cudaLaunchKernel", 150, 151, 5)
     events = trace() + [outside, launch_inside, gpu("sm90_xmma_gemm", 5)]
     assert attribute(events, [ALLOWED]).judged == ["sm90_xmma_gemm"]
+
+
+def replaced_printing(swap, restore):
+    """The windows a print opens after ``swap`` changed torch's printing code (undone by ``restore``)."""
+    rec = Recorder(torch)
+    tripwires_for(rec)
+    try:
+        swap()
+        rec.new_call()
+        rec.gpu_tracing = True
+        with rec.start_mode():
+            rec.in_call = True
+            str(torch.arange(3.0))
+            rec.in_call = False
+    finally:
+        restore()
+    return [(w.label, w.spoiled) for w in rec.windows.opened]
+
+
+def test_printing_whose_code_the_kernel_replaced_opens_a_spoiled_window():
+    printing = torch._tensor_str
+    code, width = printing._tensor_str.__code__, printing._Formatter.width
+
+    def swap_code():
+        printing._tensor_str.__code__ = (lambda self, indent: "").__code__.replace(co_name="_tensor_str")
+
+    def swap_method():
+        printing._Formatter.width = lambda self: 1
+
+    spoiled = [("torch's printing of a tensor", "torch's printing code was replaced")]
+    assert replaced_printing(swap_code, lambda: setattr(printing._tensor_str, "__code__", code)) == spoiled
+    assert replaced_printing(swap_method, lambda: setattr(printing._Formatter, "width", width)) == spoiled

@@ -499,13 +499,14 @@ class Recorder:
             frame = frame.f_back
         return self.allowed_call if frame is not None else name
 
-    def gpu_window(self, label: str, ops: frozenset[str] | None = None) -> Any:
+    def gpu_window(self, label: str, ops: frozenset[str] | None = None, changed: str = "") -> Any:
         """A window of the GPU trace (``gpu_trace``) around torch's work for the task, while the trace
-        records; spoiled from the start when the kernel's own code could run inside it."""
+        records; spoiled from the start when the kernel's own code could run inside it (``changed``:
+        the caller found torch's code for the work replaced)."""
         if not (self.gpu_tracing and self.in_call) or self.windows.range_type is None:
             return contextlib.nullcontext()
-        return self.windows.window(label, ops, interference(self.torch, (self.function_mode_type,), self.mode,
-                                                             self.interpreter_hooks))
+        return self.windows.window(label, ops, changed or interference(
+            self.torch, (self.function_mode_type,), self.mode, self.interpreter_hooks))
 
     def torch_code(self, code: Any) -> bool:
         """Code of torch, contextlib or the record itself: by its file, and by the code object where
@@ -764,15 +765,34 @@ def _printing_window(original: Any, recorder: Recorder) -> Any:
     tensor runs torch's reductions on the GPU, which compute nothing the kernel returns."""
     torch = recorder.torch
     plain = (torch.Tensor, torch.nn.Parameter)
+    printing = torch._tensor_str
+    # The printing module's functions as torch made them: one the kernel replaced (or whose code it
+    # replaced) would run its code inside the window.
+    as_made = _functions_of(printing)
 
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         if type(self) not in plain:
             return original(self, *args, **kwargs)
-        with recorder.gpu_window("torch's printing of a tensor", PRINTING_OPS):
+        changed = "torch's printing code was replaced" if _functions_of(printing) != as_made else ""
+        with recorder.gpu_window("torch's printing of a tensor", PRINTING_OPS, changed):
             return original(self, *args, **kwargs)
 
     wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    as_made["_str"] = (id(wrapper), id(wrapper.__code__))  # installed just below, in its place
     return wrapper
+
+
+def _functions_of(module: Any) -> dict[str, tuple[int, int]]:
+    """Each function or class of a module, and each method of its classes, by identity with its code's."""
+    found = {}
+    for name, value in list(vars(module).items()):
+        if not callable(value):
+            continue
+        found[name] = (id(value), id(getattr(value, "__code__", None)))
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for member, method in list(vars(value).items()):
+                found[f"{name}.{member}"] = (id(method), id(getattr(method, "__code__", None)))
+    return found
 
 
 def install_tripwires(torch: Any, recorder: Recorder) -> None:
