@@ -771,7 +771,7 @@ def _printing_window(original: Any, recorder: Recorder) -> Any:
     as_made = _functions_of(printing)
 
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if type(self) not in plain:
+        if type(self) not in plain or not recorder.gpu_tracing:
             return original(self, *args, **kwargs)
         changed = "torch's printing code was replaced" if _functions_of(printing) != as_made else ""
         with recorder.gpu_window("torch's printing of a tensor", PRINTING_OPS, changed):
