@@ -116,22 +116,38 @@ def module_code(name: str, module: Any) -> tuple[types.CodeType, ...]:
 # into hundreds of modules (torch.Tensor), and walking it once is enough for the union.
 _WALKED: dict[int, Any] = {}
 
+# Values that hold no Python code, by exact type: most of what modules and classes hold (constants,
+# submodules, C functions and descriptors). Skipped before any further look, which is most of the
+# walk's time (a zygote walks ~2,000 modules before its first fork).
+_NO_CODE = frozenset({
+    int, float, complex, str, bytes, bool, type(None), tuple, list, dict, set, frozenset, types.ModuleType,
+    types.BuiltinFunctionType, types.WrapperDescriptorType, types.MethodDescriptorType,
+    types.GetSetDescriptorType, types.MemberDescriptorType, types.ClassMethodDescriptorType,
+    types.MethodWrapperType,
+})
+
 
 def _add(obj: Any, found: dict[int, types.CodeType], depth: int) -> None:
+    if type(obj) in _NO_CODE:
+        return
     if isinstance(obj, types.FunctionType) or (isinstance(obj, type) and depth < 2):
         if id(obj) in _WALKED:
             return
         _WALKED[id(obj)] = obj
     if isinstance(obj, types.FunctionType):
-        stack = [obj.__code__]
-        while stack:
-            code = stack.pop()
-            if id(code) not in found:
-                found[id(code)] = code
-                stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        code = obj.__code__
+        if id(code) not in found:
+            found[id(code)] = code
+            # Nested functions, lambdas and comprehensions: constants of the code that makes them.
+            stack = [c for c in code.co_consts if type(c) is types.CodeType]
+            while stack:
+                code = stack.pop()
+                if id(code) not in found:
+                    found[id(code)] = code
+                    stack.extend([c for c in code.co_consts if type(c) is types.CodeType])
         # A decorated function (functools.wraps: @contextmanager, @lru_cache's Python fallback …)
         # keeps the function it wraps here; that one's frames are the ones that run.
-        wrapped = getattr(obj, "__wrapped__", None)
+        wrapped = obj.__dict__.get("__wrapped__") if obj.__dict__ else None
         if wrapped is not None and wrapped is not obj and depth < 4:
             _add(wrapped, found, depth + 1)
     elif isinstance(obj, functools.partial):
