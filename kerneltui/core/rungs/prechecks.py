@@ -303,7 +303,6 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-# Where a task of each format lists the operators it leaves to torch.
 # The ATen operators torch's functional forms become (what the operator record names at run time and
 # its messages suggest listing): allowing either name waives the call here. The record checks the
 # operators that really ran; this is the static first line only.

@@ -110,7 +110,6 @@ class Evidence:
     launches: Counter[str] = field(default_factory=Counter)
     left_mode: list[str] = field(default_factory=list)  # how the record was escaped, if it was
     gpu_kernels: list[str] = field(default_factory=list)  # names read from the GPU's own trace (CUPTI)
-    gpu_kernels_excused: list[str] = field(default_factory=list)  # launched inside a window (gpu_trace)
     gpu_trace_note: str = ""
 
 
@@ -168,6 +167,9 @@ class Recorder:
         self.candidate_dirs = tuple(os.path.join(d, "") for d in candidate_dirs)
         self.known: KnownCode | None = None  # the code loaded before the candidate's (known_code)
         self.torch_dir = os.path.join(os.path.dirname(torch.__file__), "")
+        # What counts as a plain tensor (a Parameter is one to torch; a class merely named so is not):
+        # any other class decides what its own methods do.
+        self.plain_tensor_types = (torch.Tensor, torch.nn.Parameter)
         self.facts = StorageFacts()
         self.evidence = Evidence()
         self.launch_depth = 0
@@ -548,7 +550,7 @@ class Recorder:
 
         recorder = self
         torch = self.torch
-        plain = (torch.Tensor, torch.nn.Parameter)
+        plain = self.plain_tensor_types
 
         class AllowedOperators(TorchFunctionMode):
             def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -688,7 +690,6 @@ def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> dict[str, An
         "launches": dict(ev.launches),
         "left_mode": list(ev.left_mode) + [note for note in recorder.replaced if note not in ev.left_mode],
         "gpu_kernels": list(ev.gpu_kernels),
-        "gpu_kernels_excused": list(ev.gpu_kernels_excused),
         "gpu_trace_note": ev.gpu_trace_note,
     }
 
@@ -764,7 +765,7 @@ def _printing_window(original: Any, recorder: Recorder) -> Any:
     """torch's printing of a plain tensor in a window of the GPU trace: a debugging print of a CUDA
     tensor runs torch's reductions on the GPU, which compute nothing the kernel returns."""
     torch = recorder.torch
-    plain = (torch.Tensor, torch.nn.Parameter)
+    plain = recorder.plain_tensor_types
     printing = torch._tensor_str
     # The printing module's functions as torch made them: one the kernel replaced (or whose code it
     # replaced) would run its code inside the window.
@@ -871,7 +872,6 @@ def gpu_kernel_names(torch: Any, recorder: Recorder) -> Iterator[None]:
             prof.__exit__(None, None, None)
             found = attribute(read_events(prof), list(recorder.windows.opened))
             recorder.evidence.gpu_kernels = found.judged
-            recorder.evidence.gpu_kernels_excused = found.excused
             recorder.evidence.gpu_trace_note = found.note
         except Exception as exc:
             recorder.evidence.gpu_trace_note = f"the GPU trace could not be read: {type(exc).__name__}: {exc}"

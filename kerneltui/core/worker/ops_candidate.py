@@ -188,8 +188,7 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     # [output, index of the input it shares memory with]: the judge knows which inputs may be returned.
     aliases = [[name, i] for name, t in outputs for i, x in enumerate(input_tensors) if tree.overlaps(t, x)]
     # A subclass decides what its own methods return (a lazy result computed when read, say).
-    # (A Parameter is a plain tensor to torch; a class merely named so is not.)
-    subclasses = sorted(name for name, t in outputs if type(t) not in (torch.Tensor, torch.nn.Parameter))
+    subclasses = sorted(name for name, t in outputs if type(t) not in recorder.plain_tensor_types)
     wire_out = ex.export(out, lot, share_storage=True)
     if hooks:
         evidence["left_mode"].append(f"the operator record was bypassed: the kernel left {' and '.join(hooks)} set, "
