@@ -41,7 +41,11 @@ run_step() {  # name seconds command...
   local log="$OUTDIR/$safe.log"
   local start=$SECONDS
   echo "== $name (limit ${limit}s): $*" | tee -a "$SUMMARY"
-  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+  # SIGINT first, not SIGTERM: a Python script cut off by its limit then runs its `finally` blocks
+  # (engine_check stops the engine it started in a folder of its own, which `engine stop --all`
+  # cannot find and which would otherwise hold its warm workers through the next steps), and pytest
+  # prints its summary with every failure's traceback. Whatever is still running 10 s later is killed.
+  timeout --signal=INT --kill-after=10 "$limit" "$@" >"$log" 2>&1
   local rc=$?
   echo "   rc=$rc after $((SECONDS - start)) s; last line: $(tail -n 1 "$log")" | tee -a "$SUMMARY"
 }

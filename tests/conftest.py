@@ -78,6 +78,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     path = os.environ.get("KERNELTUI_TEST_LOG")
     if not path or (report.when != "call" and not report.failed):
         return
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # Under pytest-xdist the controller receives every worker's reports and calls this hook again:
+        # only the controller (or a run without xdist) writes, so each test has one line.
+        return
     import time
 
     with open(path, "a", encoding="utf-8") as fh:
