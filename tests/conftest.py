@@ -34,13 +34,30 @@ HAS_GPU = _has_gpu()
 os.environ["KERNELTUI_ENGINE_ENABLED"] = "0"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _one_worker_per_module_fixture(items)
     if HAS_GPU:
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+def _one_worker_per_module_fixture(items: list[pytest.Item]) -> None:
+    """Tests that use a module-scoped fixture run in one pytest-xdist worker (``--dist loadgroup``).
+
+    Such a fixture is made once per worker that runs one of its tests: a check of a whole task, a
+    worker subprocess, a Ray cluster, an ahead-of-time compile (5-12 s each). Spread over two workers
+    it was made twice, at the cost of the suite's wall time. Tests with a group of their own keep it."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        defs = getattr(info, "name2fixturedefs", {}) or {}
+        if any(d.scope == "module" for chain in defs.values() for d in chain):
+            item.add_marker(pytest.mark.xdist_group(name=f"module:{item.nodeid.split('::', 1)[0]}"))
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +88,14 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 300, env: dict
                           cwd=cwd, timeout=timeout, env=full_env)
 
 
+_IN_XDIST_WORKER = False  # set by pytest_configure: this process runs tests for a pytest-xdist controller
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _IN_XDIST_WORKER
+    _IN_XDIST_WORKER = hasattr(config, "workerinput")
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """With KERNELTUI_TEST_LOG set, each test's outcome (and a failure's traceback) is appended to that
     file as soon as the test ends: a GPU run cut off by its time limit before pytest's summary still
@@ -78,7 +103,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     path = os.environ.get("KERNELTUI_TEST_LOG")
     if not path or (report.when != "call" and not report.failed):
         return
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if _IN_XDIST_WORKER:
         # Under pytest-xdist the controller receives every worker's reports and calls this hook again:
         # only the controller (or a run without xdist) writes, so each test has one line.
         return

@@ -27,7 +27,7 @@ def test_three():
 
 
 def test_each_test_is_logged_once_under_xdist(tmp_path: Path) -> None:
-    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_runtest_logreport  # noqa: F401\n")
+    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_configure, pytest_runtest_logreport  # noqa: F401\n")
     (tmp_path / "test_sample.py").write_text(TESTS)
     log = tmp_path / "tests.log"
     env = dict(os.environ, KERNELTUI_TEST_LOG=str(log), PYTHONPATH=str(ROOT))
