@@ -86,9 +86,11 @@ def run_check(task: Path, env: dict[str, str], extra: list[str]) -> Timing:
         raise SystemExit(f"check failed with exit status {code}: {err[-2000:]}")
     # As each check ends (the table comes at the end): a run cut off by a time limit still says
     # how far it got and how long each check took.
+    # Each rung's line with its time says where a slow check spent it (the benchmark, a dump …).
     print(f"check {' '.join(extra) or '(engine)'}: exit {code}, correctness "
           f"{'—' if correctness is None else f'{correctness:.2f} s'}, verdict "
-          f"{'—' if verdict is None else f'{verdict:.2f} s'}", file=sys.stderr, flush=True)
+          f"{'—' if verdict is None else f'{verdict:.2f} s'} ("
+          + ", ".join(f"{name} {at:.2f}" for name, at in rungs.items()) + ")", file=sys.stderr, flush=True)
     return Timing(correctness, verdict, code, device, notes, rungs)
 
 
