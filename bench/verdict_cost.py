@@ -61,7 +61,9 @@ def main() -> int:
     ratio = statistics.median(samples["after"]) / statistics.median(samples["before"])
     text = (f"\n## {time.strftime('%Y-%m-%d %H:%M')} · verdict_cost · {platform.node()} ({os.cpu_count()} CPUs) "
             f"{args.label}\n\nCommand: `python bench/verdict_cost.py --before {args.before} --after {args.after} "
-            f"--example {args.example} --rounds {args.rounds} --saves {args.saves}`; load average during the runs "
+            f"--example {args.example} --rounds {args.rounds} --saves {args.saves} --gap {args.gap:g}`"
+            + "".join(f" with {k}={os.environ[k]}" for k in sorted(os.environ) if k.startswith("KERNELTUI_"))
+            + "; load average during the runs "
             f"{min(loads):.1f}–{max(loads):.1f}.\n\n| version | saves | median save → correctness verdict (s) | IQR (s) |\n"
             f"|---|---|---|---|\n" + "\n".join(rows) + f"\n\nafter / before (medians): {ratio:.2f}\n")
     print(text)
