@@ -15,6 +15,7 @@ Candidate code is only ever imported by an op (``load``), after step 3.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -101,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         channel.send({"event": "ready", "ok": False, "error": _error_dict(exc, state)})
         return 3
     info["warm_up_s"] = round(time.perf_counter() - started, 3)
+    # What the warm-up made (torch, the DSL, the known code: ~300,000 objects the collector tracks)
+    # lives as long as this single-use worker. Out of the collector's sight, a full collection during
+    # a run costs nothing instead of ~90 ms.
+    gc.freeze()
     channel.send({"event": "ready", "ok": True, "info": info})
 
     from kerneltui.core.worker.ops import OPS
