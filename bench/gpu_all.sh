@@ -15,6 +15,7 @@
 #   dump          bench/dump_examples.py (every example's compiler output on the GPU)
 #   watch         bench/watch_latency.py on softmax (the GPU target; vector_add's is on the CPU)
 #   check-speed   bench/engine_check.py on vector_add, then on vector_add with a host-side generate_input
+#   breakdown     bench/check_breakdown.py --runs 3: each rung's time and the benchmark rung's parts, per check
 #   sidework[:EXAMPLES]  bench/sidework_data.py: honest runs (default vector_add,softmax,matmul) for the
 #                 side-work check's false alarms, taken in turns; it stops 30 s before the step's limit.
 #                 SIDEWORK_ARGS adds arguments (e.g. "--gallery --cheats --runs 20")
@@ -76,6 +77,8 @@ for spec in "$@"; do
       run_step watch-softmax "$limit" "$PY" bench/watch_latency.py --example softmax --saves 10 ;;
     check-speed)
       run_step check-speed "$limit" bash -c "$PY bench/engine_check.py --runs 5 && $PY bench/engine_check.py --runs 3 --slow-inputs" ;;
+    breakdown)
+      run_step breakdown "$limit" "$PY" bench/check_breakdown.py --runs 3 ;;
     sidework*)
       examples="${step#sidework}"; examples="${examples#:}"
       run_step "$step" "$limit" "$PY" bench/sidework_data.py --out "$OUTDIR/sidework" \

@@ -72,3 +72,27 @@ def test_bench_table_and_notes_state_the_targets():
     assert "kerneltui and ncu differ by +3.2% (more than 3%)" in notes
     assert "vector_add reaches 95.2% of the measured copy bandwidth (4213 GB/s): meets the ≥ 90% target" in notes
     assert "softmax: [benchmark] FAILED  x" in notes and "ncu: ncu not found" in notes
+
+
+def test_check_breakdown_splits_the_benchmark_rung_as_the_report_gives_it():
+    # The metrics as the benchmark rung returns them: the report's (core.bench.report.build) plus its timings.
+    from kerneltui.core.bench.report import build
+    from tests.unit.test_benchreport import PEAKS as BENCH_PEAKS
+    from tests.unit.test_benchreport import SETTINGS, _answers, _case
+
+    spec = importlib.util.spec_from_file_location("check_breakdown", ROOT / "bench" / "check_breakdown.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    metrics = {**build(*_answers([_case(0.2)]), BENCH_PEAKS, SETTINGS).metrics, "worker_wait_s": 3.25,
+               "reference_s": 0.0, "torch_compile_s": 0.0, "candidate_s": 4.5, "total_s": 5.0,
+               "baselines": {"reference": "cached from earlier", "torch_compile": "off"}}
+    text = "\n".join(module.benchmark_split(metrics))
+    assert "| waiting for spare workers to finish starting | 3.25 |" in text
+    assert "| the device's peaks, the reference's set-up and work estimate | 0.50 |" in text
+    assert "| reference baseline (cached from earlier) | 0.00 |" in text
+    # The case: warm-up 0.05 s and 3 calls, timed 0.5 s, 600 calls of ~0.2 ms (~120 ms of kernel time).
+    row = next(line for line in text.splitlines() if line.startswith("| n=67108864 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "0.05, 3" and cells[2] == "0.50" and cells[3] == "600"
+    assert abs(float(cells[4]) - 120.0) < 2 and abs(float(cells[5]) - 200.0) < 2 and cells[6] == "converged"
+    assert module.benchmark_split({}) == []  # a skipped benchmark (no GPU): nothing to split
