@@ -150,3 +150,15 @@ def test_sandbox_bench_runs(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(out.read_text())  # the numbers reach the run's log (-rA), for bench/RESULTS.md
     assert "box on" in out.read_text() and "box off" in out.read_text()
+
+
+def test_workers_forked_from_a_zygote_run_cuda_and_the_whole_check(tmp_path: Path) -> None:
+    """``[sandbox] zygote_on_gpu = true``: the zygote imports torch and Triton without touching CUDA, and
+    every worker (candidate, judge, benchmark) it forks starts CUDA itself and passes every rung."""
+    report = check(task_copy(tmp_path), env={"KERNELTUI_SANDBOX_ZYGOTE_ON_GPU": "true"})
+    assert report["ok"], json.dumps(report["rungs"], indent=1)
+    assert report["device"]["gpu"] is True
+    assert rung(report, "benchmark")["status"] in ("ok", "warn")
+    assert parts_on(report) >= FULL_BOX
+    processes = next(p for p in rung(report, "compile")["metrics"]["sandbox"]["parts"] if p["name"] == "processes")
+    assert "forked from a zygote" in processes["detail"] and "not forked" not in processes["detail"], processes

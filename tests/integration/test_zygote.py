@@ -23,7 +23,7 @@ from kerneltui.core.sandbox.box import SCRATCH_PREFIX, sweep_orphaned_scratch
 from kerneltui.core.sandbox.reaper import pid_alive
 from kerneltui.core.sandbox.settings import SandboxSettings
 from kerneltui.core.sandbox.support import support
-from kerneltui.core.sandbox.zygote import python_module_command
+from kerneltui.core.sandbox.zygote import cuda_driver_mapped, python_module_command
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import LocalRunner
 from tests.conftest import run_cli
@@ -157,7 +157,7 @@ async def test_a_zygote_that_cannot_start_leaves_a_worker_started_as_a_new_pytho
     from kerneltui.core.worker.state import WarmImports
 
     monkeypatch.setattr(runner_module, "warm_imports",
-                        lambda backend: WarmImports(defaults=(), modules=("torch", "no_such_module_for_a_zygote")))
+                        lambda backend, gpu=False: WarmImports(defaults=(), modules=("torch", "no_such_module_for_a_zygote")))
     worker = await WorkerProcess.start(_runner(KERNELTUI_TEST_ZYGOTE_KIND="broken"), "torch", role="judge")
     try:
         await worker.wait_ready(300)
@@ -242,3 +242,36 @@ def test_the_zygote_refuses_imports_that_fail(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     message = json.loads(out.stdout)
     assert message["ready"] is False and "no_such_module_here" in message["error"]
+
+
+def test_the_zygote_refuses_when_its_imports_loaded_the_cuda_driver(tmp_path):
+    # A module that maps a file named as the driver is, as any import that loaded libcuda would have:
+    # after that a forked worker could not start CUDA, so the zygote must not serve (workers are exec'd).
+    (tmp_path / "libcuda.so.1").write_bytes(b"\0" * 4096)
+    (tmp_path / "maps_the_driver.py").write_text(textwrap.dedent(f"""
+        import mmap
+        _file = open({str(tmp_path / "libcuda.so.1")!r}, "rb")
+        MAPPED = mmap.mmap(_file.fileno(), 0, prot=mmap.PROT_READ)
+    """))
+    code = textwrap.dedent("""
+        import socket, sys, json, subprocess
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        proc = subprocess.Popen([sys.executable, "-m", "kerneltui.core.sandbox.zygote", str(b.fileno()),
+                                 "--import", "maps_the_driver"], pass_fds=(b.fileno(),))
+        b.close()
+        print(a.recv(65536).decode())
+        proc.wait()
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", ""), os.getcwd()])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    message = json.loads(out.stdout)
+    assert message["ready"] is False, message
+    assert "loaded the CUDA driver" in message["error"] and "libcuda.so.1" in message["error"], message
+
+
+def test_the_cuda_driver_is_found_in_a_maps_file_by_its_library_name_only():
+    maps = ("7f0000000000-7f0000001000 r-xp 00000000 08:01 123 /usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04\n"
+            "7f0000002000-7f0000003000 r--p 00000000 08:01 124 /opt/libcudart.so.13\n")
+    assert cuda_driver_mapped(maps) == "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04"
+    assert cuda_driver_mapped(maps.splitlines()[1] + "\n7f00-7f01 rw-p 00000000 00:00 0 \n") == ""
+    assert cuda_driver_mapped("7f00-7f01 r--p 00000000 08:01 9 /home/me/libcuda.so-notes/x.py\n") == ""

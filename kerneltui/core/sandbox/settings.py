@@ -25,9 +25,13 @@ class SandboxSettings:
     address_space_gib: int | None = None
     open_files: int = 8192  # RLIMIT_NOFILE
     processes: int = 1024  # more tasks (threads count) than the user has when the worker starts
-    # Workers forked from a zygote that has imported torch and the DSL (machines without a GPU only;
-    # ``core/sandbox/zygote.py``); false: every worker is a new Python that imports them itself.
+    # Workers forked from a zygote that has imported torch and the DSL (``core/sandbox/zygote.py``);
+    # false: every worker is a new Python that imports them itself.
     zygote: bool = True
+    # The same where a GPU is. CUDA does not survive a fork once initialised, so the zygote imports
+    # without touching it and refuses to serve when its imports loaded the CUDA driver at all; each
+    # forked worker starts CUDA itself.
+    zygote_on_gpu: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -47,8 +51,8 @@ class SandboxSettings:
         if not isinstance(pass_env, (list, tuple)) or not all(isinstance(p, str) for p in pass_env):
             raise ConfigError('[sandbox] pass_env must be a list of variable names, e.g. ["MY_VAR"]')
         known["pass_env"] = tuple(pass_env)
-        for name in ("enabled", "zygote"):
-            value = known.get(name, True)
+        for name in ("enabled", "zygote", "zygote_on_gpu"):
+            value = known.get(name, getattr(cls, name))
             if not isinstance(value, bool):
                 raise ConfigError(f"[sandbox] {name} must be true or false, not {value!r}")
         for name in ("address_space_gib", "open_files", "processes"):

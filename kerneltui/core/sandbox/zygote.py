@@ -204,6 +204,15 @@ def _close_fds_except(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def cuda_driver_mapped(maps: str) -> str:
+    """The path of the CUDA driver library (libcuda.so*) if ``maps`` (``/proc/PID/maps``) maps it, else ""."""
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)  # address perms offset dev inode [path]
+        if len(fields) == 6 and os.path.basename(fields[5]).startswith("libcuda.so"):
+            return fields[5]
+    return ""
+
+
 def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     """Set the variables a worker sets before its imports, lower the priority as a worker would,
     import. Raises when an import fails or something initialised CUDA."""
@@ -219,6 +228,11 @@ def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised by the imports; a forked worker could not use it")
+    # Stricter than torch's own flag: no CUDA driver call at all (Triton's, a library's) before the
+    # fork. The driver must be loaded to be called, so a zygote that never mapped it has not.
+    driver = cuda_driver_mapped(Path("/proc/self/maps").read_text())
+    if driver:
+        raise RuntimeError(f"the imports loaded the CUDA driver ({driver}); a forked worker could not use CUDA")
     # What a worker takes at warm-up as the state before any candidate code, worked out once here
     # (~0.25 s) so that a forked worker adds only what it imports itself: the code objects of what is
     # loaded (kerneltui.core.worker.known_code) and torch's dispatcher table (evidence.dispatch_table).

@@ -155,15 +155,16 @@ class LocalRunner:
         return proc
 
     async def _zygote(self, backend: str, box: WorkerBox) -> RunningZygote | None:
-        """The zygote to fork this worker from (ZygoteError when it cannot start), or None: where a GPU is (CUDA, once initialised, does
-        not survive a fork, and that the imports never initialise it is not proven on a GPU box), with
-        another interpreter than this one, without a supervisor, or with ``[sandbox] zygote = false``."""
+        """The zygote to fork this worker from (ZygoteError when it cannot start), or None: with
+        another interpreter than this one, without a supervisor, with ``[sandbox] zygote = false``, or
+        where a GPU is unless ``[sandbox] zygote_on_gpu = true`` (the zygote then imports without
+        touching CUDA, which does not survive a fork, and each worker starts CUDA itself)."""
         if not (self.settings.zygote and box.supervised and self.python == sys.executable):
             return None
         measured = await asyncio.to_thread(support)
-        if measured.gpu:
+        if measured.gpu and not self.settings.zygote_on_gpu:
             return None
-        warm = warm_imports(backend)
+        warm = warm_imports(backend, gpu=measured.gpu)
         nice = _nice_of(box.env.get(NICE_ENV))
         kind = kind_of(self.python, warm.modules, warm.defaults, nice, box)
         return await asyncio.to_thread(zygote_for, kind, box)

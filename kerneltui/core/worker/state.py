@@ -18,7 +18,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class WarmImports:
-    """What ``WorkerState.warm_up`` imports on a machine without a GPU, for a zygote to import once
+    """What ``WorkerState.warm_up`` imports before it starts CUDA (if a GPU is there), for a zygote to import once
     (``core.sandbox.zygote``): the variables set before the imports, then the modules in order."""
 
     defaults: tuple[str, ...]  # VAR=VALUE, set unless the environment has VAR
@@ -35,13 +35,15 @@ _BACKEND_MODULES = {"triton": ("triton", "triton.language", "kerneltui.core.back
                     "torch": ("kerneltui.core.backends.torch",)}
 
 
-def warm_imports(backend: str) -> WarmImports:
+def warm_imports(backend: str, gpu: bool = False) -> WarmImports:
     """Keep in step with ``warm_up`` below: the same variables first, the same imports. The same for
     both roles, so that one zygote serves both workers of a run: the judge gets the candidate's
     imports too (torch._dynamo, the DSL), which it does not use; importing them was a judge's cost,
     never a rule (it imports no candidate code either way)."""
     modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *_BACKEND_MODULES.get(backend, ()))
-    return WarmImports(defaults=("TRITON_INTERPRET=1",), modules=modules + _WORKER_MODULES)
+    # Triton runs its interpreter only where there is no GPU (warm_up sets the same).
+    defaults = () if gpu else ("TRITON_INTERPRET=1",)
+    return WarmImports(defaults=defaults, modules=modules + _WORKER_MODULES)
 
 
 @dataclass
