@@ -52,9 +52,13 @@ run_step() {  # name seconds command...
 }
 
 for spec in "$@"; do
-  step="${spec%%=*}"
+  # STEP=SECONDS: the limit is the number after the last '=' (a py: step's arguments may hold '=').
+  step="$spec"
   limit=300
-  [[ "$spec" == *=* ]] && limit="${spec#*=}"
+  if [[ "$spec" =~ ^(.*)=([0-9]+)$ ]]; then
+    step="${BASH_REMATCH[1]}"
+    limit="${BASH_REMATCH[2]}"
+  fi
   case "$step" in
     env)
       run_step env "$limit" bash -c "nvidia-smi; $PY -c 'import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__, torch.cuda.get_device_name())'; $PY -c 'import cutlass; print(\"cutlass-dsl\", cutlass.__version__)' || true; (ncu --version || true)" ;;

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
 import sys
 
 import pytest
@@ -96,3 +98,16 @@ def test_check_breakdown_splits_the_benchmark_rung_as_the_report_gives_it():
     assert cells[1] == "0.05, 3" and cells[2] == "0.50" and cells[3] == "600"
     assert abs(float(cells[4]) - 120.0) < 2 and abs(float(cells[5]) - 200.0) < 2 and cells[6] == "converged"
     assert module.benchmark_split({}) == []  # a skipped benchmark (no GPU): nothing to split
+
+
+def test_a_gpu_run_step_takes_its_limit_after_the_last_equals_sign(tmp_path):
+    # A py: step's own arguments may hold '=' (``--after-env VAR=VALUE``): the limit is the number
+    # after the last one, and a step without a number keeps every '=' as an argument.
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(ROOT / "bench" / "gpu_all.sh"), str(out),
+                           "py:-c,print(__import__('sys').argv[1:]),--env,A=B=7", "py:-c,print(__import__('sys').argv[1:]),C=D"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stderr
+    summary = (out / "summary.txt").read_text()
+    assert "(limit 7s)" in summary and "(limit 300s)" in summary, summary
+    assert "last line: ['--env', 'A=B']" in summary and "last line: ['C=D']" in summary, summary
