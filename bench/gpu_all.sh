@@ -22,6 +22,8 @@
 #   kb-suite      bench/kernelbench_suite.py run --out scratch/kb_suite --runners local (carry scratch/kb_suite)
 #   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
 #   py:SCRIPT     any further bench script (with arguments separated by commas)
+#   set:VAR=VALUE  set VAR for the steps after it (the same step with a setting changed:
+#                 breakdown set:KERNELTUI_SANDBOX_ZYGOTE_ON_GPU=true breakdown)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR="$1"; shift
@@ -52,6 +54,11 @@ run_step() {  # name seconds command...
 }
 
 for spec in "$@"; do
+  if [[ "$spec" == set:*=* ]]; then  # a variable for the steps after it
+    export "${spec#set:}"
+    echo "== set ${spec#set:} for the steps after this" | tee -a "$SUMMARY"
+    continue
+  fi
   # STEP=SECONDS: the limit is the number after the last '=' (a py: step's arguments may hold '=').
   step="$spec"
   limit=300

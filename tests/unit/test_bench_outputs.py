@@ -102,12 +102,14 @@ def test_check_breakdown_splits_the_benchmark_rung_as_the_report_gives_it():
 
 def test_a_gpu_run_step_takes_its_limit_after_the_last_equals_sign(tmp_path):
     # A py: step's own arguments may hold '=' (``--after-env VAR=VALUE``): the limit is the number
-    # after the last one, and a step without a number keeps every '=' as an argument.
+    # after the last one, and a step without a number keeps every '=' as an argument; set:VAR=VALUE
+    # sets a variable for the steps after it (a number there is the value, not a limit).
     out = tmp_path / "out"
     proc = subprocess.run(["bash", str(ROOT / "bench" / "gpu_all.sh"), str(out),
-                           "py:-c,print(__import__('sys').argv[1:]),--env,A=B=7", "py:-c,print(__import__('sys').argv[1:]),C=D"],
+                           "py:-c,print(__import__('sys').argv[1:]),--env,A=B=7", "set:KERNELTUI_GPU_RUN_PROBE=1",
+                           "py:-c,print(__import__('sys').argv[1:]+[__import__('os').environ['KERNELTUI_GPU_RUN_PROBE']]),C=D"],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHON": sys.executable})
     assert proc.returncode == 0, proc.stderr
     summary = (out / "summary.txt").read_text()
     assert "(limit 7s)" in summary and "(limit 300s)" in summary, summary
-    assert "last line: ['--env', 'A=B']" in summary and "last line: ['C=D']" in summary, summary
+    assert "last line: ['--env', 'A=B']" in summary and "last line: ['C=D', '1']" in summary, summary
