@@ -88,7 +88,8 @@ def main() -> int:
                KERNELTUI_SESSIONS_DIR=str(work / "sessions"))
     out = [f"\n## {time.strftime('%Y-%m-%d %H:%M')} · check_breakdown · {platform.node()} ({os.cpu_count()} CPUs)\n",
            f"Command: `python bench/check_breakdown.py --task {args.task} --runs {args.runs}"
-           + (f" -- {' '.join(args.check_args)}" if args.check_args else "") + "`.\n"]
+           + (f" -- {' '.join(args.check_args)}" if args.check_args else "") + "`"
+           + "".join(f" with {k}={os.environ[k]}" for k in sorted(os.environ) if k.startswith("KERNELTUI_")) + ".\n"]
     try:
         for run in range(args.runs):
             started = time.perf_counter()
