@@ -1,6 +1,7 @@
 """Can a worker be forked on a GPU machine? Import what a Triton worker imports (torch, torch._dynamo,
-Triton, kerneltui's backend and worker modules) in a process that never touches CUDA, check that the
-CUDA driver is not even loaded, then fork children that each start CUDA and run a Triton kernel.
+Triton, kerneltui's backend and worker modules) in a process that never initialises CUDA, ask the
+driver whether it was (the zygote's own check), then fork children that each start CUDA and run a
+Triton kernel.
 
 Prints, as JSON lines: the parent's import time and whether libcuda is mapped or CUDA initialised
 after the imports; each forked child's time from fork to a checked kernel result; the same for a new
@@ -15,8 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,6 +58,15 @@ def threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+def child_module() -> str:
+    """CHILD_WORK as a file (Triton reads a @jit function's source from its file)."""
+    folder = tempfile.mkdtemp(prefix="zygote-probe-")
+    path = os.path.join(folder, "probe_child.py")
+    with open(path, "w") as fh:
+        fh.write(CHILD_WORK)
+    return path
+
+
 def fork_child(label: str) -> dict[str, object]:
     """Fork; the child runs CHILD_WORK and writes its result to a pipe."""
     read_end, write_end = os.pipe()
@@ -64,9 +76,8 @@ def fork_child(label: str) -> dict[str, object]:
         os.close(read_end)
         result: dict[str, object]
         try:
-            scope: dict[str, object] = {}
-            exec(compile(CHILD_WORK, "<probe child>", "exec"), scope)
-            result = dict(scope["RESULT"])  # type: ignore[call-overload]
+            scope = runpy.run_path(child_module())
+            result = dict(scope["RESULT"])
         except BaseException as exc:  # noqa: BLE001 - report whatever stopped CUDA in the child
             result = {"error": f"{type(exc).__name__}: {exc}"[:400]}
         os.write(write_end, json.dumps(result).encode())
@@ -85,8 +96,8 @@ def fork_child(label: str) -> dict[str, object]:
 
 def exec_child() -> dict[str, object]:
     """A new Python that imports and then does the child's work: the exec'd worker's path."""
-    code = ("import torch, torch._dynamo, triton, triton.language\n" + CHILD_WORK +
-            "\nimport json; print(json.dumps(RESULT))")
+    code = ("import json, runpy, torch, torch._dynamo, triton, triton.language\n"
+            f"print(json.dumps(runpy.run_path({child_module()!r})['RESULT']))")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
@@ -105,6 +116,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.pop("TRITON_INTERPRET", None)
 
+    from kerneltui.core.sandbox.zygote import cuda_initialised
     from kerneltui.core.worker.state import warm_imports
 
     started = time.perf_counter()
@@ -121,10 +133,12 @@ def main() -> int:
     dispatch_table(torch)
     parent = {"probe": "parent after the imports", "import_s": round(time.perf_counter() - started, 3),
               "libcuda_mapped": libcuda_mapped(), "cuda_initialized": torch.cuda.is_initialized(),
+              "zygote_check": cuda_initialised(Path("/proc/self/maps").read_text()) or "not initialised: may fork",
               "threads": threads()}
     if args.after_is_available:
         parent["is_available"] = torch.cuda.is_available()
         parent["libcuda_mapped_after_is_available"] = libcuda_mapped()
+        parent["zygote_check_after_is_available"] = cuda_initialised(Path("/proc/self/maps").read_text()) or "not initialised"
     print(json.dumps(parent), flush=True)
     for i in range(args.children):
         print(json.dumps(fork_child(f"forked child {i + 1}")), flush=True)

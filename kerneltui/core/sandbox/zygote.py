@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import dataclasses
 import importlib
 import json
@@ -213,6 +214,29 @@ def cuda_driver_mapped(maps: str) -> str:
     return ""
 
 
+CUDA_ERROR_NOT_INITIALIZED = 3
+
+
+def cuda_initialised(maps: str) -> str:
+    """Why CUDA may be initialised in this process, or "" when it is not: the driver library is not
+    mapped, or it is (importing torch or Triton on a GPU machine maps it) and answers
+    ``cuCtxGetCurrent`` with CUDA_ERROR_NOT_INITIALIZED, which every driver call returns before
+    ``cuInit`` without initialising anything."""
+    path = cuda_driver_mapped(maps)
+    if not path:
+        return ""
+    try:
+        # RTLD_NOLOAD: the library already mapped, never a second copy.
+        driver = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        context = ctypes.c_void_p()
+        status = int(driver.cuCtxGetCurrent(ctypes.byref(context)))
+    except (OSError, AttributeError) as exc:
+        return f"the imports loaded the CUDA driver ({path}), which could not be asked whether CUDA is initialised ({exc})"
+    if status != CUDA_ERROR_NOT_INITIALIZED:
+        return f"the imports initialised CUDA (the driver {path} answers cuCtxGetCurrent with {status}, not {CUDA_ERROR_NOT_INITIALIZED})"
+    return ""
+
+
 def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     """Set the variables a worker sets before its imports, lower the priority as a worker would,
     import. Raises when an import fails or something initialised CUDA."""
@@ -228,11 +252,11 @@ def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised by the imports; a forked worker could not use it")
-    # Stricter than torch's own flag: no CUDA driver call at all (Triton's, a library's) before the
-    # fork. The driver must be loaded to be called, so a zygote that never mapped it has not.
-    driver = cuda_driver_mapped(Path("/proc/self/maps").read_text())
-    if driver:
-        raise RuntimeError(f"the imports loaded the CUDA driver ({driver}); a forked worker could not use CUDA")
+    # Stricter than torch's own flag, which only knows torch's calls: the driver itself must say that
+    # nobody (Triton, a library) initialised CUDA before the fork.
+    why = cuda_initialised(Path("/proc/self/maps").read_text())
+    if why:
+        raise RuntimeError(f"{why}; a forked worker could not use CUDA")
     # What a worker takes at warm-up as the state before any candidate code, worked out once here
     # (~0.25 s) so that a forked worker adds only what it imports itself: the code objects of what is
     # loaded (kerneltui.core.worker.known_code) and torch's dispatcher table (evidence.dispatch_table).
