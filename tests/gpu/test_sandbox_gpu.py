@@ -153,9 +153,10 @@ def test_sandbox_bench_runs(tmp_path: Path) -> None:
 
 
 def test_workers_forked_from_a_zygote_run_cuda_and_the_whole_check(tmp_path: Path) -> None:
-    """``[sandbox] zygote_on_gpu = true``: the zygote imports torch and Triton without touching CUDA, and
-    every worker (candidate, judge, benchmark) it forks starts CUDA itself and passes every rung."""
-    report = check(task_copy(tmp_path), env={"KERNELTUI_SANDBOX_ZYGOTE_ON_GPU": "true"})
+    """By default (``[sandbox] zygote_on_gpu = true``) the zygote imports torch and Triton without
+    initialising CUDA, and every worker it forks (candidate, judge, benchmark) starts CUDA itself and
+    passes every rung."""
+    report = check(task_copy(tmp_path))
     assert report["ok"], json.dumps(report["rungs"], indent=1)
     assert report["device"]["gpu"] is True
     assert rung(report, "benchmark")["status"] in ("ok", "warn")

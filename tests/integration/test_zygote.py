@@ -1,6 +1,6 @@
 """Workers forked from a zygote (``core/sandbox/zygote.py``): the worker a kernel runs in must be the
 one an exec'd Python would have been (environment, folder, arguments, modules, box), each in a
-box of its own, and nothing may outlive kerneltui. Machines without a GPU use zygotes by default;
+box of its own, and nothing may outlive kerneltui. Zygotes are the default (tests/gpu has their GPU side);
 ``[sandbox] zygote = false`` execs every worker, which is what each property is compared with."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kerneltui.core.worker.runner import LocalRunner
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.skipif(support().gpu or not sys.platform.startswith("linux"),
-                                reason="zygotes serve Linux machines without a GPU")
+                                reason="forked against exec'd workers on Linux without a GPU (tests/gpu/test_sandbox_gpu.py: a GPU)")
 
 # A kernel that reports the process it runs in and fails the compile rung with it.
 WHERE = """

@@ -119,8 +119,8 @@ def test_settings_are_checked() -> None:
         SandboxSettings.from_mapping({"enabled": "no"})
     with pytest.raises(ConfigError, match="zygote_on_gpu must be true or false"):
         SandboxSettings.from_mapping({"zygote_on_gpu": "yes"})
-    assert SandboxSettings.from_mapping({}).zygote_on_gpu is False
-    assert SandboxSettings.from_mapping({"zygote_on_gpu": True}).zygote_on_gpu is True
+    assert SandboxSettings.from_mapping({}).zygote_on_gpu is True
+    assert SandboxSettings.from_mapping({"zygote_on_gpu": False}).zygote_on_gpu is False
     with pytest.raises(ConfigError, match="open_files must be a whole number"):
         SandboxSettings.from_mapping({"open_files": -1})
 

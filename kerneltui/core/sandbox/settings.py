@@ -28,10 +28,10 @@ class SandboxSettings:
     # Workers forked from a zygote that has imported torch and the DSL (``core/sandbox/zygote.py``);
     # false: every worker is a new Python that imports them itself.
     zygote: bool = True
-    # The same where a GPU is. CUDA does not survive a fork once initialised, so the zygote imports
-    # without touching it and refuses to serve when its imports loaded the CUDA driver at all; each
-    # forked worker starts CUDA itself.
-    zygote_on_gpu: bool = False
+    # The same where a GPU is. CUDA does not survive a fork once initialised: the zygote imports
+    # without initialising it, asks the driver that nothing did, and refuses to serve otherwise (its
+    # workers are then exec'd); each forked worker starts CUDA itself. False: exec'd workers on a GPU.
+    zygote_on_gpu: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

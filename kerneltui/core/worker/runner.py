@@ -157,8 +157,8 @@ class LocalRunner:
     async def _zygote(self, backend: str, box: WorkerBox) -> RunningZygote | None:
         """The zygote to fork this worker from (ZygoteError when it cannot start), or None: with
         another interpreter than this one, without a supervisor, with ``[sandbox] zygote = false``, or
-        where a GPU is unless ``[sandbox] zygote_on_gpu = true`` (the zygote then imports without
-        touching CUDA, which does not survive a fork, and each worker starts CUDA itself)."""
+        where a GPU is with ``[sandbox] zygote_on_gpu = false`` (on a GPU the zygote imports without
+        initialising CUDA, which does not survive a fork, and each worker starts CUDA itself)."""
         if not (self.settings.zygote and box.supervised and self.python == sys.executable):
             return None
         measured = await asyncio.to_thread(support)
