@@ -32,12 +32,14 @@ class Check:
     label: str
     inputs: Any  # the originals: the reference's check_implementation sees these
     copy: Any = None  # the candidate's copy, as this process sees the shared memory
-    copy_digests: dict[str, str] = field(default_factory=dict)
     ref_inputs: Any = None
     ref_out: Any = None
     written_by_ref: set[str] = field(default_factory=set)
     out_buffers: set[str] = field(default_factory=set)  # inputs that are output buffers the task hands over
     out: Any = None  # the kernel's output, copied into this process once judged
+    # Made with the reference's answer: a verdict may follow. Inputs made only for the kernel to run
+    # on (the compile rung's first case, the dump, the trace) have no answer.
+    judged: bool = False
 
 
 class Judge:
@@ -92,18 +94,18 @@ def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress
     # for an output) holds NaN or the integer maximum, never an earlier call's answer.
     with poisoned_allocations(state.torch):
         inputs = rt.make_inputs(params, seed)
-    check = Check(key, label, inputs, out_buffers=output_buffers(rt, inputs))
-    if args.get("reference", True):
+    judged = bool(args.get("reference", True))
+    check = Check(key, label, inputs, out_buffers=output_buffers(rt, inputs), judged=judged)
+    if judged:
         check.ref_inputs = rt.clone(inputs)
-        before = _digests(rt, check.ref_inputs)
         check.ref_out = rt.call(check.ref_inputs)
         state.sync()
-        # Buffers the reference itself writes (GPU MODE's preallocated outputs) are outputs.
-        check.written_by_ref = {k for k, h in _digests(rt, check.ref_inputs).items() if before.get(k) != h}
+        # Buffers the reference itself writes (GPU MODE's preallocated outputs) are outputs: what
+        # differs now from the originals, which nothing has touched.
+        check.written_by_ref = set(_changed(rt, check.ref_inputs, inputs))
     wire, copy = judge.exchange.export_with_view(inputs, key)
     state.sync()
     check.copy = copy
-    check.copy_digests = _digests(rt, copy)
     judge.checks[key] = check
     return {"inputs": wire}
 
@@ -121,6 +123,9 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     check = judge.checks.get(key)
     if check is None:
         raise CheckFailure(f"no check {key!r} in this judge")
+    if not check.judged:
+        raise CheckFailure(f"check {key!r} was made without the reference (inputs for the kernel to run on): "
+                           "it has no verdict")
     task = state.task
     inplace = bool(task.get("inplace"))
     tol = task.get("tolerance") or {}
@@ -138,8 +143,10 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     subclass = f"{subclasses[0]} is a tensor subclass ({check.label}); return a plain torch.Tensor" if subclasses else None
     if subclass:
         problems.append(subclass)
-    changed = [k for k, h in _digests(rt, check.copy).items()
-               if check.copy_digests.get(k) != h and k not in check.written_by_ref and k not in check.out_buffers]
+    # The candidate's copy against the originals it was made from (untouched until the verdict below):
+    # compared where they are, never hashed on the host (seconds for a GPU's gigabytes of inputs).
+    changed = [k for k in _changed(rt, check.copy, check.inputs)
+               if k not in check.written_by_ref and k not in check.out_buffers]
     if changed and not inplace:
         problems.append(
             f"the kernel modified its input {', '.join(changed)} ({check.label}); the task does not declare the op "
@@ -215,8 +222,11 @@ def _pairs(value: Any) -> list[tuple[str, int]]:
     return out
 
 
-def _digests(rt: Any, data: Any) -> dict[str, str]:
-    return {name: tree.tensor_digest(t) for name, t in rt.tensors(data)}
+def _changed(rt: Any, now: Any, then: Any) -> list[str]:
+    """Names of the tensors of ``now`` whose bytes differ from those of the same name in ``then``."""
+    before = dict(rt.tensors(then))
+    return [name for name, t in rt.tensors(now)
+            if name not in before or not tree.same_bits(t, before[name], rt.torch)]
 
 
 OPS = {
