@@ -33,3 +33,28 @@ def test_structures_compare_leaf_by_leaf() -> None:
     assert bitwise_equal(a, (torch.ones(3), {"k": torch.zeros(2)}, 5), torch)
     assert not bitwise_equal(a, (torch.ones(3), {"k": torch.zeros(2)}, 6), torch)
     assert not bitwise_equal(a, (torch.ones(3), {"k": torch.ones(2)}, 5), torch)
+
+
+def test_contents_kept_as_copies_see_any_later_change(monkeypatch) -> None:
+    from kerneltui.core.worker import tree
+
+    out = (torch.arange(6, dtype=torch.float32), {"n": 3})
+    kept = tree.contents(out, torch)
+    assert [kind for _, kind, _ in kept.leaves] == ["copy", "value"]
+    assert kept.same(out, torch)
+    out[0][2] = -1.0  # a lazy result finished later, or a buffer reused by the next call
+    assert not kept.same(out, torch)
+    assert not kept.same((torch.arange(6, dtype=torch.float32), {"n": 4}), torch)
+    assert not kept.same((torch.arange(6, dtype=torch.float32),), torch)
+
+
+def test_contents_are_hashed_on_the_host_where_the_device_has_no_room_for_copies(monkeypatch) -> None:
+    from kerneltui.core.worker import tree
+
+    monkeypatch.setattr(tree, "_free_bytes", lambda device, torch: 0)
+    out = [torch.ones(4), torch.zeros(2, dtype=torch.int64)]
+    kept = tree.contents(out, torch)
+    assert [kind for _, kind, _ in kept.leaves] == ["digest", "digest"]
+    assert kept.same(out, torch)
+    out[1][0] = 7
+    assert not kept.same(out, torch)

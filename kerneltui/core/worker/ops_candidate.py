@@ -178,10 +178,10 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     # A profile or trace hook the kernel left would run its code inside the steps below, between
     # the record's look at the outputs and their export: taken off, and a reason to fail.
     hooks = _take_off_interpreter_hooks(state.interpreter_hooks)
-    at_return = tree.digests(out, torch)
+    at_return = tree.contents(out, torch)
     # The previous call's output must be as it was returned: a reused or still-written buffer moves.
     previous = getattr(state, "previous_output", None)
-    previous_changed = previous is not None and tree.digests(previous[0], torch) != previous[1]
+    previous_changed = previous is not None and not previous[1].same(previous[0], torch)
     check_identities(state, "while the kernel ran")
     outputs = list(tree.tensors(out, "out", torch))
     evidence = describe(recorder, outputs)
@@ -193,7 +193,7 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     if hooks:
         evidence["left_mode"].append(f"the operator record was bypassed: the kernel left {' and '.join(hooks)} set, "
                                      "which runs its code inside kerneltui's own steps after the call")
-    if tree.digests(out, torch) != at_return:
+    if not at_return.same(out, torch):
         evidence["left_mode"].append("the operator record was bypassed: an output changed after the kernel returned, "
                                      "while kerneltui read and exported it")
     state.previous_output = (out, at_return)  # type: ignore[attr-defined]

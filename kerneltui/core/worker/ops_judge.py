@@ -7,8 +7,9 @@ Because the kernel runs in another process, nothing it does can reach the refere
 outputs, the comparison or the verdict: it can only hand back outputs and evidence.
 
 Checks are named by ``key`` (chosen by the parent); each holds the original inputs, the
-reference's clone and output, the digests of the candidate's copy (to see it tampered with) and,
-once judged, a private copy of the kernel's output (for the determinism comparison).
+reference's clone and output, the candidate's copy as the judge sees it (compared with the
+originals at the verdict, to see it tampered with) and, once judged, a private copy of the kernel's
+output (for the determinism comparison).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Walking inputs and outputs: nested tuples, lists and dicts with tensors inside (both sides).
 
-The judge names, clones, hashes and compares them; the candidate's worker finds the tensors of what
-it was given and what it returned. Names are paths such as ``out[1]`` or ``input[0]['w']``.
+The judge names, clones and compares them; the candidate's worker finds the tensors of what it was
+given and what it returned, and keeps what it returned (``contents``) to see it change later. Names are paths such as ``out[1]`` or ``input[0]['w']``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -113,8 +114,62 @@ def tensor_digest(t: Any) -> str:
     return h.hexdigest()
 
 
-def digests(value: Any, torch: Any) -> list[str]:
-    return [tensor_digest(t) if isinstance(t, torch.Tensor) else repr(t) for _, t in flatten(value, "out", torch)]
+@dataclass(frozen=True)
+class Contents:
+    """What a value held at one moment, to ask later whether it still holds it: per leaf, a copy of
+    each tensor where its device has room for one (compared byte for byte where it lies: no copy to
+    the host), else the tensor's digest on the host; the repr of any other leaf."""
+
+    leaves: tuple[tuple[str, str, Any], ...]  # (name, "copy" | "digest" | "value", what was kept)
+
+    def same(self, value: Any, torch: Any) -> bool:
+        now = flatten(value, "out", torch)
+        if [n for n, _ in now] != [n for n, _, _ in self.leaves]:
+            return False
+        for (_, leaf), (_, kind, kept) in zip(now, self.leaves, strict=True):
+            if kind == "copy":
+                if not (isinstance(leaf, torch.Tensor) and same_bits(leaf, kept, torch)):
+                    return False
+            elif kind == "digest":
+                if not (isinstance(leaf, torch.Tensor) and tensor_digest(leaf) == kept):
+                    return False
+            elif isinstance(leaf, torch.Tensor) or repr(leaf) != kept:
+                return False
+        return True
+
+
+def contents(value: Any, torch: Any) -> Contents:
+    """``value``'s contents now (``Contents``). Copies where each device keeps at least as much free
+    again as the copies take (a GPU's gigabytes of outputs are hashed on the host otherwise)."""
+    leaves = flatten(value, "out", torch)
+    need: dict[Any, int] = {}
+    for _, leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            need[leaf.device] = need.get(leaf.device, 0) + leaf.numel() * leaf.element_size()
+    room = {device: 2 * size <= _free_bytes(device, torch) for device, size in need.items()}
+    kept: list[tuple[str, str, Any]] = []
+    for name, leaf in leaves:
+        if not isinstance(leaf, torch.Tensor):
+            kept.append((name, "value", repr(leaf)))
+        elif room[leaf.device]:
+            kept.append((name, "copy", leaf.detach().clone()))
+        else:
+            kept.append((name, "digest", tensor_digest(leaf)))
+    return Contents(tuple(kept))
+
+
+def _free_bytes(device: Any, torch: Any) -> int:
+    if device.type == "cuda":
+        return int(torch.cuda.mem_get_info(device)[0])
+    if device.type == "cpu":
+        try:
+            with open("/proc/meminfo") as meminfo:
+                for line in meminfo:
+                    if line.startswith("MemAvailable:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return 0  # unknown: hashed on the host, as before copies
 
 
 def bitwise_equal(a: Any, b: Any, torch: Any) -> bool:
