@@ -1,7 +1,8 @@
 """The judge's inputs: no verdict for inputs made without the reference (the compile rung's first case,
 the dump, the trace); an input the kernel changed is found by comparing the candidate's copy with
 the originals where they are, bit for bit, never by hashing them on the host (seconds for a GPU's
-gigabytes: a copy to the host, then blake2b).
+gigabytes: a copy to the host, then blake2b); output buffers the task hands over are told by their
+poison.
 
 Real judge state in a subprocess, the real vector_add task, real tensors (on the CPU here).
 """
@@ -60,7 +61,13 @@ same_nan = ops_judge._changed(rt, check.copy, check.inputs)  # the same NaN bits
 check.copy[0][5] = -0.0
 check.inputs[0][5] = 0.0
 signed_zero = ops_judge._changed(rt, check.copy, check.inputs)  # -0.0 == 0.0, but not the same bits
-print(json.dumps({"refused": refused, "untouched": untouched, "one": one, "same_nan": same_nan,
+import torch
+first_only = torch.zeros(8)
+first_only[0] = float("nan")
+candidates = (torch.full((4, 4), float("nan")), torch.ones(4), first_only,
+              torch.full((3,), torch.iinfo(torch.int32).max, dtype=torch.int32), torch.full((6,), float("nan"))[::2])
+buffers = sorted(ops_judge.output_buffers(rt, candidates))
+print(json.dumps({"buffers": buffers, "buffer_names": [n for n, _ in rt.tensors(candidates)], "refused": refused, "untouched": untouched, "one": one, "same_nan": same_nan,
                   "signed_zero": signed_zero, "names": [n for n, _ in rt.tensors(check.inputs)]}))
 '''
 
@@ -76,3 +83,7 @@ def test_changed_inputs_are_found_bit_for_bit_and_inputs_without_the_reference_g
     assert got["untouched"] == [] and got["same_nan"] == [], got
     assert got["one"] == [y], got
     assert got["signed_zero"] == [x], got
+    # Output buffers the task hands over are all poison (NaN, or the integer maximum), strided ones too;
+    # a first poisoned element alone does not make one.
+    names = got["buffer_names"]
+    assert got["buffers"] == sorted([names[0], names[3], names[4]]), got

@@ -208,8 +208,14 @@ def output_buffers(rt: Any, inputs: Any) -> set[str]:
         if not t.numel() or t.dtype == torch.bool or t.is_complex():
             continue
         x = t.detach()
-        poison = bool(torch.isnan(x).all()) if x.is_floating_point() else bool((x == torch.iinfo(x.dtype).max).all())
-        if poison:
+        # The first element first: an input the task filled with data is told in one look (a full
+        # scan reads every byte: 0.18 s for vector_add's 512 MiB benchmark inputs on a CPU).
+        for part in (x[(0,) * x.dim()], x):
+            poison = bool(torch.isnan(part).all()) if x.is_floating_point() else \
+                bool((part == torch.iinfo(x.dtype).max).all())
+            if not poison:
+                break
+        else:
             found.add(name)
     return found
 
