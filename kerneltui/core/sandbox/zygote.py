@@ -11,8 +11,10 @@ worker's own environment, folder and arguments. Only the imports are shared; the
 never runs task or candidate code, and a worker's state (the per-worker reply key, the task) arrives
 after the fork, on the worker's own pipes.
 
-Why only without a GPU: a process that has initialised CUDA cannot hand its context to a forked
-child, and proving that nothing in the imports does needs a GPU box; on one, workers are exec'd.
+On a GPU machine: a process that has initialised CUDA cannot hand its context to a forked child, so
+the zygote imports without initialising it (importing torch maps the driver library, which is not
+initialising it) and, before it serves, asks the driver that nothing did (``cuda_initialised``);
+otherwise it refuses and its workers are exec'd. Each forked worker starts CUDA itself.
 
 The protocol, on the SOCK_SEQPACKET socket FD the parent passed (one JSON object per packet):
 - zygote → parent, once: ``{"ready": true, "pid": P}`` after the imports, or ``{"ready": false, "error": …}``;
