@@ -1,7 +1,8 @@
 """Walking inputs and outputs: nested tuples, lists and dicts with tensors inside (both sides).
 
 The judge names, clones and compares them; the candidate's worker finds the tensors of what it was
-given and what it returned, and keeps what it returned (``contents``) to see it change later. Names are paths such as ``out[1]`` or ``input[0]['w']``.
+given and what it returned, and keeps what it returned (``contents``) to see it change later.
+Names are paths such as ``out[1]`` or ``input[0]['w']``.
 """
 
 from __future__ import annotations
@@ -139,14 +140,15 @@ class Contents:
 
 
 def contents(value: Any, torch: Any) -> Contents:
-    """``value``'s contents now (``Contents``). Copies where each device keeps at least as much free
-    again as the copies take (a GPU's gigabytes of outputs are hashed on the host otherwise)."""
+    """``value``'s contents now (``Contents``). Copies where they take at most a quarter of their
+    device's free memory (they are held until the next call is checked, while it runs: a kernel that
+    needs most of the device must not lose it to them); hashed on the host otherwise."""
     leaves = flatten(value, "out", torch)
     need: dict[Any, int] = {}
     for _, leaf in leaves:
         if isinstance(leaf, torch.Tensor):
             need[leaf.device] = need.get(leaf.device, 0) + leaf.numel() * leaf.element_size()
-    room = {device: 2 * size <= _free_bytes(device, torch) for device, size in need.items()}
+    room = {device: 4 * size <= _free_bytes(device, torch) for device, size in need.items()}
     kept: list[tuple[str, str, Any]] = []
     for name, leaf in leaves:
         if not isinstance(leaf, torch.Tensor):
