@@ -245,3 +245,24 @@ def test_line_map_round_trips_through_json():
     assert again.frames == m.frames
     renamed = m.relabel({SOFTMAX: "softmax.py"})
     assert "softmax.py" in renamed.files() and SOFTMAX not in renamed.files()
+
+
+@pytest.mark.parametrize("name", ALL_CASES)
+def test_one_nvdisasm_run_gives_both_listings_as_each_flag_alone_would(name, tmp_path):
+    # disassemble() runs `nvdisasm -g -gp` once and splits it: each part must be exactly what `-g` and
+    # `-gp` print alone (the SASS text shown, and the PTX links), on Triton and CUDA C++ cubins.
+    import subprocess
+
+    from kerneltui.core.asm.sass import disassemble
+    from kerneltui.core.asm.tools import Toolset
+
+    tool = Toolset.discover().disassembler
+    if tool is None or tool.name != "nvdisasm":
+        pytest.skip("no nvdisasm (the triton wheel ships one)")
+    path = tmp_path / "kernel.cubin"
+    path.write_bytes(cubin(name))
+    alone = {flag: subprocess.run([tool.path, flag, "-c", str(path)], capture_output=True, text=True, check=True).stdout
+             for flag in ("-g", "-gp")}
+    dis = disassemble(cubin(name), tool)
+    assert dis.text == alone["-g"]
+    assert dis.ptx_annotated == alone["-gp"]
