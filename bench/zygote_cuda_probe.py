@@ -50,8 +50,9 @@ RESULT = {"cuda_init_s": round(t_init, 3), "kernel_ok": ok, "first_kernel_s": ro
 
 
 def libcuda_mapped() -> bool:
-    with open("/proc/self/maps") as maps:
-        return any("libcuda.so" in line for line in maps)
+    from kerneltui.core.sandbox.zygote import cuda_driver_mapped  # the zygote's own rule
+
+    return bool(cuda_driver_mapped(Path("/proc/self/maps").read_text()))
 
 
 def threads() -> int:
