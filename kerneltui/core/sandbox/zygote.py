@@ -252,10 +252,8 @@ def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
     for name in imports:
         importlib.import_module(name)
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        raise RuntimeError("CUDA was initialised by the imports; a forked worker could not use it")
-    # Stricter than torch's own flag, which only knows torch's calls: the driver itself must say that
-    # nobody (Triton, a library) initialised CUDA before the fork.
+    # The driver itself says whether anybody (torch, Triton, a library) initialised CUDA before the
+    # fork: torch's own flag (torch.cuda.is_initialized) would know only torch's calls.
     why = cuda_initialised(Path("/proc/self/maps").read_text())
     if why:
         raise RuntimeError(f"{why}; a forked worker could not use CUDA")
