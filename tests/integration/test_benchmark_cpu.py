@@ -39,7 +39,6 @@ rt.load()
 torch = state.torch
 from kerneltui.core.bench import timing
 from kerneltui.core.worker import recheck
-recheck.prepare()
 out = {}
 
 # -- seeds: secret, per case, equal for every target of a run
@@ -90,6 +89,8 @@ except ValueError as exc:
 
 # -- the recheck: right, stale (a pointer/content cache), wrong shape, not a plain tensor
 check = recheck.OutputCheck(state, rt, "n=5000", pool.inputs_for)
+# the judge's checker brings its one-pass kernel (on the GPU every timed output goes through it)
+out["one_pass_ready"] = recheck._kernel is not None and recheck._kernel_error is None
 out["right"] = check.verify(a.inputs[0] + a.inputs[1], a.ref_out, a.seed)
 out["stale"] = check.verify(a.ref_out.clone(), b.ref_out, b.seed)
 out["shape"] = check.verify((a.inputs[0] + a.inputs[1])[:10], a.ref_out, a.seed)
@@ -165,6 +166,12 @@ def test_graph_mode_refreshes_tensors_and_refuses_changing_scalars(in_worker):
     # A graph would replay with the captured scalar and produce a wrong answer for the new seed:
     # graph timing is declined (with this reason), the kernel is not blamed.
     assert "input[1] changes with the seed (2.0, then 3.0)" in in_worker["graph_scalar"]
+
+
+def test_the_judges_checker_has_its_one_pass_kernel(in_worker):
+    # It had none: nothing defined the kernel once the judge moved to its own process, and every
+    # timed output went through the several-pass torch comparison.
+    assert in_worker["one_pass_ready"]
 
 
 def test_the_recheck_catches_stale_and_malformed_outputs(in_worker):
