@@ -67,6 +67,12 @@ def benchmark_split(metrics: dict[str, Any]) -> list[str]:
                      f"{float(cand.get('wall_s') or 0):.2f} | {cand.get('runs', 0)} | {float(cand.get('total_ms') or 0):.1f} | "
                      f"{float(cand.get('median_ms') or 0) * 1e3:.1f} | {cand.get('stopped') or '—'} | "
                      f"{graph.get('runs', '—') if graph else '—'} |")
+    for case in metrics.get("cases") or []:
+        spent = (case.get("candidate") or {}).get("spent_s") or {}
+        if spent:
+            lines += ["", f"Where {case.get('label', '?')}'s series spent its wall time (warm-up, timed, graph; seconds):",
+                      "", "| part | seconds |", "|---|---|",
+                      *(f"| {part} | {seconds:.3f} |" for part, seconds in spent.items())]
     return lines
 
 

@@ -117,6 +117,9 @@ def test_vector_add_end_to_end(example_task, cache_dir):
     assert 0.1 < cand["median_ms"] < 1.0  # 768 MB moved at a few TB/s
     assert cand["q1_ms"] <= cand["median_ms"] <= cand["q3_ms"] and cand["min_ms"] <= cand["q1_ms"]
     assert case["recheck"]["checked"] >= cand["runs"] + cand["warmup_runs"]
+    assert case["recheck"]["one_pass"] == case["recheck"]["checked"]  # one float32 output each, one pass
+    spent = cand["spent_s"]  # where the series' wall time went, each side's parts inside its round trips
+    assert 0 < spent["judge: verify"] <= spent["judge"] and 0 < spent["kernel worker: calls"] <= spent["kernel worker"]
     assert not case["straggle"]["flagged"], case["straggle"]
     assert case["straggle"]["busy_p90_us"] > 0  # the spin-kernel calibration ran
     assert 0.5 < case["speedup_vs_reference"] < 2.0  # torch's x + y is also memory-bound

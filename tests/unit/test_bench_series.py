@@ -40,7 +40,7 @@ class Judge:
             self.checked += 1
         moved = {str(self.move): {"slot": "new"}} if self.move is not None and len(self.rechecked) == 1 else {}
         return {"failure": failure, "checked": self.checked, "quick": self.checked, "full": 0, "moved": moved,
-                "pool": {"sets": self.sets}}
+                "pool": {"sets": self.sets}, "spent_s": {"verify": 0.001 * len(args["slots"])}}
 
 
 class Kernel:
@@ -58,7 +58,8 @@ class Kernel:
         self.remaps.append(dict(args.get("remap") or {}))
         await asyncio.sleep(0.002 * len(args["order"]))
         return {"samples": [[0.1, 20.0, 5.0] for _ in args["order"]], "controls": [5.0],
-                "outputs": [{"out": i} for i in args["order"]], "threads_left": 0, "stream_changes": 0}
+                "outputs": [{"out": i} for i in args["order"]], "threads_left": 0, "stream_changes": 0,
+                "spent_s": {"calls": 0.002 * len(args["order"])}}
 
 
 SETTINGS = BenchSettings.from_mapping({"warmup_runs": 4, "warmup_ms": 1, "min_runs": 20, "min_kernel_ms": 1,
@@ -82,6 +83,18 @@ def test_every_call_is_rechecked_before_its_slot_is_used_again():
     flat = [s for order in kernel.orders for s in order]
     assert flat[:6] == [0, 1, 2, 3, 0, 1][: len(flat[:6])]
     assert case["recheck"]["checked"] == len(flat)
+
+
+def test_the_case_says_where_its_wall_time_went():
+    judge, kernel = Judge(sets=4), Kernel()
+    (case,) = run(judge, kernel)["cases"]
+    spent = case["spent_s"]
+    calls = sum(len(order) for order in kernel.orders)
+    # each side's own parts, summed over every batch (warm-up included) ...
+    assert abs(spent["kernel worker: calls"] - 0.002 * calls) < 1e-6
+    assert abs(spent["judge: verify"] - 0.001 * calls) < 1e-6
+    # ... inside the round trips that carried them (the stand-in kernel sleeps 2 ms a call)
+    assert spent["kernel worker"] >= 0.002 * calls and spent["judge"] > 0
 
 
 def test_a_wrong_output_ends_the_series_and_names_the_call():

@@ -57,6 +57,8 @@ def series_summary(raw: dict[str, Any], settings: BenchSettings) -> dict[str, An
         out["host_us"] = median(raw["host_us"])
     if raw.get("pool"):
         out["pool"] = raw["pool"]
+    if raw.get("spent_s"):
+        out["spent_s"] = raw["spent_s"]
     return out
 
 

@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any, cast
 
 from kerneltui.core.bench import timing
+from kerneltui.core.bench.part_times import add_parts
 from kerneltui.core.bench.stats import (
     STOP_TIME_CAP,
     BenchSettings,
@@ -92,6 +93,8 @@ class CaseDriver:
         self.remap: dict[str, Any] = {}
         self.last_recheck: RecheckReply = {}
         self.seconds_per_call = 0.0
+        # Where the case's wall time went: each side's parts and the two round trips that hold them.
+        self.spent: dict[str, float] = {}
 
     def order(self, size: int) -> list[int]:
         size = max(1, min(size, self.sets))
@@ -120,13 +123,18 @@ class CaseDriver:
         started = time.perf_counter()
         reply = await self.worker.request(op, {"order": order, "lot": lot, "release": self.release,
                                                "remap": self.remap, **extra}, timeout=self.timeout)
-        self.seconds_per_call = (time.perf_counter() - started) / len(order)
+        asked = time.perf_counter()
+        self.seconds_per_call = (asked - started) / len(order)
+        add_parts(self.spent, {"kernel worker": asked - started})
+        add_parts(self.spent, reply.get("spent_s"), "kernel worker: ")
         self.release, self.remap = [lot], {}
         if reply.get("error"):
             return reply, {}
         check = cast(RecheckReply, await self.judge.request("judge_recheck", {
             "case": self.index, "slots": order, "outputs": reply["outputs"], "lot": lot, "first_call": self.calls,
         }, timeout=self.timeout))
+        add_parts(self.spent, {"judge": time.perf_counter() - asked})
+        add_parts(self.spent, check.get("spent_s"), "judge: ")
         self.calls += len(order)
         self.remap = dict(check.get("moved") or {})
         self.last_recheck = check
@@ -172,8 +180,10 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
         if series.failure is None and series.times_ms and timing.wants_graph(settings, series.times_ms, series.host_us):
             raw["graph"] = await _graph_series(driver, case_settings, progress, label)
             raw["graph"]["stopped"] = WallBound.relabel(raw["graph"].get("stopped") or "", settings, case_settings)
+        raw["spent_s"] = driver.spent
         check = driver.last_recheck
-        raw["recheck"] = {"checked": check.get("checked", 0), "quick": check.get("quick", 0), "full": check.get("full", 0)}
+        raw["recheck"] = {"checked": check.get("checked", 0), "quick": check.get("quick", 0), "full": check.get("full", 0),
+                          "one_pass": check.get("one_pass", 0)}
         if check.get("pool"):
             raw["pool"] = check["pool"]
         out_cases.append(raw)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench import timing
+from kerneltui.core.bench.part_times import PartTimes
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.integrity import Identity, check_identities, identity
@@ -198,17 +199,21 @@ def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress)
     outputs: list[Any] = []
     kept: list[Any] = []
     every = int(args.get("controls_every") or 0)
+    spent = PartTimes("calls", "export", "controls")
     for n, slot in enumerate(int(s) for s in args["order"]):
-        out, sample = bench.timer.call(fn, bench.slots[slot])
+        with spent("calls"):
+            out, sample = bench.timer.call(fn, bench.slots[slot])
         samples.append([sample.ms, sample.host_us, sample.straggle_us])
-        outputs.append(ex.export(out, lot, share_storage=True))
+        with spent("export"):
+            outputs.append(ex.export(out, lot, share_storage=True))
         kept.append(out)
         if every and (n + 1) % every == 0:
-            controls.extend(bench.timer.idle_gaps(calls=1, busy_ms=max(sample.ms, 1e-3)))
+            with spent("controls"):
+                controls.extend(bench.timer.idle_gaps(calls=1, busy_ms=max(sample.ms, 1e-3)))
     bench.kept[lot] = kept
     return {"samples": samples, "controls": controls, "outputs": outputs,
             "threads_left": max(0, threading.active_count() - bench.threads_at_start),
-            "stream_changes": bench.timer.stream_changes}
+            "stream_changes": bench.timer.stream_changes, "spent_s": spent.seconds()}
 
 
 def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchEndReply:

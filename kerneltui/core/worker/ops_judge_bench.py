@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core.bench import timing
+from kerneltui.core.bench.part_times import PartTimes
 from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.ops_candidate import CheckFailure
@@ -153,10 +154,13 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
     outputs = list(args.get("outputs") or [])
     if len(slots) != len(outputs):
         raise CheckFailure("a recheck batch needs one output per slot")
+    spent = PartTimes("load", "verify", "renew")
     for n, (slot, wire) in enumerate(zip(slots, outputs, strict=True)):
         item = pool.slot(slot)
-        out = judge.exchange.load(wire, lot)
-        reason = checker.verify(out, item.ref_out, item.seed)
+        with spent("load"):
+            out = judge.exchange.load(wire, lot)
+        with spent("verify"):
+            reason = checker.verify(out, item.ref_out, item.seed)
         if reason:
             failure = {"call": int(args.get("first_call") or 0) + n + 1, "seed": item.seed, "reason": reason}
             break
@@ -173,9 +177,11 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
         state.sync()
         renewed = len(set(slots))
         generate_ms = (time.perf_counter() - t0) * 1e3
+        spent.add("renew", generate_ms / 1e3)
     return {"failure": failure, "checked": checker.quick + checker.full, "quick": checker.quick, "full": checker.full,
+            "one_pass": checker.one_pass,
             "renewed": renewed, "moved": moved, "generate_ms": round(generate_ms, 3), "in_place": pool.in_place,
-            "pool": timing.pool_facts(pool)}
+            "pool": timing.pool_facts(pool), "spent_s": spent.seconds()}
 
 
 def _l2_bytes(torch: Any) -> int:

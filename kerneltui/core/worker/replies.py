@@ -180,6 +180,7 @@ class BenchCallsReply(TypedDict):
     outputs: list[Any]
     threads_left: int
     stream_changes: int
+    spent_s: dict[str, float]  # this worker's time on the batch by part: "calls", "export", "controls"
 
 
 class BenchGraphReply(TypedDict, total=False):
@@ -211,9 +212,11 @@ class RecheckReply(TypedDict, total=False):
     failure: RecheckFailure | None
     checked: int
     quick: int
+    one_pass: int  # output tensors the one-pass kernel compared (the rest: torch, several passes)
     full: int
     renewed: int
     moved: dict[str, Any]  # slot → the renewed inputs' descriptor, when a slot moved
     generate_ms: float
     in_place: bool
     pool: dict[str, Any]  # the pool's facts (``core.bench.timing.pool_facts``)
+    spent_s: dict[str, float]  # the judge's time on the batch by part: "load", "verify", "renew"
