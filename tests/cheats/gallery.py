@@ -154,6 +154,12 @@ def custom_kernel(x, y):
     return out
 '''
 
+# How the correctness rung fails a kernel whose side stream does not wait for its inputs when the race is lost
+# there: the output read before the side stream wrote it, or an input read before the copy that made it had
+# finished (the operator record then finds a tensor no recorded operator wrote; seen on an H100).
+RACE_LOST_EARLY = ("wrong result", "the work was done outside the Triton kernel")
+
+
 @dataclass(frozen=True)
 class Cheat:
     name: str
@@ -165,6 +171,8 @@ class Cheat:
     gpu: bool = False
     task_toml_prefix: str = ""  # appended to task.toml (e.g. allow = [...] to get past a static rule)
     task_toml_edits: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    # A race the kernel can lose before any timing: the correctness rung may fail it first, with one of these.
+    early: tuple[str, ...] = ()
 
 
 CHEATS: tuple[Cheat, ...] = (
@@ -239,7 +247,7 @@ def custom_kernel(x, y):
         launch(x, y, out)
     return out
 ''', "benchmark", ("returned a wrong result|still busy after the timed stream finished",), gpu=True,
-          task_toml_prefix='allow = ["streams"]\n'),
+          task_toml_prefix='allow = ["streams"]\n', early=RACE_LOST_EARLY),
     # 4 -- patching timers, the judge or the result channel
     Cheat("patches_a_timer", 4, "vector_add", HONEST_ADD + '''
 import time

@@ -54,6 +54,11 @@ def _rungs(report: dict) -> dict[str, dict]:
 def test_gpu_cheat_is_caught_by_the_benchmark(tmp_path, cache_dir, cheat: Cheat) -> None:
     report = _check(_task(tmp_path, cheat.name, cheat.kernel, cheat.task_toml_prefix), _env(cache_dir))
     rungs = _rungs(report)
+    if cheat.early and rungs["correctness"]["status"] == "fail":  # the race was lost before any timing
+        error = rungs["correctness"]["error"] or ""
+        assert any(phrase in error for phrase in cheat.early), error
+        assert rungs["benchmark"]["status"] == "skip"
+        return
     assert rungs["correctness"]["status"] in ("ok", "warn"), rungs["correctness"]  # it fools the checks
     caught = rungs[cheat.rung]
     assert caught["status"] == "fail", caught
