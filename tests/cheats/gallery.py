@@ -155,8 +155,8 @@ def custom_kernel(x, y):
 '''
 
 # How the correctness rung fails a kernel whose side stream does not wait for its inputs when the race is lost
-# there: the output read before the side stream wrote it, or an input read before the copy that made it had
-# finished (the operator record then finds a tensor no recorded operator wrote; seen on an H100).
+# there: the output read before the side stream wrote it, or the kernel seen reading a tensor no recorded
+# operator wrote (the operator record's finding, seen on an H100).
 RACE_LOST_EARLY = ("wrong result", "the work was done outside the Triton kernel")
 
 

@@ -197,7 +197,7 @@ def test_a_side_stream_racing_the_flush_is_caught(example_task, cache_dir):
     if rungs["correctness"]["status"] == "fail":
         # The race can be lost before any timing: the output was read before the side stream wrote it
         # (seen on the H200: "a second run with different garbage in fresh memory gave a wrong result"),
-        # or an input was read before the copy that made it had finished (seen on an H100).
+        # or the operator record saw the kernel read a tensor no recorded operator wrote (seen on an H100).
         assert any(phrase in rungs["correctness"]["error"] for phrase in RACE_LOST_EARLY), rungs["correctness"]
         assert rungs["benchmark"]["status"] == "skip"
         return
