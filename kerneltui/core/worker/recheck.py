@@ -69,20 +69,6 @@ def prepare() -> None:
         _kernel_error = f"{type(exc).__name__}: {exc}"
 
 
-def warm(torch: Any) -> None:
-    """Define the check kernel and run it once on the GPU, so a judge's first recheck does not wait for
-    its compilation (or its load from Triton's cache); a failure here leaves the torch path."""
-    global _kernel, _kernel_error
-    prepare()
-    if _kernel is None or not torch.cuda.is_available():
-        return
-    probe = torch.zeros(BLOCK, device="cuda")
-    try:
-        triton_close(probe, probe, 0.0, 0.0, 0.0, torch)
-    except Exception as exc:  # a kernel that cannot compile or run here would fail every recheck
-        _kernel, _kernel_error = None, f"{type(exc).__name__}: {exc}"
-
-
 def one_pass_applies(out: Any, ref: Any) -> bool:
     """Whether the one-pass Triton check can compare these two tensors (``prepare()`` ran, both on
     the GPU with one floating dtype it reads); else ``torch_close`` does, in several passes."""

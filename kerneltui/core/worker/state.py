@@ -117,11 +117,7 @@ class WorkerState:
         if self.role == "judge":
             # The judge runs no kernel: torch, and Triton on a GPU (the benchmark's recheck kernel).
             if self.has_gpu:
-                from kerneltui.core.worker import recheck
-
-                # The benchmark's recheck kernel, compiled (or loaded from Triton's cache) and run once
-                # here, off a spare's critical path: a new judge's first recheck took ~0.35 s longer.
-                recheck.warm(torch)
+                import triton  # noqa: F401
             # Not torch._inductor: the poisoned allocations of every case the judge makes set the
             # deterministic mode without it (ops_candidate.set_deterministic_algorithms).
             self.info = describe_device(self)
