@@ -46,6 +46,7 @@ def describe_device(state: Any) -> dict[str, Any]:
         "cuda_runtime": torch.version.cuda,
         "triton": _version("triton"),
         "cutlass_dsl": _version("nvidia-cutlass-dsl"),
+        "cpu_threads": torch.get_num_threads(),  # torch's intra-op threads (state.share_the_cores)
     }
     if state.has_gpu:
         props = torch.cuda.get_device_properties(0)
