@@ -202,13 +202,63 @@ class WorkerBox:
 def _make_cgroup(support: SandboxSupport, settings: SandboxSettings) -> tuple[Path | None, str, bool]:
     if not support.cgroup_base:
         return None, "", False
-    try:
-        path = cgroup.create(Path(support.cgroup_base), f"kerneltui-{os.getpid()}-{next(_names)}")
-    except OSError as exc:
-        return None, f"cannot make a cgroup beneath {support.cgroup_base}: {exc.strerror}", False
+    global _cgroups_swept
+    if not _cgroups_swept:
+        _cgroups_swept = True
+        sweep_orphaned_cgroups(Path(support.cgroup_base))
+    path: Path | None = None
+    for _ in range(8):
+        name = f"{CGROUP_PREFIX}{os.getpid()}-{next(_names)}"
+        try:
+            path = cgroup.create(Path(support.cgroup_base), name)
+            break
+        except FileExistsError:
+            # An earlier process with this pid left it, with a process in it the sweep could not
+            # remove: the next number.
+            continue
+        except OSError as exc:
+            return None, f"cannot make a cgroup beneath {support.cgroup_base}: {exc.strerror}", False
+    if path is None:
+        return None, f"cannot make a cgroup beneath {support.cgroup_base}: eight names in use", False
+    _made_cgroups.add(path.name)
     pids = bool(settings.enabled and settings.processes and support.cgroup_pids
                 and cgroup.limit_processes(path, settings.processes))
     return path, "", pids
+
+
+# A worker cgroup's name carries the pid of the kerneltui process that made it. The supervisor and the
+# parent each remove it once its last process is gone, waiting up to 2 s; a process that takes longer
+# to die (a worker's large address space torn down on a loaded machine), or a parent and supervisor
+# killed together, leave it behind, empty or soon empty, for good.
+CGROUP_PREFIX = "kerneltui-"
+_CGROUP_NAME = re.compile(re.escape(CGROUP_PREFIX) + r"(\d+)-\d+$")
+_cgroups_swept = False  # this process has removed the orphans once
+_made_cgroups: set[str] = set()  # the names this process made
+
+
+def sweep_orphaned_cgroups(base: Path) -> list[str]:
+    """Remove the empty worker cgroups beneath ``base`` whose maker has died (and those bearing this
+    process's pid that it did not make: an earlier process's with the same pid); their names. A
+    group that still holds a process stays (``rmdir`` refuses it), and so does one whose pid now
+    belongs to another live process (until that one ends)."""
+    removed: list[str] = []
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        made_by = _CGROUP_NAME.match(entry.name)
+        if made_by is None or entry.name in _made_cgroups:
+            continue
+        pid = int(made_by.group(1))
+        if pid != os.getpid() and reaper.pid_alive(pid):
+            continue
+        try:
+            entry.rmdir()
+        except OSError:
+            continue
+        removed.append(entry.name)
+    return removed
 
 
 # A scratch folder's name carries the pid of the kerneltui process that made it: the supervisor removes
