@@ -37,6 +37,32 @@ def _states(app) -> dict[str, str]:
     return {name: row.state for name, row in app.rungs.rows.items() if row.state != "idle"}
 
 
+async def test_a_message_typed_into_the_history_by_mistake_does_not_accept_a_failed_proposal(example_task,
+                                                                                             settings) -> None:
+    """F2 lands in the history, where a is accept: "again" typed there (a, g, a) used to arm the failed
+    proposal with the first a and write it with the second."""
+    app = _app(example_task("vector_add"), settings)
+    decisions: list[ProposalDecision] = []
+
+    def hook(message) -> None:
+        if isinstance(message, ProposalDecision) and all(message is not d for d in decisions):
+            decisions.append(message)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await pilot.pause()
+        _proposal_with_trial(app, "p2", passed=False)
+        await pilot.pause()
+        await pilot.press("f2", *"again")
+        await pilot.pause()
+        assert decisions == []
+        card = app.chat.cards["p2"]
+        assert card.is_open and not card.armed  # a, g (disarms), a (arms), i (to the input), n
+        # Reading between the two keys keeps the confirmation: the warning, the diff.
+        await pilot.press("f2", "a", "down", "up", "a")
+        await pilot.pause()
+        assert [(d.proposal_id, d.decision) for d in decisions] == [("p2", "accept")]
+
+
 async def test_a_failed_trial_never_replaces_the_status_of_the_file_on_disk(example_task, settings) -> None:
     app = _app(example_task("vector_add"), settings)
     async with app.run_test(size=SIZE) as pilot:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -179,8 +180,22 @@ class ProposalCard(Vertical):
             keys.set_class(bool(self.armed), "proposal-armed")
 
 
+# Keys that move through the history without deciding anything: the person reads the warning of an
+# armed accept, or the diff, before the second ``a``.
+READING_KEYS = frozenset({"up", "down", "left", "right", "pageup", "pagedown", "home", "end"})
+
+
 class ChatLog(VerticalScroll, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_LOG)
+
+    def on_key(self, event: events.Key) -> None:
+        """The second ``a`` that writes a failed proposal must follow the first with nothing typed in
+        between: a message typed into the history by mistake ("again" is a, g, a) is not a
+        confirmation."""
+        if event.key != "a" and event.key not in READING_KEYS:
+            card = self._pane().open_proposal()
+            if card is not None:
+                card.disarm()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
