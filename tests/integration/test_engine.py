@@ -508,3 +508,25 @@ def test_profile_loads_the_task_with_the_command_lines_options(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)["error"]
     assert error["kind"] == "task" and "has no module constant M (its constants: N)" in error["message"]
+
+
+async def test_an_engine_still_exiting_when_its_connection_ends_is_said_to_be_killed(engine):
+    """The connection of an engine killed mid-run ends as its files are closed, a moment before the
+    process is gone: a full CI run once read it alive then and said "closed the connection". A
+    process that ends 0.3 s after the client looks is worded as killed."""
+    dying = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    try:
+        text = await engine.client()._lost(dying.pid)
+    finally:
+        dying.wait()
+    assert f"the engine (pid {dying.pid}) was killed or crashed during the run" in text
+
+
+async def test_an_engine_alive_after_its_connection_ends_is_said_to_have_closed_it(engine):
+    alive_one = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        text = await engine.client()._lost(alive_one.pid)
+    finally:
+        alive_one.kill()
+        alive_one.wait()
+    assert f"the engine (pid {alive_one.pid}) closed the connection during the run" in text

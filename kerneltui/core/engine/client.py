@@ -31,6 +31,7 @@ from kerneltui.core.task import Task, TaskError
 from kerneltui.core.worker.protocol import ProtocolError
 
 CANCEL_GRACE_S = 5.0  # after a cancel, how long the client waits for the engine's last events
+LOST_GRACE_S = 2.0  # after the connection ends mid-run, how long the engine has to be gone before "killed"
 
 
 class EngineUnavailable(Exception):
@@ -168,7 +169,7 @@ class EngineClient:
                 except ProtocolError as exc:
                     raise EngineLost(f"the engine's replies could not be read ({exc})") from exc
                 if message is None:
-                    raise EngineLost(self._lost(pid))
+                    raise EngineLost(await self._lost(pid))
                 if "event" in message:
                     emit(event_from_dict(message["event"]))
                 elif "report" in message:
@@ -199,7 +200,12 @@ class EngineClient:
                     if "event" in message:
                         emit(event_from_dict(message["event"]))
 
-    def _lost(self, pid: int) -> str:
+    async def _lost(self, pid: int) -> str:
+        # The connection ends as the dying engine's files are closed, a moment before the process is
+        # gone (on a loaded machine, more than a moment): give it LOST_GRACE_S to be.
+        deadline = time.monotonic() + LOST_GRACE_S
+        while pid and pid_alive(pid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         how = "was killed or crashed" if pid and not pid_alive(pid) else "closed the connection"
         return (f"the engine (pid {pid}) {how} during the run; the run's workers were stopped with it. "
                 f"Its log: {self.files.log} (last lines: {self.log_tail(3)})")
