@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import BindingType
 
@@ -126,6 +126,17 @@ class KernelApp(ReplayActions, App[None]):
     @property
     def chat(self) -> ChatPane:
         return self.main.widgets.chat
+
+    def on_key(self, event: events.Key) -> None:
+        """Any key but the accept cancels a failed proposal's first ``a`` (``ChatPane.key_between``).
+        Taken here, where the key's binding runs after it (a key reaches the app once it has passed
+        through the focused widget): keys that arrive together, typed over a slow SSH link, are taken
+        in the order of the actions they trigger, which a handler on the history would not see."""
+        bound = self.active_bindings.get(event.key)
+        if bound is not None and bound.binding.action == "decide('accept')":
+            return
+        if isinstance(self.screen, MainScreen):
+            self.chat.key_between(event.key)
 
     @property
     def chart(self) -> HistoryChart:

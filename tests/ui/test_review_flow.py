@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
+
 from kerneltui.core import events as ev
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.messages import ProposalDecision
 from kerneltui.ui.options import AppOptions
+from kerneltui.ui.widgets.chat import CONFIRM_AFTER_S
 from tests.ui import fixed_data
 from tests.ui.snapshot_compare import settle
 
@@ -57,8 +60,21 @@ async def test_a_message_typed_into_the_history_by_mistake_does_not_accept_a_fai
         assert decisions == []
         card = app.chat.cards["p2"]
         assert card.is_open and not card.armed  # a, g (disarms), a (arms), i (to the input), n
+        # The same word arriving in one read from the terminal (over a slow SSH link): the keys are
+        # queued before the first one's action runs.
+        await pilot.press("escape", "f2")
+        for key in "ag":
+            app.post_message(events.Key(key, key))
+        await pilot.pause(0.3)
+        assert decisions == [] and not card.armed  # the g came after the a, however they arrived
+        # Two a at once: the second comes before the warning could be read, and does not confirm it.
+        await pilot.press("f2", "a", "a")
+        await pilot.pause()
+        assert decisions == [] and card.armed
         # Reading between the two keys keeps the confirmation: the warning, the diff.
-        await pilot.press("f2", "a", "down", "up", "a")
+        await pilot.press("down", "up")
+        await pilot.pause(CONFIRM_AFTER_S)
+        await pilot.press("a")
         await pilot.pause()
         assert [(d.proposal_id, d.decision) for d in decisions] == [("p2", "accept")]
 
@@ -106,6 +122,7 @@ async def test_a_failed_proposal_takes_a_second_key_and_a_passing_one_does_not(e
         assert decisions == []
         keys = str(app.chat.cards["p2"].query_one(".proposal-keys").render())
         assert "trial failed" in keys and "Press a again" in keys
+        await pilot.pause(CONFIRM_AFTER_S)  # the warning is read
         await pilot.press("a")
         await pilot.pause()
         assert [(d.proposal_id, d.decision) for d in decisions] == [("p2", "accept")]

@@ -12,6 +12,7 @@ from kerneltui.config import load_config
 from kerneltui.core import events as ev
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
+from kerneltui.ui.widgets.chat import CONFIRM_AFTER_S
 from tests.ui.conftest import wait_for
 
 SIZE = (160, 45)
@@ -54,7 +55,9 @@ async def test_after_a_task_switch_the_agent_edits_the_new_task(example_task, tm
         await pilot.press("f2", "i", *"make it faster", "enter")
         await wait_for(pilot, lambda: app.chat.open_proposal() is not None
                        and app.chat.open_proposal().verdict.outcome == "not checked", 60, "the proposal's trial")
-        await pilot.press("escape", "a", "a")  # a trial without the correctness rung is not a verified one
+        await pilot.press("escape", "a")  # a trial without the correctness rung is not a verified one
+        await pilot.pause(CONFIRM_AFTER_S)  # its warning read: the second a confirms
+        await pilot.press("a")
         await wait_for(pilot, lambda: any(isinstance(e, ev.ProposalEvent) and e.state in ("accepted", "stale")
                                           for e in app.bridge.log), 60, "the decision")
         assert "BLOCK = 2048" in (other / "kernel.py").read_text()

@@ -7,10 +7,10 @@ proposals (a/r/f) live on the history, never on the input, so they cannot fire w
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from textual.widgets import Markdown
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
+# How long the warning of an armed accept is on screen before a second ``a`` confirms it.
+CONFIRM_AFTER_S = 0.5
+# Keys that move through the history without deciding anything: the person reads the warning of an
+# armed accept, or the diff, before the second ``a``.
+READING_KEYS = frozenset({"up", "down", "left", "right", "pageup", "pagedown", "home", "end"})
 
 
 class ToolCallEntry(Collapsible):
@@ -68,6 +73,7 @@ class ProposalCard(Vertical):
         self.state = state
         self.disk_median_s = disk_median_s
         self.armed = ""  # the first ``a`` on an unsafe proposal: what it said; a second ``a`` accepts
+        self.armed_at = 0.0  # when (time.monotonic) it was armed
         self.left_out: set[int] = set()  # hunks (0-based) toggled out of an accept
 
     @property
@@ -148,7 +154,15 @@ class ProposalCard(Vertical):
 
     def arm(self, warning: str) -> None:
         self.armed = warning
+        self.armed_at = time.monotonic()
         self._refresh()
+
+    def confirmed(self) -> bool:
+        """Whether an ``a`` now confirms the armed accept: the warning has been on screen for
+        CONFIRM_AFTER_S. Keys that reach the app together (typed over a slow SSH link, sent by a
+        script) run their actions after every key's own handler, so the other keys of a word typed
+        into the history cannot disarm in between; the pause can."""
+        return bool(self.armed) and time.monotonic() - self.armed_at >= CONFIRM_AFTER_S
 
     def disarm(self) -> None:
         if self.armed:
@@ -180,22 +194,9 @@ class ProposalCard(Vertical):
             keys.set_class(bool(self.armed), "proposal-armed")
 
 
-# Keys that move through the history without deciding anything: the person reads the warning of an
-# armed accept, or the diff, before the second ``a``.
-READING_KEYS = frozenset({"up", "down", "left", "right", "pageup", "pagedown", "home", "end"})
-
-
 class ChatLog(VerticalScroll, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_LOG)
 
-    def on_key(self, event: events.Key) -> None:
-        """The second ``a`` that writes a failed proposal must follow the first with nothing typed in
-        between: a message typed into the history by mistake ("again" is a, g, a) is not a
-        confirmation."""
-        if event.key != "a" and event.key not in READING_KEYS:
-            card = self._pane().open_proposal()
-            if card is not None:
-                card.disarm()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -398,6 +399,14 @@ class ChatPane(Vertical):
                 return card
         return None
 
+    def key_between(self, key: str) -> None:
+        """A key that is not the accept: the second ``a`` that writes a failed proposal must follow the
+        first with nothing typed in between but scrolling (a message typed into the history by
+        mistake, "again" is a, g, a, is not a confirmation)."""
+        card = self.open_proposal()
+        if card is not None and key not in READING_KEYS:
+            card.disarm()
+
     def decide(self, decision: str) -> None:
         card = self.open_proposal()
         if card is None:
@@ -409,9 +418,11 @@ class ChatPane(Vertical):
             return
         if decision == "accept":
             verdict = card.verdict
-            if not verdict.safe_to_accept and not card.armed:
-                # A failed (or unfinished) trial is never one key away from the file.
-                card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")))
+            if not verdict.safe_to_accept and not card.confirmed():
+                # A failed (or unfinished) trial is never one key away from the file, nor two keys typed
+                # together.
+                if not card.armed:
+                    card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")))
                 return
         card.disarm()
         self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
