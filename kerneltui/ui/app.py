@@ -132,11 +132,12 @@ class KernelApp(ReplayActions, App[None]):
         Taken here, where the key's binding runs after it (a key reaches the app once it has passed
         through the focused widget): keys that arrive together, typed over a slow SSH link, are taken
         in the order of the actions they trigger, which a handler on the history would not see."""
+        if not isinstance(self.screen, MainScreen) or self.chat.armed_proposal() is None:
+            return  # every key of the app passes here: nothing to look up unless a confirmation waits
         bound = self.active_bindings.get(event.key)
-        if bound is not None and bound.binding.action == "decide('accept')":
+        if bound is not None and bound.binding.action == keys.ACCEPT_ACTION:
             return
-        if isinstance(self.screen, MainScreen):
-            self.chat.key_between(event.key)
+        self.chat.key_between(event.key)
 
     @property
     def chart(self) -> HistoryChart:

@@ -42,8 +42,10 @@ EDITOR = [
     _b("ctrl+s", "save", "Save", "save"),
 ]
 
+ACCEPT_ACTION = "decide('accept')"  # the app tells the accept key from the keys between (app.on_key)
+
 CHAT_LOG = [
-    _b("a", "decide('accept')", "Accept", "proposal_accept"),
+    _b("a", ACCEPT_ACTION, "Accept", "proposal_accept"),
     _b("r", "decide('reject')", "Reject (reason)", "proposal_reject"),
     _b("f", "feedback", "Feedback", "proposal_feedback"),
     _b("e", "edit", "Edit, then accept", "proposal_edit"),

@@ -34,6 +34,13 @@ CANCEL_GRACE_S = 5.0  # after a cancel, how long the client waits for the engine
 LOST_GRACE_S = 2.0  # after the connection ends mid-run, how long the engine has to be gone before "killed"
 
 
+async def _until_gone(pid: int, wait_s: float, poll_s: float) -> None:
+    """Wait until process ``pid`` has ended, at most ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while pid and pid_alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(poll_s)
+
+
 class EngineUnavailable(Exception):
     """The engine could not be reached, started or trusted; nothing ran there."""
 
@@ -145,9 +152,7 @@ class EngineClient:
         if answer is None:
             return None
         pid = int(answer[1].get("pid") or 0)
-        deadline = time.monotonic() + wait_s
-        while pid and pid_alive(pid) and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await _until_gone(pid, wait_s, poll_s=0.05)
         return pid
 
     async def run(self, request: RunRequest, emit: Emit) -> RunReport:
@@ -203,9 +208,7 @@ class EngineClient:
     async def _lost(self, pid: int) -> str:
         # The connection ends as the dying engine's files are closed, a moment before the process is
         # gone (on a loaded machine, more than a moment): give it LOST_GRACE_S to be.
-        deadline = time.monotonic() + LOST_GRACE_S
-        while pid and pid_alive(pid) and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        await _until_gone(pid, LOST_GRACE_S, poll_s=0.02)
         how = "was killed or crashed" if pid and not pid_alive(pid) else "closed the connection"
         return (f"the engine (pid {pid}) {how} during the run; the run's workers were stopped with it. "
                 f"Its log: {self.files.log} (last lines: {self.log_tail(3)})")

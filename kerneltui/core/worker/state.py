@@ -25,9 +25,9 @@ def share_the_cores(torch: Any, has_gpu: bool) -> None:
     for cores the other process held: on 2 cores vector_add's save → correctness verdict took
     0.38 s, against 0.28 s with one thread each. With a GPU the two processes' tensor work runs on
     it; what is left on the CPU (a reference making its inputs there, which wants every core) has
-    not been measured with fewer threads, so torch's default stays. A count the person set (``OMP_NUM_THREADS``) stands; it is set
-    here too, as a worker forked from a zygote has the thread count torch chose when the zygote
-    imported it."""
+    not been measured with fewer threads, so torch's default stays. A count the person set
+    (``OMP_NUM_THREADS``) stands; it is set here too, as a worker forked from a zygote has the
+    thread count torch chose when the zygote imported it."""
     wanted = os.environ.get("OMP_NUM_THREADS", "").strip()
     if wanted.isdigit() and int(wanted) > 0:
         torch.set_num_threads(int(wanted))

@@ -159,9 +159,8 @@ class ProposalCard(Vertical):
 
     def confirmed(self) -> bool:
         """Whether an ``a`` now confirms the armed accept: the warning has been on screen for
-        CONFIRM_AFTER_S. Keys that reach the app together (typed over a slow SSH link, sent by a
-        script) run their actions after every key's own handler, so the other keys of a word typed
-        into the history cannot disarm in between; the pause can."""
+        CONFIRM_AFTER_S. Two ``a`` that reach the app together (typed over a slow SSH link, sent by
+        a script) have no key between them to disarm; the pause tells them from a confirmation."""
         return bool(self.armed) and time.monotonic() - self.armed_at >= CONFIRM_AFTER_S
 
     def disarm(self) -> None:
@@ -196,7 +195,6 @@ class ProposalCard(Vertical):
 
 class ChatLog(VerticalScroll, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.CHAT_LOG)
-
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -399,11 +397,16 @@ class ChatPane(Vertical):
                 return card
         return None
 
+    def armed_proposal(self) -> ProposalCard | None:
+        """The open proposal whose accept waits for its confirming ``a``, if any."""
+        card = self.open_proposal()
+        return card if card is not None and card.armed else None
+
     def key_between(self, key: str) -> None:
         """A key that is not the accept: the second ``a`` that writes a failed proposal must follow the
         first with nothing typed in between but scrolling (a message typed into the history by
         mistake, "again" is a, g, a, is not a confirmation)."""
-        card = self.open_proposal()
+        card = self.armed_proposal()
         if card is not None and key not in READING_KEYS:
             card.disarm()
 
