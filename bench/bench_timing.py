@@ -15,7 +15,7 @@ Usage (on the GPU machine, from the repository root):
     python bench/bench_timing.py [--runs 5] [--skip-ncu] [--results bench/RESULTS.md]
 It needs the examples vector_add, softmax and matmul under kerneltui/examples, and stops with a
 message when one is missing. Plan on about six minutes on an H200 (5 runs of 3 kernels, then do_bench
-and ncu for each).
+and ncu for each). Interrupted (Ctrl-C, SIGINT), it still records the kernels it measured in full.
 """
 
 from __future__ import annotations
@@ -409,18 +409,32 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="kerneltui-bench-"))
     tasks = prepare(workdir)
     rows = []
-    for name in args.only or KERNELS:
-        task_dir = tasks[name]
-        case = benchmark_case(task_dir)
-        print(f"== {name} ({' '.join(f'{k}={v}' for k, v in case.items())})", flush=True)
-        runs = asyncio.run(kerneltui_runs(task_dir, args.runs))
-        db = do_bench(task_dir)
-        print(f"  do_bench: {db}", flush=True)
-        nc = {"error": "skipped (--skip-ncu)"} if args.skip_ncu else ncu(task_dir, kernel_names(task_dir))
-        print(f"  ncu: {nc}", flush=True)
-        rows.append(summarise(name, case, runs, db, nc))
+    cut_off = ""
+    try:
+        for name in args.only or KERNELS:
+            task_dir = tasks[name]
+            case = benchmark_case(task_dir)
+            print(f"== {name} ({' '.join(f'{k}={v}' for k, v in case.items())})", flush=True)
+            # Each clock's wall time is printed: a run cut off by a time limit says where the minutes went.
+            mark = time.time()
+            runs = asyncio.run(kerneltui_runs(task_dir, args.runs))
+            print(f"  kerneltui: {len(runs)} runs in {time.time() - mark:.1f} s", flush=True)
+            mark = time.time()
+            db = do_bench(task_dir)
+            print(f"  do_bench ({time.time() - mark:.1f} s): {db}", flush=True)
+            mark = time.time()
+            nc = {"error": "skipped (--skip-ncu)"} if args.skip_ncu else ncu(task_dir, kernel_names(task_dir))
+            print(f"  ncu ({time.time() - mark:.1f} s): {nc}", flush=True)
+            rows.append(summarise(name, case, runs, db, nc))
+    except KeyboardInterrupt:
+        # A time limit (bench/gpu_all.sh ends a step with SIGINT) keeps the kernels already measured.
+        done = ", ".join(r["kernel"] for r in rows) or "none"
+        cut_off = f"Cut off by an interrupt after {time.time() - started:.0f} s; kernels measured in full: {done}."
+        print(cut_off, flush=True)
+        if not rows:
+            return 130
     lines = table(rows)
-    extra = notes(rows)
+    extra = notes(rows) + ([f"- {cut_off}"] if cut_off else [])
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started))
     command = "python bench/bench_timing.py " + " ".join(a for a in sys.argv[1:])
     block = [f"## {stamp} · bench_timing · {machine()}", "", f"Command: `{command.strip()}` "

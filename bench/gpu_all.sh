@@ -7,8 +7,8 @@
 #
 # Usage: bench/gpu_all.sh OUTDIR STEP[=SECONDS] ...
 #   env           GPU, driver, torch, triton, CuTe DSL, ncu versions
-#   gpu-tests     tests/gpu except the timing and profile tests, several at once (correctness does not
-#                 mind sharing)
+#   gpu-tests     tests/gpu except the timing and profile tests, and the cheat gallery on the GPU, several
+#                 at once (correctness does not mind sharing)
 #   bench-tests   the timing tests (tests/gpu/test_benchmark_gpu.py) and the GPU cheats (caught by the
 #                 benchmark's side-work check: timing too), alone on the GPU
 #   timing        bench/bench_timing.py --runs 5 (kerneltui vs do_bench vs ncu)
@@ -76,7 +76,8 @@ for spec in "$@"; do
       # device holds (CUDA C++ tests failed with "out of memory" at -n 8); a twentieth, 4 sets at most.
       KERNELTUI_BENCHMARK_POOL_FRACTION=0.05 KERNELTUI_BENCHMARK_MAX_POOL=4 \
       run_step gpu-tests "$limit" "$PY" -m pytest -m gpu -v -rA -p no:cacheprovider -n "${GPU_TEST_WORKERS:-4}" \
-        --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu ;;
+        --ignore=tests/gpu/test_benchmark_gpu.py --ignore=tests/gpu/test_profile_gpu.py tests/gpu \
+        tests/cheats/test_gallery_gpu.py ;;
     bench-tests)
       run_step bench-tests "$limit" "$PY" -m pytest -m gpu -q -rA -p no:cacheprovider tests/gpu/test_benchmark_gpu.py \
         tests/cheats/test_cheats_gpu.py ;;
