@@ -14,6 +14,8 @@ import pytest
 
 from kerneltui.core.sandbox import box
 from kerneltui.core.sandbox.cgroup import base_folder
+from kerneltui.core.sandbox.settings import SandboxSettings
+from kerneltui.core.sandbox.support import SandboxSupport
 
 
 def writable_base() -> Path:
@@ -71,3 +73,26 @@ def test_a_group_with_a_process_in_it_stays():
         sleeper.wait()
         box.sweep_orphaned_cgroups(base)  # empty now: removed
     assert not path.exists()
+
+
+def test_every_name_held_is_reported_with_where_to_look(monkeypatch):
+    """Groups an earlier process with this pid left, with processes still in them, take every name a
+    worker tries: it runs without a cgroup, and the reason names the groups and the file that lists
+    the processes holding them (it used to say only "eight names in use")."""
+    base = writable_base()
+    monkeypatch.setattr(box, "_cgroups_swept", True)  # the sweep could not remove them: held
+    numbers = range(900001, 900009)  # eight, as many as a worker tries
+    monkeypatch.setattr(box, "_names", iter(numbers))
+    held = [base / f"kerneltui-{os.getpid()}-{n}" for n in numbers]
+    try:
+        for path in held:
+            path.mkdir()
+        support = SandboxSupport(cgroup_base=str(base))
+        group, why, pids = box._make_cgroup(support, SandboxSettings())
+        assert group is None and not pids
+        assert f"{held[0].name} … {held[-1].name}" in why
+        assert str(held[0] / "cgroup.procs") in why and "end those processes" in why
+    finally:
+        for path in held:
+            if path.exists():
+                path.rmdir()

@@ -207,7 +207,8 @@ def _make_cgroup(support: SandboxSupport, settings: SandboxSettings) -> tuple[Pa
         _cgroups_swept = True
         sweep_orphaned_cgroups(Path(support.cgroup_base))
     path: Path | None = None
-    for _ in range(8):
+    held: list[str] = []
+    for _ in range(CGROUP_NAME_TRIES):
         name = f"{CGROUP_PREFIX}{os.getpid()}-{next(_names)}"
         try:
             path = cgroup.create(Path(support.cgroup_base), name)
@@ -215,11 +216,12 @@ def _make_cgroup(support: SandboxSupport, settings: SandboxSettings) -> tuple[Pa
         except FileExistsError:
             # An earlier process with this pid left it, with a process in it the sweep could not
             # remove: the next number.
+            held.append(name)
             continue
         except OSError as exc:
             return None, f"cannot make a cgroup beneath {support.cgroup_base}: {exc.strerror}", False
     if path is None:
-        return None, f"cannot make a cgroup beneath {support.cgroup_base}: eight names in use", False
+        return None, names_held_message(Path(support.cgroup_base), held), False
     _made_cgroups.add(path.name)
     pids = bool(settings.enabled and settings.processes and support.cgroup_pids
                 and cgroup.limit_processes(path, settings.processes))
@@ -234,6 +236,16 @@ CGROUP_PREFIX = "kerneltui-"
 _CGROUP_NAME = re.compile(re.escape(CGROUP_PREFIX) + r"(\d+)-\d+$")
 _cgroups_swept = False  # this process has removed the orphans once
 _made_cgroups: set[str] = set()  # the names this process made
+CGROUP_NAME_TRIES = 8
+
+
+def names_held_message(base: Path, held: list[str]) -> str:
+    """Why a worker runs without a cgroup when every name tried was taken, and what to do about it."""
+    shown = f"{held[0]} … {held[-1]}" if len(held) > 2 else " and ".join(held)
+    return (f"cannot make a cgroup beneath {base}: the names {shown} are held by groups an earlier process with "
+            f"this pid left, with processes still in them; the pids are in each group's cgroup.procs "
+            f"(cat {base / held[0] / 'cgroup.procs'}): end those processes and the groups go with the next "
+            "kerneltui start")
 
 
 def sweep_orphaned_cgroups(base: Path) -> list[str]:
