@@ -425,3 +425,37 @@ def test_the_definition_of_a_name_the_query_asks_for_comes_first(tmp_path: Path)
     (root / "examples" / "helper.py").write_text('def load(p, cache_modifier="", eviction_policy=""):\n    return p\n')
     ContextIndex(root, db_path=db).refresh()
     assert ContextIndex(root, db_path=db).search(query)[0].path == "language/core.py"
+
+
+def test_a_new_index_opened_while_another_connection_makes_it_keeps_what_that_one_wrote(folder: Path,
+                                                                                        tmp_path: Path):
+    """The TUI builds a new index in the background while a search, or a poll of when it was built,
+    opens the same file: a connection that found no schema yet made it again once the other had
+    committed and failed ("table folders already exists"); when that was the background build, the
+    index stayed empty."""
+    import threading
+    import time
+
+    from kerneltui.core.agent.search.index import _SCHEMA, SCHEMA_VERSION
+
+    db = tmp_path / "idx.sqlite3"
+    first = sqlite3.connect(db, timeout=60, isolation_level=None)
+    first.execute("PRAGMA journal_mode=WAL")
+    first.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    # The first connection is making the schema and filling it, in one transaction not yet committed.
+    first.execute("BEGIN IMMEDIATE")
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            first.execute(statement)
+    first.execute("INSERT INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+    first.execute("INSERT INTO folders(path, origin, refreshed_at) VALUES(?, 'configured', 1.0)", (str(folder),))
+    second = ContextIndex(folder, db_path=db)
+    seen: list[float | None] = []
+    opener = threading.Thread(target=lambda: seen.append(second.refreshed_at()))
+    opener.start()
+    time.sleep(1.0)  # the second connection has read the meta table and waits for the write lock
+    first.execute("COMMIT")
+    opener.join(60)
+    assert seen == [1.0]
+    assert first.execute("SELECT path FROM folders").fetchall() == [(str(folder),)]
+    first.close()

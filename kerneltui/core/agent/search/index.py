@@ -148,6 +148,26 @@ def default_db_path(folders: Sequence[ContextFolder]) -> Path:
     return paths.cache_dir() / "context-index" / f"{digest}.sqlite3"
 
 
+def _make_schema(con: sqlite3.Connection) -> None:
+    """Make the tables, deciding under the write lock: the TUI's background build and a first search
+    (or another kerneltui) open a new index at once, and a connection that saw no schema while the
+    other was making it would make it again once the other committed ("table folders already
+    exists"; the background build that failed so left the index empty)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            # One statement at a time: executescript would commit first and give up the lock.
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    con.execute(statement)
+            con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+
+
 class ContextIndex:
     def __init__(self, folders: Sequence[ContextFolder] | Path, db_path: Path | None = None,
                  ranking: Ranking = DEFAULT) -> None:
@@ -173,9 +193,7 @@ class ContextIndex:
         con.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)")
         row = con.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
-            con.executescript(_SCHEMA)
-            con.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-            con.commit()
+            _make_schema(con)
         return con
 
     def _reader(self) -> sqlite3.Connection:
