@@ -160,7 +160,7 @@ class KernelApp(ReplayActions, App[None]):
 
     def get_default_screen(self) -> MainScreen:
         return MainScreen(editor=self._new_editor(), rungs=registry_rows(), chat_label=self.agent.label,
-                          ui_settings=self.ui_settings, on_ready=self.main_ready)
+                          ui_settings=self.ui_settings, on_ready=self.main_ready, clock=self.options.clock)
 
     def _new_editor(self) -> KernelEditor:
         return KernelEditor(self.kernel_task.kernel_path, self.kernel_task.kernel_source(), id="editor")

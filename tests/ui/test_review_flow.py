@@ -19,9 +19,23 @@ from tests.ui.snapshot_compare import settle
 SIZE = (160, 45)
 
 
+class SteppedClock:
+    """The app's clock, moved only by the test: whether a second ``a`` came before the warning could
+    be read is decided by the keys, never by how busy the machine running the test is."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def _app(task: Path, settings):
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
-                         record_session=False, clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
+                         record_session=False, clock=SteppedClock(), wall_time=lambda at: "12:00:00")
     return create_app(task, settings=settings, options=options, parts=fixed_data.parts())
 
 
@@ -73,7 +87,7 @@ async def test_a_message_typed_into_the_history_by_mistake_does_not_accept_a_fai
         assert decisions == [] and card.armed
         # Reading between the two keys keeps the confirmation: the warning, the diff.
         await pilot.press("down", "up")
-        await pilot.pause(CONFIRM_AFTER_S)
+        app.options.clock.advance(CONFIRM_AFTER_S)
         await pilot.press("a")
         await pilot.pause()
         assert [(d.proposal_id, d.decision) for d in decisions] == [("p2", "accept")]
@@ -122,7 +136,7 @@ async def test_a_failed_proposal_takes_a_second_key_and_a_passing_one_does_not(e
         assert decisions == []
         keys = str(app.chat.cards["p2"].query_one(".proposal-keys").render())
         assert "trial failed" in keys and "Press a again" in keys
-        await pilot.pause(CONFIRM_AFTER_S)  # the warning is read
+        app.options.clock.advance(CONFIRM_AFTER_S)  # the warning is read
         await pilot.press("a")
         await pilot.pause()
         assert [(d.proposal_id, d.decision) for d in decisions] == [("p2", "accept")]

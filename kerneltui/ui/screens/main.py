@@ -100,8 +100,9 @@ class MainScreen(Screen[None]):
     """
 
     def __init__(self, *, editor: KernelEditor, rungs: list[RungRow], chat_label: str, ui_settings: UiSettings,
-                 on_ready: Callable[[], None]) -> None:
+                 on_ready: Callable[[], None], clock: Callable[[], float]) -> None:
         super().__init__()
+        self._clock = clock
         self._on_ready = on_ready  # called each time the panes are built (also after a task switch)
         self._editor = editor
         self._rung_rows = rungs
@@ -117,7 +118,7 @@ class MainScreen(Screen[None]):
             with Vertical(id="col-left"):
                 with Pane(id="pane-chat") as p:
                     p.border_title = "agent [dim]F2[/]"
-                    yield ChatPane(label=self._chat_label, id="chat")
+                    yield ChatPane(label=self._chat_label, clock=self._clock, id="chat")
                 with Pane(id="pane-chart") as p:
                     p.border_title = "history [dim]F5[/]"
                     yield HistoryChart(unit=self._chart_unit, id="chart")

@@ -8,6 +8,7 @@ proposals (a/r/f) live on the history, never on the input, so they cannot fire w
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -73,7 +74,7 @@ class ProposalCard(Vertical):
         self.state = state
         self.disk_median_s = disk_median_s
         self.armed = ""  # the first ``a`` on an unsafe proposal: what it said; a second ``a`` accepts
-        self.armed_at = 0.0  # when (time.monotonic) it was armed
+        self.armed_at = 0.0  # when it was armed, on the chat's clock
         self.left_out: set[int] = set()  # hunks (0-based) toggled out of an accept
 
     @property
@@ -152,16 +153,16 @@ class ProposalCard(Vertical):
         self._refresh()
         return True
 
-    def arm(self, warning: str) -> None:
+    def arm(self, warning: str, now: float) -> None:
         self.armed = warning
-        self.armed_at = time.monotonic()
+        self.armed_at = now
         self._refresh()
 
-    def confirmed(self) -> bool:
-        """Whether an ``a`` now confirms the armed accept: the warning has been on screen for
+    def confirmed(self, now: float) -> bool:
+        """Whether an ``a`` at ``now`` confirms the armed accept: the warning has been on screen for
         CONFIRM_AFTER_S. Two ``a`` that reach the app together (typed over a slow SSH link, sent by
         a script) have no key between them to disarm; the pause tells them from a confirmation."""
-        return bool(self.armed) and time.monotonic() - self.armed_at >= CONFIRM_AFTER_S
+        return bool(self.armed) and now - self.armed_at >= CONFIRM_AFTER_S
 
     def disarm(self) -> None:
         if self.armed:
@@ -249,9 +250,11 @@ class ChatPane(Vertical):
     ChatPane Markdown { margin: 0; padding: 0; background: transparent; }
     """
 
-    def __init__(self, label: str = "", *, id: str | None = None) -> None:
+    def __init__(self, label: str = "", *, clock: Callable[[], float] = time.monotonic,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.label = label
+        self.clock = clock  # the app's (AppOptions.clock): how long an armed accept's warning has been shown
         self.replies: dict[str, Markdown] = {}
         self.reply_text: dict[str, str] = {}
         self.tools: dict[str, ToolCallEntry] = {}
@@ -421,11 +424,12 @@ class ChatPane(Vertical):
             return
         if decision == "accept":
             verdict = card.verdict
-            if not verdict.safe_to_accept and not card.confirmed():
+            if not verdict.safe_to_accept and not card.confirmed(self.clock()):
                 # A failed (or unfinished) trial is never one key away from the file, nor two keys typed
                 # together.
                 if not card.armed:
-                    card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")))
+                    card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")),
+                             self.clock())
                 return
         card.disarm()
         self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
