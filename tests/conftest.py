@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,21 @@ def _one_worker_per_module_fixture(items: list[pytest.Item]) -> None:
 def _sessions_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Session logs written by the app and the commands under test stay in the test's folder."""
     monkeypatch.setenv("KERNELTUI_SESSIONS_DIR", str(tmp_path / "sessions"))
+
+
+@pytest.fixture(scope="session")
+def shared_engine() -> Iterator[dict[str, str]]:
+    """The environment of an engine shared by the command-line checks of one test process, as a
+    person's shell shares the one their commands start: each check is a real ``kerneltui check``
+    answered by warm workers instead of a new interpreter importing torch and starting its own.
+    The engine starts with the first check that uses it and is stopped, with its workers, at the end
+    of the test process. Tests of what a command does without an engine keep the default (none)."""
+    from tests.engine_helpers import end_engines_in
+
+    folder = Path(tempfile.mkdtemp(prefix="kts-", dir="/tmp"))  # a Unix socket path must stay short
+    env = {"KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(folder), "KERNELTUI_ENGINE_IDLE_S": "1800"}
+    yield env
+    end_engines_in(folder, env)
 
 
 @pytest.fixture

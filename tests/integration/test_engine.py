@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from kerneltui.core.engine.client import EngineClient, EngineUnavailable
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
 from kerneltui.core.sandbox.reaper import pid_alive
 from tests.conftest import ROOT, run_cli
+from tests.engine_helpers import alive, descendants, end_engines_in, wait_until
 
 
 @dataclass
@@ -65,37 +65,6 @@ class EngineUnderTest:
         return json.loads(proc.stdout)
 
 
-def descendants(pid: int) -> set[int]:
-    """Every process whose parent chain leads to ``pid`` (workers lead groups of their own)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def wait_until(predicate: Any, timeout: float, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step)
-    return bool(predicate())
-
-
-def alive(pids: set[int]) -> set[int]:
-    return {p for p in pids if pid_alive(p)}
-
-
 @pytest.fixture
 def engine(monkeypatch: pytest.MonkeyPatch) -> Any:
     folder = Path(tempfile.mkdtemp(prefix="kte-", dir="/tmp"))
@@ -104,16 +73,7 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> Any:
                         ("KERNELTUI_ENGINE_IDLE_S", "300")):
         handle.set(name, value)
     yield handle
-    # Every engine the test started in its folder (one per fingerprint), and their workers.
-    pids = {int(text) for lock in folder.glob("engine-*.lock") if (text := lock.read_text().strip()).isdigit()}
-    pids = {pid for pid in pids if pid_alive(pid)}
-    workers = set().union(*(descendants(pid) for pid in pids)) if pids else set()
-    if pids:
-        handle.cli("engine", "stop", "--all", timeout=60)
-    for pid in alive(pids):
-        os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not alive(workers), 10)
-    shutil.rmtree(folder, ignore_errors=True)
+    end_engines_in(folder, handle.env)
 
 
 def normalised(report: dict[str, Any]) -> dict[str, Any]:

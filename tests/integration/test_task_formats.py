@@ -25,6 +25,14 @@ KB = DATA / "kernelbench"
 GM = DATA / "gpumode"
 
 
+@pytest.fixture(autouse=True)
+def _commands_share_an_engine(shared_engine: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks here are many and short: warm workers answer them (what a person's shell gets by
+    default); tests/integration/test_engine.py shows a check answers the same with or without one."""
+    for name, value in shared_engine.items():
+        monkeypatch.setenv(name, value)
+
+
 def check(*args: str, seeds: str = "2", rungs: str = "correctness") -> tuple[int, dict, str]:
     proc = run_cli("check", *args, "--json", "--seeds", seeds, "--rungs", rungs, "--no-history", "--no-session")
     return proc.returncode, json.loads(proc.stdout), proc.stderr
