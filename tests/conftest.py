@@ -84,6 +84,15 @@ def shared_engine() -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture
+def commands_share_an_engine(shared_engine: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's commands use the process's shared engine (``pytestmark =
+    pytest.mark.usefixtures("commands_share_an_engine")`` in a file of many short checks); a check's
+    report through the engine is the report without it (tests/integration/test_engine.py)."""
+    for name, value in shared_engine.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
 def example_task(tmp_path: Path):
     """Copy a bundled example into a temp dir and return its path: ``example_task("vector_add")``."""
 

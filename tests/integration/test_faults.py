@@ -15,6 +15,10 @@ from tests.conftest import EXAMPLES, run_cli
 
 GOOD = (EXAMPLES / "vector_add" / "kernel.py").read_text()
 
+# The checks of broken kernels go through warm workers, as a person's shell sends them by default; the
+# tests that start a pool of their own show the pool surviving them without an engine.
+pytestmark = pytest.mark.usefixtures("commands_share_an_engine")
+
 
 def variant(old: str, new: str) -> str:
     assert old in GOOD

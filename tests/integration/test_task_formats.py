@@ -24,13 +24,8 @@ from tests.conftest import DATA, run_cli
 KB = DATA / "kernelbench"
 GM = DATA / "gpumode"
 
-
-@pytest.fixture(autouse=True)
-def _commands_share_an_engine(shared_engine: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The checks here are many and short: warm workers answer them (what a person's shell gets by
-    default); tests/integration/test_engine.py shows a check answers the same with or without one."""
-    for name, value in shared_engine.items():
-        monkeypatch.setenv(name, value)
+# Many short checks: warm workers answer them, as they answer a person's shell by default.
+pytestmark = pytest.mark.usefixtures("commands_share_an_engine")
 
 
 def check(*args: str, seeds: str = "2", rungs: str = "correctness") -> tuple[int, dict, str]:
