@@ -9,26 +9,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kerneltui.core.sandbox import reaper
 from kerneltui.core.sandbox.reaper import pid_alive
 from tests.conftest import run_cli
 
 
 def descendants(pid: int) -> set[int]:
-    """Every process whose parent chain leads to ``pid`` (workers lead groups of their own)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
+    """Every process whose parent chain leads to ``pid``, exited ones not yet reaped included (workers
+    lead groups of their own)."""
+    return set(reaper.descendants(pid, include_zombies=True))
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, step: float = 0.1) -> bool:
