@@ -424,12 +424,12 @@ class ChatPane(Vertical):
             return
         if decision == "accept":
             verdict = card.verdict
-            if not verdict.safe_to_accept and not card.confirmed(self.clock()):
+            now = self.clock()
+            if not verdict.safe_to_accept and not card.confirmed(now):
                 # A failed (or unfinished) trial is never one key away from the file, nor two keys typed
                 # together.
                 if not card.armed:
-                    card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")),
-                             self.clock())
+                    card.arm(verdict.warning(card.proposal_id, str(card.proposal.get("file") or "the kernel")), now)
                 return
         card.disarm()
         self.follow()  # what the decision brings (the agent's answer, the next proposal) shows below
