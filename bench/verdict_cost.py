@@ -72,7 +72,9 @@ def main() -> int:
     text = (f"\n## {time.strftime('%Y-%m-%d %H:%M')} · verdict_cost · {platform.node()} ({os.cpu_count()} CPUs) "
             f"{args.label}\n\nCommand: `python bench/verdict_cost.py --before {args.before} --after {args.after} "
             f"--example {args.example} --rounds {args.rounds} --saves {args.saves} --gap {args.gap:g}`"
-            + "".join(f" with {k}={os.environ[k]}" for k in sorted(os.environ) if k.startswith("KERNELTUI_"))
+            # The settings a run was made with; the test log is where gpu_all.sh collects outcomes, not one.
+            + "".join(f" with {k}={os.environ[k]}" for k in sorted(os.environ)
+                      if k.startswith("KERNELTUI_") and k != "KERNELTUI_TEST_LOG")
             + "".join(f", after side with {k}={v}" for k, v in sorted(after_env.items()))
             + "; load average during the runs "
             f"{min(loads):.1f}–{max(loads):.1f}.\n\n| version | saves | median save → correctness verdict (s) | IQR (s) |\n"
