@@ -23,11 +23,22 @@ from tests.llm_server import (
 DEMO = package_dir() / "data" / "agent" / "vector_add_demo.toml"
 
 
+# The trials of these commands are answered by the test process's shared engine. An engine serves one
+# environment for its workers, and the cache and config paths are part of it: they are shared by the file's
+# tests (nothing here reads the cache; the config file does not exist), so one engine serves them all.
+pytestmark = pytest.mark.usefixtures("commands_share_an_engine")
+
+
+@pytest.fixture(scope="module")
+def private_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ask-cli")
+
+
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(private_dirs: Path) -> dict[str, str]:
     """No user config, a private cache, one seed per case in trials and no dump (NO_DUMP), and no keys unless
     a test adds one."""
-    return {"KERNELTUI_CONFIG": str(tmp_path / "no-config.toml"), "KERNELTUI_CACHE_DIR": str(tmp_path / "cache"),
+    return {"KERNELTUI_CONFIG": str(private_dirs / "no-config.toml"), "KERNELTUI_CACHE_DIR": str(private_dirs / "cache"),
             "KERNELTUI_AGENT_TRIAL_SEEDS": "1", "KERNELTUI_AGENT_TRIAL_RUNGS": NO_DUMP, "KERNELTUI_AGENT_MAX_RETRIES": "0",
             "KERNELTUI_AGENT_CONTEXT_DIR": str(ROOT / "context"),
             "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
