@@ -15,8 +15,10 @@ itself as ``ModelNew``) and ``broken/`` (the reference with its output spoiled: 
 for one half of the problems, uninitialised memory returned for the other). Both are plain torch,
 so the suites run with ``--backend torch``: what is tested is the harness's verdict, not a DSL.
 
-``run`` checks both suites with ``kerneltui suite`` on each runner (``local``: one slot per GPU;
-``ray``: ``--ray local``, a one-node cluster the command starts). The published sizes are GB-scale
+``run`` checks both suites with ``kerneltui suite`` on each runner (``local``: one slot per GPU,
+fresh workers per item (``--no-engine``); ``engine``: the same slots answered by a background engine
+of the run's own, twice: first started by the suite, then warm; ``ray``: ``--ray local``, a one-node
+cluster the command starts). The published sizes are GB-scale
 (GELU: 4096 × 393216 floats a tensor); ``--scale`` shrinks every size constant (default 1/8).
 The reference suite is benchmarked on the local runner (torch.compile baseline off, timed phases
 capped by ``--max-seconds``); the Ray runs check correctness only unless ``--ray-rungs`` says more.
@@ -34,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -99,15 +102,22 @@ def build(level1: Path, out: Path, ids: tuple[int, ...]) -> None:
     print(f"{len(files)} problems, reference and broken candidates in {out}")
 
 
-def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace, rungs: str) -> dict[str, Any]:
-    results_file = out / f"results-{candidates}-{runner}.jsonl"
+def suite_env(args: argparse.Namespace) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false", "KERNELTUI_BENCHMARK_MAX_SECONDS": str(args.max_seconds)}
+
+
+def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace, rungs: str,
+              engine_env: dict[str, str] | None = None) -> dict[str, Any]:
+    results_file = out / f"results-{candidates}-{runner.split()[0]}.jsonl"
     cmd = [sys.executable, "-m", "kerneltui", "suite", str(out / "level1"), "--candidates", str(out / candidates),
            "--backend", "torch", "--scale", str(args.scale), "--seeds", str(args.seeds), "--rungs", rungs,
            "--results", str(results_file), "--restart", "--json"]
     if runner == "ray":
         cmd += ["--ray", args.ray_address]
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false", "KERNELTUI_BENCHMARK_MAX_SECONDS": str(args.max_seconds)}
+    elif runner == "local":
+        cmd += ["--no-engine"]
+    env = {**suite_env(args), **(engine_env or {})}
     print("$ " + " ".join(cmd[1:]), flush=True)
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -176,7 +186,7 @@ def markdown(reports: list[dict[str, Any]], args: argparse.Namespace) -> str:
                          f"| {speed} | {r['where']} | {r['duration_s']:.1f} |")
     broken = next((r for r in reports if r["candidates"] == "broken"), None)
     if broken is not None:
-        first = {}
+        first: dict[str, int] = {}
         for r in broken["results"]:
             failed = next((g for g in r.get("rungs") or [] if g.get("status") == "fail"), None)
             first[failed["name"] if failed else r["status"]] = first.get(failed["name"] if failed else r["status"], 0) + 1
@@ -194,7 +204,7 @@ def main() -> int:
     b.add_argument("--problems", help=f"comma-separated problem ids (default {','.join(map(str, PROBLEMS))})")
     r = sub.add_parser("run", help="run both suites on each runner and record the results")
     r.add_argument("--out", type=Path, required=True)
-    r.add_argument("--runners", default="local,ray", help="comma-separated: local, ray")
+    r.add_argument("--runners", default="local,ray", help="comma-separated: local, engine, ray")
     r.add_argument("--suites", default="reference,broken", help="comma-separated: reference, broken")
     r.add_argument("--ray-address", default="local", help="local (start a one-node cluster), auto or HOST:PORT")
     r.add_argument("--scale", type=float, default=0.125, help="--scale for every problem (default 1/8)")
@@ -210,15 +220,27 @@ def main() -> int:
         build(args.level1, args.out, ids)
         return 0
     reports = []
-    for runner in [x.strip() for x in args.runners.split(",") if x.strip()]:
-        for candidates in [x.strip() for x in args.suites.split(",") if x.strip()]:
-            rungs = args.ray_rungs if runner == "ray" else (args.rungs if candidates == "reference" else "correctness")
-            report = run_suite(args.out, candidates, runner, args, rungs)
-            ok, wrong = verdict(report)
-            print(f"{candidates} on {runner}: {report['summary']['correct']}/{report['summary']['items']} correct, "
-                  f"{report['measured_wall_s']:.1f} s, {'as required' if ok else 'NOT as required: ' + '; '.join(wrong)}",
-                  flush=True)
-            reports.append(report)
+    # The engine runner's engine lives in a folder of its own (a Unix socket path must stay short),
+    # started by its first suite and stopped at the end.
+    engine_dir = Path(tempfile.mkdtemp(prefix="kbs-", dir="/tmp"))
+    engine_env = {"KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(engine_dir)}
+    try:
+        for runner in [x.strip() for x in args.runners.split(",") if x.strip()]:
+            for candidates in [x.strip() for x in args.suites.split(",") if x.strip()]:
+                rungs = args.ray_rungs if runner == "ray" else (args.rungs if candidates == "reference" else "correctness")
+                labels = ["engine, first", "engine, warm"] if runner == "engine" else [runner]
+                for label in labels:
+                    report = run_suite(args.out, candidates, label, args, rungs,
+                                       engine_env if runner == "engine" else None)
+                    ok, wrong = verdict(report)
+                    print(f"{candidates} on {label}: {report['summary']['correct']}/{report['summary']['items']} "
+                          f"correct, {report['measured_wall_s']:.1f} s, "
+                          f"{'as required' if ok else 'NOT as required: ' + '; '.join(wrong)}", flush=True)
+                    reports.append(report)
+    finally:
+        subprocess.run([sys.executable, "-m", "kerneltui", "engine", "stop", "--all"], capture_output=True,
+                       env={**suite_env(args), **engine_env}, timeout=120)
+        shutil.rmtree(engine_dir, ignore_errors=True)
     text = markdown(reports, args)
     print("\n" + text)
     (args.out / "reports.json").write_text(json.dumps(reports, indent=1, default=str))

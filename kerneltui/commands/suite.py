@@ -21,10 +21,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kerneltui.commands import engine_use
 from kerneltui.commands.check import add_format_options, load_options, usage_error
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
 
@@ -65,6 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--results", metavar="FILE", help="the results file (default DIR/.kerneltui/suite-results.jsonl)")
     p.add_argument("--restart", action="store_true", help="forget earlier results and verify every item again")
     add_format_options(p, per_problem=True)
+    engine_use.add_option(p)
     p.set_defaults(func=main)
 
 
@@ -143,6 +146,7 @@ def main(args: argparse.Namespace) -> int:
         return usage_error(args, "-j must be at least 1")
 
     info: dict[str, Any] = {}
+    engine: Any = None  # the background engine's client, for a run on this machine
     if args.ray:
         from kerneltui.core.remote.ray_runner import RayUnavailable, cluster_gpus, connect
 
@@ -156,6 +160,12 @@ def main(args: argparse.Namespace) -> int:
         gpus = sum(1 for s in slots if s.gpu is not None)
         where = ", ".join(s.label for s in slots)
         info["slots"] = [s.label for s in slots]
+        # The engine's workers see every GPU of this machine; with several, each slot's workers are
+        # pinned to its own GPU instead, so two benchmarks never share one.
+        engine = engine_use.engine_client(args) if gpus <= 1 else None
+        info["engine"] = engine is not None
+        if engine is not None:
+            where += " through the engine"
     timed = gpus > 0
     if not timed:
         rungs = [r for r in rungs if not rung_registry.spec(r).needs_gpu]
@@ -194,7 +204,8 @@ def main(args: argparse.Namespace) -> int:
         final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress)
         info.update(ray_info)
     else:
-        final = suite_run.run_local(prepared, slots, options, results, on_result=progress)
+        final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
+                                    say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr))
     wall = time.perf_counter() - started
     summary = summarise(final, timed)
     if args.json:

@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from kerneltui.core.engine.channel import AuthError, Channel, read_key
 from kerneltui.core.engine.client import EngineClient, EngineUnavailable
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
 from kerneltui.core.sandbox.reaper import pid_alive
-from tests.conftest import ROOT, run_cli
+from tests.conftest import DATA, ROOT, run_cli
 from tests.engine_helpers import alive, descendants, end_engines_in, wait_until
 
 
@@ -490,3 +491,45 @@ async def test_an_engine_alive_after_its_connection_ends_is_said_to_have_closed_
         alive_one.kill()
         alive_one.wait()
     assert f"the engine (pid {alive_one.pid}) closed the connection during the run" in text
+
+
+def copy_tree(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    return dest
+
+
+def _suite_verdicts(report: dict[str, Any]) -> dict[str, Any]:
+    """Each item's verdict and its rungs' lines, times taken out; correctness by its status alone (its
+    errors are measured on inputs drawn with each run's own hidden seed)."""
+    return normalised({r["problem"]: [r["status"], [[g["name"], g["status"], g["summary"] if g["name"] != "correctness"
+                                                     else ""] for g in r["rungs"]]]
+                       for r in report["results"]})
+
+
+def test_suite_through_engine_gives_the_verdicts_of_a_suite_without(engine, tmp_path):
+    level = copy_tree(DATA / "kernelbench", tmp_path / "kb") / "level1"
+    command = ("suite", str(level), "--scale", "0.004", "--seeds", "1", "--json")
+    alone = engine.cli(*command, "--no-engine", "--results", str(tmp_path / "alone.jsonl"))
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    assert engine.pid() is None, "--no-engine must not start an engine"
+    through = engine.cli(*command, "--results", str(tmp_path / "through.jsonl"))
+    assert through.returncode == 0, through.stdout + through.stderr
+    assert through.stderr == "", "the engine served every item (no fallback)"
+    without, within = json.loads(alone.stdout), json.loads(through.stdout)
+    assert (without["engine"], within["engine"]) == (False, True)
+    assert len(within["results"]) == 4 and engine.status()["runs_served"] == 4
+    assert _suite_verdicts(within) == _suite_verdicts(without)
+    assert all(r["status"] == "correct" for r in within["results"])
+
+
+def test_a_suite_whose_engine_cannot_be_reached_says_so_once_and_verifies_without_it(engine, tmp_path):
+    level = copy_tree(DATA / "kernelbench", tmp_path / "kb") / "level1"
+    not_a_folder = engine.folder / "f"  # a short path: a socket's must fit 107 bytes
+    not_a_folder.write_text("")
+    engine.set("KERNELTUI_ENGINE_DIR", str(not_a_folder))
+    proc = engine.cli("suite", str(level), "--scale", "0.004", "--seeds", "1", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert [r["status"] for r in report["results"]] == ["correct"] * 4
+    assert proc.stderr.count("verifying the rest of the suite without the engine") == 1, proc.stderr
+    assert proc.stderr.startswith("kerneltui suite: cannot connect to the engine's socket")

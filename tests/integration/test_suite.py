@@ -13,7 +13,13 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import DATA, EXAMPLES, run_cli
+
+# The suites' runs are answered by the test process's shared engine, as a person's shell does by default;
+# the same suite without it (--no-engine) is compared with it in tests/integration/test_engine.py.
+pytestmark = pytest.mark.usefixtures("commands_share_an_engine")
 
 KB = DATA / "kernelbench"
 GM = DATA / "gpumode"

@@ -192,7 +192,10 @@ class Engine:
             channel.send({"report": report_to_dict(run.result())})
 
     async def _run_in_turn(self, task: Any, options: Any, names: list[str], emit: Callable[[Event], None]) -> RunReport:
-        key = str(Path(task.root).resolve())
+        # Runs of one task take turns; a KernelBench folder holds many problems (tasks of one root),
+        # whose runs (a suite's) go side by side like those of any two tasks.
+        root = str(Path(task.root).resolve())
+        key = f"{root}::{task.name}"
         lock = self._task_locks.setdefault(key, asyncio.Lock())
         if lock.locked():
             emit(Notice(level="info", source="engine", message="waiting for the run of this task in flight to finish"))
@@ -200,7 +203,7 @@ class Engine:
             pool = self.pools.get(task.backend, options.arch or task.arch)
             alone = await self.pools.needs_gpu_alone(pool, names)
             run_key = f"{key}#{id(options)}"
-            self._runs[run_key] = {"task": key, "rungs": names, "since": round(time.time(), 1), "state": "waiting"}
+            self._runs[run_key] = {"task": root, "rungs": names, "since": round(time.time(), 1), "state": "waiting"}
             try:
                 async with self.pools.gpu.hold(alone) as waited:
                     if waited:

@@ -156,11 +156,20 @@ def _recorder(prepared: list[Prepared], results: ResultsFile,
 
 
 def run_local(prepared: list[Prepared], slots: list[Slot], options: RunOptions, results: ResultsFile,
-              on_result: OnResult | None = None) -> list[ItemResult]:
-    pairs = [(task, Candidate(name=p.item.key, path=p.item.candidate or Path(), source=p.source))
-             for p, task in _pending(prepared)]
-    asyncio.run(verify_pairs(pairs, slots, replace(options, record=False, origin="suite"),
-                             on_result=_recorder(prepared, results, on_result)))
+              on_result: OnResult | None = None, engine: Any = None,
+              say: Callable[[str], None] | None = None) -> list[ItemResult]:
+    """Verify the pending items here: through ``engine`` (an ``EngineClient``) when given, falling back
+    to workers of the suite's own (``say`` tells why), else with fresh workers per item in each slot."""
+    options = replace(options, record=False, origin="suite")
+    landed = _recorder(prepared, results, on_result)
+    if engine is not None:
+        from kerneltui.core.suite.through_engine import verify_through_engine
+
+        asyncio.run(verify_through_engine(_pending(prepared), slots, options, engine, landed, say or (lambda _: None)))
+    else:
+        pairs = [(task, Candidate(name=p.item.key, path=p.item.candidate or Path(), source=p.source))
+                 for p, task in _pending(prepared)]
+        asyncio.run(verify_pairs(pairs, slots, options, on_result=landed))
     return [p.done for p in prepared if p.done is not None]
 
 
