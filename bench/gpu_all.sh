@@ -21,7 +21,7 @@
 #                 SIDEWORK_ARGS adds arguments (e.g. "--gallery --cheats --runs 20")
 #   kb-suite      bench/kernelbench_suite.py run --out scratch/kb_suite --runners local (carry scratch/kb_suite)
 #   pytest:FILES  any further GPU test files, comma-separated, alone on the GPU
-#   py:SCRIPT     any further bench script (with arguments separated by commas)
+#   py:SCRIPT     any further bench script (with arguments separated by commas; so no argument can hold one)
 #   set:VAR=VALUE  set VAR for the steps after it (the same step with a setting changed:
 #                 breakdown set:KERNELTUI_SANDBOX_ZYGOTE_ON_GPU=true breakdown)
 #

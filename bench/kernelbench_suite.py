@@ -109,7 +109,7 @@ def suite_env(args: argparse.Namespace) -> dict[str, str]:
 
 def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace, rungs: str,
               engine_env: dict[str, str] | None = None) -> dict[str, Any]:
-    results_file = out / f"results-{candidates}-{runner.split()[0]}.jsonl"
+    results_file = out / f"results-{candidates}-{runner.split(',')[0]}.jsonl"
     cmd = [sys.executable, "-m", "kerneltui", "suite", str(out / "level1"), "--candidates", str(out / candidates),
            "--backend", "torch", "--scale", str(args.scale), "--seeds", str(args.seeds), "--rungs", rungs,
            "--results", str(results_file), "--restart", "--json"]
