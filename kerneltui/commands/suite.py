@@ -31,6 +31,7 @@ from kerneltui.commands.check import add_format_options, load_options, usage_err
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
 
 if TYPE_CHECKING:
+    from kerneltui.core.engine.client import EngineClient
     from kerneltui.core.suite.discover import Suite
     from kerneltui.core.suite.run import ProblemSizes
     from kerneltui.core.task import LoadOptions
@@ -146,7 +147,7 @@ def main(args: argparse.Namespace) -> int:
         return usage_error(args, "-j must be at least 1")
 
     info: dict[str, Any] = {}
-    engine: Any = None  # the background engine's client, for a run on this machine
+    engine: EngineClient | None = None  # the background engine's client, for a run on this machine
     if args.ray:
         from kerneltui.core.remote.ray_runner import RayUnavailable, cluster_gpus, connect
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.batch import Candidate, CandidateResult, Slot, verify_pairs
 from kerneltui.core.rungs.context import RunOptions
@@ -22,6 +22,9 @@ from kerneltui.core.suite.discover import Suite, SuiteItem
 from kerneltui.core.suite.record import ItemResult, ResultsFile
 from kerneltui.core.task import LoadOptions, Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
+
+if TYPE_CHECKING:  # the engine's client is imported only when a suite uses it
+    from kerneltui.core.engine.client import EngineClient
 
 # What a suite runs unless told: the verdict and the times; no dump, profile or trace.
 SUITE_RUNGS = ["prechecks", "compile", "run", "correctness", "benchmark", "roofline"]
@@ -156,7 +159,7 @@ def _recorder(prepared: list[Prepared], results: ResultsFile,
 
 
 def run_local(prepared: list[Prepared], slots: list[Slot], options: RunOptions, results: ResultsFile,
-              on_result: OnResult | None = None, engine: Any = None,
+              on_result: OnResult | None = None, engine: EngineClient | None = None,
               say: Callable[[str], None] | None = None) -> list[ItemResult]:
     """Verify the pending items here: through ``engine`` (an ``EngineClient``) when given, falling back
     to workers of the suite's own (``say`` tells why), else with fresh workers per item in each slot."""

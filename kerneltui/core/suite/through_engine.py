@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kerneltui.core.batch import (
     Candidate,
@@ -32,6 +32,9 @@ from kerneltui.core.engine.messages import RunRequest
 from kerneltui.core.events import Event, Notice
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, TaskError
+
+if TYPE_CHECKING:  # run.py imports this module when a suite has an engine
+    from kerneltui.core.suite.run import Prepared
 
 Landed = Callable[[CandidateResult], None]
 Say = Callable[[str], None]  # a warning for the person (the command prints it on stderr)
@@ -50,11 +53,11 @@ class _Fallback:
             self._say(f"{reason}; verifying the rest of the suite without the engine")
 
 
-async def verify_through_engine(items: list[tuple[Any, Task]], slots: list[Slot], options: RunOptions,
+async def verify_through_engine(items: list[tuple[Prepared, Task]], slots: list[Slot], options: RunOptions,
                                 client: EngineClient, landed: Landed, say: Say) -> None:
     """Verify each prepared item (``Prepared``, its task) through ``client``, as many at once as there
     are slots; ``landed`` gets each result as it lands."""
-    queue: asyncio.Queue[tuple[Any, Task]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[Prepared, Task]] = asyncio.Queue()
     for item in items:
         queue.put_nowait(item)
     fallback = _Fallback(say)
@@ -75,7 +78,7 @@ async def verify_through_engine(items: list[tuple[Any, Task]], slots: list[Slot]
     await asyncio.gather(*(drain(slot) for slot in slots))
 
 
-async def _one(prepared: Any, task: Task, slot: Slot, options: RunOptions, client: EngineClient,
+async def _one(prepared: Prepared, task: Task, slot: Slot, options: RunOptions, client: EngineClient,
                emit: Callable[[Event], None], fallback: _Fallback) -> CandidateResult:
     item = prepared.item
     opts = replace(options, kernel_source=prepared.source, origin="batch")
