@@ -107,9 +107,11 @@ def suite_env(args: argparse.Namespace) -> dict[str, str]:
             "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false", "KERNELTUI_BENCHMARK_MAX_SECONDS": str(args.max_seconds)}
 
 
-def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace, rungs: str,
-              engine_env: dict[str, str] | None = None) -> dict[str, Any]:
-    results_file = out / f"results-{candidates}-{runner.split(',')[0]}.jsonl"
+def run_suite(out: Path, candidates: str, runner: str, label: str, args: argparse.Namespace, rungs: str,
+              engine_env: dict[str, str]) -> dict[str, Any]:
+    """One suite on ``runner`` (local, engine or ray), reported as ``label``; ``engine_env`` names the
+    engine runner's own engine folder."""
+    results_file = out / f"results-{candidates}-{runner}.jsonl"
     cmd = [sys.executable, "-m", "kerneltui", "suite", str(out / "level1"), "--candidates", str(out / candidates),
            "--backend", "torch", "--scale", str(args.scale), "--seeds", str(args.seeds), "--rungs", rungs,
            "--results", str(results_file), "--restart", "--json"]
@@ -117,7 +119,7 @@ def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace,
         cmd += ["--ray", args.ray_address]
     elif runner == "local":
         cmd += ["--no-engine"]
-    env = {**suite_env(args), **(engine_env or {})}
+    env = {**suite_env(args), **(engine_env if runner == "engine" else {})}  # local: --no-engine already
     print("$ " + " ".join(cmd[1:]), flush=True)
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -125,7 +127,7 @@ def run_suite(out: Path, candidates: str, runner: str, args: argparse.Namespace,
     if not proc.stdout.strip():
         raise SystemExit(f"kerneltui suite printed nothing (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     report = json.loads(proc.stdout)
-    report.update(candidates=candidates, runner=runner, command=" ".join(["kerneltui", *cmd[3:]]),
+    report.update(candidates=candidates, runner=label, command=" ".join(["kerneltui", *cmd[3:]]),
                   exit_code=proc.returncode, measured_wall_s=wall)
     return report
 
@@ -220,27 +222,28 @@ def main() -> int:
         build(args.level1, args.out, ids)
         return 0
     reports = []
+    runners = [x.strip() for x in args.runners.split(",") if x.strip()]
     # The engine runner's engine lives in a folder of its own (a Unix socket path must stay short),
     # started by its first suite and stopped at the end.
-    engine_dir = Path(tempfile.mkdtemp(prefix="kbs-", dir="/tmp"))
-    engine_env = {"KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(engine_dir)}
+    engine_dir = Path(tempfile.mkdtemp(prefix="kbs-", dir="/tmp")) if "engine" in runners else None
+    engine_env = {"KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(engine_dir)} if engine_dir else {}
     try:
-        for runner in [x.strip() for x in args.runners.split(",") if x.strip()]:
+        for runner in runners:
             for candidates in [x.strip() for x in args.suites.split(",") if x.strip()]:
                 rungs = args.ray_rungs if runner == "ray" else (args.rungs if candidates == "reference" else "correctness")
                 labels = ["engine, first", "engine, warm"] if runner == "engine" else [runner]
                 for label in labels:
-                    report = run_suite(args.out, candidates, label, args, rungs,
-                                       engine_env if runner == "engine" else None)
+                    report = run_suite(args.out, candidates, runner, label, args, rungs, engine_env)
                     ok, wrong = verdict(report)
                     print(f"{candidates} on {label}: {report['summary']['correct']}/{report['summary']['items']} "
                           f"correct, {report['measured_wall_s']:.1f} s, "
                           f"{'as required' if ok else 'NOT as required: ' + '; '.join(wrong)}", flush=True)
                     reports.append(report)
     finally:
-        subprocess.run([sys.executable, "-m", "kerneltui", "engine", "stop", "--all"], capture_output=True,
-                       env={**suite_env(args), **engine_env}, timeout=120)
-        shutil.rmtree(engine_dir, ignore_errors=True)
+        if engine_dir is not None:
+            subprocess.run([sys.executable, "-m", "kerneltui", "engine", "stop", "--all"], capture_output=True,
+                           env={**suite_env(args), **engine_env}, timeout=120)
+            shutil.rmtree(engine_dir, ignore_errors=True)
     text = markdown(reports, args)
     print("\n" + text)
     (args.out / "reports.json").write_text(json.dumps(reports, indent=1, default=str))

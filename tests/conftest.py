@@ -92,13 +92,18 @@ def commands_share_an_engine(shared_engine: dict[str, str], monkeypatch: pytest.
         monkeypatch.setenv(name, value)
 
 
+def copy_tree(src: Path, dest: Path) -> Path:
+    """A task or problem folder copied for a test, without what earlier runs left in it."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    return dest
+
+
 @pytest.fixture
 def example_task(tmp_path: Path):
     """Copy a bundled example into a temp dir and return its path: ``example_task("vector_add")``."""
 
     def make(name: str, kernel_text: str | None = None, kernel_name: str | None = None) -> Path:
-        dest = tmp_path / name
-        shutil.copytree(EXAMPLES / name, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+        dest = copy_tree(EXAMPLES / name, tmp_path / name)
         if kernel_text is not None:
             (dest / (kernel_name or "kernel.py")).write_text(kernel_text)
         return dest

@@ -164,9 +164,9 @@ def main(args: argparse.Namespace) -> int:
         # The engine's workers see every GPU of this machine; with several, each slot's workers are
         # pinned to its own GPU instead, so two benchmarks never share one.
         engine = engine_use.engine_client(args) if gpus <= 1 else None
-        info["engine"] = engine is not None
         if engine is not None:
             where += " through the engine"
+    info["engine"] = engine is not None  # a Ray suite's runs are the cluster's: never the engine's
     timed = gpus > 0
     if not timed:
         rungs = [r for r in rungs if not rung_registry.spec(r).needs_gpu]

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from kerneltui.core.engine.channel import AuthError, Channel, read_key
 from kerneltui.core.engine.client import EngineClient, EngineUnavailable
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
 from kerneltui.core.sandbox.reaper import pid_alive
-from tests.conftest import DATA, ROOT, run_cli
+from tests.conftest import DATA, ROOT, copy_tree, run_cli
 from tests.engine_helpers import alive, descendants, end_engines_in, wait_until
 
 
@@ -491,11 +490,6 @@ async def test_an_engine_alive_after_its_connection_ends_is_said_to_have_closed_
         alive_one.kill()
         alive_one.wait()
     assert f"the engine (pid {alive_one.pid}) closed the connection during the run" in text
-
-
-def copy_tree(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
-    return dest
 
 
 def _suite_verdicts(report: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, EXAMPLES, run_cli
+from tests.conftest import DATA, EXAMPLES, copy_tree, run_cli
 
 # The suites' runs are answered by the test process's shared engine, as a person's shell does by default;
 # the same suite without it (--no-engine) is compared with it in tests/integration/test_engine.py.
@@ -31,17 +31,12 @@ def suite(*args: str) -> tuple[int, dict, str]:
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 
-def copy(src: Path, dest: Path) -> Path:
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
-    return dest
-
-
 def statuses(report: dict) -> dict[str, str]:
     return {f"{r['problem']}::{r['candidate']}": r["status"] for r in report["results"]}
 
 
 def test_kernelbench_level_folder_honest_then_resumed(tmp_path):
-    root = copy(KB, tmp_path / "kb")
+    root = copy_tree(KB, tmp_path / "kb")
     code, report, _ = suite(str(root / "level1"), "--scale", "0.004")
     assert code == 0, report
     assert report["format"] == "kernelbench" and report["gpu"] is False
@@ -74,7 +69,7 @@ def run_summaries(report: dict) -> dict[str, str]:
 def test_kernelbench_problems_sized_one_by_one(tmp_path):
     # Before, --scale took one factor for the whole suite (and PROBLEM:F was "invalid float value"):
     # scaling the one GB-sized problem down scaled every other one too.
-    root = copy(KB, tmp_path / "kb")
+    root = copy_tree(KB, tmp_path / "kb")
     code, report, _ = suite(str(root / "level1"), "--scale", "30_SoftsignWide:0.004", "--set", "23_RowSoftmax:dim=500",
                             "--rungs", "run")
     assert code == 0, report
@@ -92,7 +87,7 @@ def test_kernelbench_problems_sized_one_by_one(tmp_path):
 
 
 def test_a_size_for_a_problem_the_suite_lacks_is_a_usage_error(tmp_path):
-    root = copy(KB, tmp_path / "kb")
+    root = copy_tree(KB, tmp_path / "kb")
     for flags, said in ((["--set", "30_Softsign:dim=64"], "has no problem '30_Softsign'"),
                         (["--scale", "30_Softsign:0.01"], "did you mean 30_SoftsignWide?"),
                         (["--scale", "0.5", "--scale", "0.1"], "the suite's factor is already 0.5"),
@@ -104,7 +99,7 @@ def test_a_size_for_a_problem_the_suite_lacks_is_a_usage_error(tmp_path):
 
 
 def test_kernelbench_broken_and_torch_only_candidates_all_fail(tmp_path):
-    root = copy(KB, tmp_path / "kb")
+    root = copy_tree(KB, tmp_path / "kb")
     code, report, _ = suite(str(root / "level1"), "--candidates", str(root / "runs" / "broken"), "--scale", "0.004")
     assert code == 1
     assert statuses(report) == {"7_ScaledReLU::sample 0": "failed", "23_RowSoftmax::sample 0": "failed",
@@ -122,7 +117,7 @@ def test_kernelbench_broken_and_torch_only_candidates_all_fail(tmp_path):
 
 
 def test_gpumode_problems_folder(tmp_path):
-    root = copy(GM, tmp_path / "gm")
+    root = copy_tree(GM, tmp_path / "gm")
     code, report, _ = suite(str(root))
     assert code == 0, report
     assert report["format"] == "gpumode"
@@ -147,7 +142,7 @@ def test_gpumode_problems_folder(tmp_path):
 
 
 def test_a_problem_that_cannot_run_here_is_a_task_error_row(tmp_path):
-    root = copy(DATA / "gpumode_gpu", tmp_path / "g")
+    root = copy_tree(DATA / "gpumode_gpu", tmp_path / "g")
     code, report, _ = suite(str(root))
     assert code == 2
     (result,) = report["results"]
@@ -158,7 +153,7 @@ def test_a_problem_that_cannot_run_here_is_a_task_error_row(tmp_path):
 def test_a_folder_of_native_tasks(tmp_path):
     root = tmp_path / "tasks"
     for name in ("vector_add", "softmax"):
-        copy(EXAMPLES / name, root / name)
+        copy_tree(EXAMPLES / name, root / name)
     toml = root / "softmax" / "task.toml"
     toml.write_text(toml.read_text().replace('backend = "triton"', 'backend = "triton"\nseeds = true'))
     code, report, _ = suite(str(root))
