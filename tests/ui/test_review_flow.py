@@ -255,8 +255,12 @@ def _snapshot_app(task: Path):
 
 
 async def _review_state(pilot, passed: bool, press_accept: bool) -> None:
+    from tests.ui.conftest import wait_for
+
     app = pilot.app
-    await pilot.pause()
+    # The agent attaches after the first frame and greets in the chat then; on a loaded machine one pause
+    # can end before that, and the greeting would land below the proposal instead of above it.
+    await wait_for(pilot, lambda: app.agent_attached, 30, "the agent to attach")
     app.editor.cursor_blink = False
     app.chat.query_one("#chat-input").cursor_blink = False
     for event in fixed_data.finished_run():
