@@ -112,6 +112,20 @@ def test_aggregates_clamp_each_case_at_its_floor_first():
     assert "2 cases" in v.summary
 
 
+def test_the_reference_meets_the_same_floor_as_the_candidate():
+    # A memory-bound kernel at the copy bandwidth's edge: the candidate (the reference's own code) and
+    # the reference both time a little under the floor; neither is faster than the other.
+    floor = 12.0 * N / 4000e9 * 1e3
+    v = build(*_answers([_case(0.97 * floor)], ref_ms=(0.975 * floor,), comp_ms=(0.98 * floor,)), PEAKS, SETTINGS)
+    case = v.metrics["cases"][0]
+    assert case["clamped_ms"] == pytest.approx(floor)
+    assert case["speedup_vs_reference"] == pytest.approx(1.0, abs=1e-3)
+    assert case["speedup_vs_compile"] == pytest.approx(1.0, abs=1e-3)
+    # a candidate that really is faster than a reference above the floor keeps its speedup
+    v = build(*_answers([_case(0.97 * floor)], ref_ms=(2 * floor,), comp_ms=(2 * floor,)), PEAKS, SETTINGS)
+    assert v.metrics["speedup_vs_reference"] == pytest.approx(2.0, rel=0.01)
+
+
 def test_graph_mode_numbers_subtract_the_flush_replay():
     graph = {"total_ms": [0.050 + 0.0001 * (i % 3) for i in range(40)], "flush_ms": [0.045] * 40,
              "warmup_runs": 3, "stopped": "converged", "failure": None}
