@@ -165,7 +165,9 @@ def markdown(reports: list[dict[str, Any]], args: argparse.Namespace) -> str:
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     lines = [f"## KernelBench level 1 as a suite · {now}", "", machine(), "",
              f"`python bench/kernelbench_suite.py run --out {args.out} --runners {args.runners} --suites {args.suites} "
-             f"--scale {args.scale} --seeds {args.seeds}` (torch.compile baseline off, timed phases ≤ "
+             f"--scale {args.scale} --seeds {args.seeds} --rungs {args.rungs}"
+             + (f" --ray-rungs {args.ray_rungs}" if "ray" in args.runners else "")
+             + f"` (torch.compile baseline off, timed phases ≤ "
              f"{args.max_seconds} s, {args.seeds} seeds + a hidden one"
              + ("" if any(r["summary"].get("timed") for r in reports) else "; no GPU: correctness only") + ")", "",
              "| suite | runner | items | as required | wall s | correct | fast_0 | fast_1 | geomean speedup | exit |",
