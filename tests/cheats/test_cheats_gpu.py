@@ -17,7 +17,9 @@ import pytest
 from tests.cheats.gallery import GPU_CHEATS, HONEST_ADD, L2_WAIVED, Cheat
 from tests.conftest import EXAMPLES, run_cli
 
-pytestmark = pytest.mark.gpu
+# Each check goes through the test process's engine, as a person's checks go through theirs: every
+# check still gets fresh workers, only their start is taken out of the wait.
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("commands_share_an_engine")]
 
 
 @pytest.fixture(scope="module")
