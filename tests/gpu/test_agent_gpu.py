@@ -24,6 +24,7 @@ def _needs_timing_rungs() -> None:
         pytest.skip(f"this build has no {', '.join(sorted(missing))} rung: auto mode cannot measure speed")
 
 
+@pytest.mark.runs_long(40)
 async def test_the_vector_add_baseline_already_meets_a_modest_target(example_task, tmp_path):
     _needs_timing_rungs()
     turns = [{"tool_calls": [propose("BLOCK 4096", diff=BLOCK_4096)]}, {"text": "done"}]
@@ -38,6 +39,7 @@ async def test_the_vector_add_baseline_already_meets_a_modest_target(example_tas
     assert result.iterations == 0 and not provider.requests
 
 
+@pytest.mark.runs_long(60)
 async def test_measured_times_decide_what_is_kept(example_task, tmp_path):
     _needs_timing_rungs()
     task_dir = example_task("vector_add")

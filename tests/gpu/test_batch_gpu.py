@@ -23,6 +23,7 @@ ILLEGAL_ADDRESS = GOOD.replace("tl.store(out_ptr + offs, x + y, mask=mask)",
                                "tl.store(out_ptr + offs * 1000003, x + y)")
 
 
+@pytest.mark.runs_long(40)
 def test_batch_benchmarks_and_ranks_on_the_gpu(example_task, tmp_path: Path) -> None:
     assert "BLOCK = 1024" in GOOD and ILLEGAL_ADDRESS != GOOD
     task_dir = example_task("vector_add")

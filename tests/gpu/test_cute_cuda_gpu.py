@@ -36,6 +36,7 @@ def test_cute_example_is_correct_on_the_gpu(example_task):
     assert correctness["metrics"]["launches"] >= 15
 
 
+@pytest.mark.runs_long(35)
 def test_cuda_example_is_correct_on_the_gpu(example_task, tmp_path):
     report = _check(example_task("cuda_elementwise"), env={"KERNELTUI_CACHE_DIR": str(tmp_path / "cache")})
     assert _rung(report, "compile")["metrics"]["kernels"] == ["axpb"]
@@ -46,6 +47,7 @@ def test_cuda_example_is_correct_on_the_gpu(example_task, tmp_path):
     assert correctness["metrics"]["launches"] >= 15
 
 
+@pytest.mark.runs_long(40)
 async def test_cuda_illegal_address_fails_the_run_and_the_next_run_is_fine(example_task, tmp_path, monkeypatch):
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions

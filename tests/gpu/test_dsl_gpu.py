@@ -75,6 +75,7 @@ def _trace(task: Path) -> tuple[dict, TraceData]:
     return rung["metrics"], data
 
 
+@pytest.mark.runs_long(70)
 def test_proton_traces_a_triton_kernel_into_the_trace_screen(tmp_path: Path) -> None:
     metrics, data = _trace(_copy("softmax_proton", tmp_path))
     assert metrics["source"] == "proton" and metrics["source_fallback"] is None, metrics

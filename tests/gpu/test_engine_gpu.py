@@ -13,6 +13,7 @@ from tests.integration.test_engine import engine, normalised, wait_until  # noqa
 pytestmark = pytest.mark.gpu
 
 
+@pytest.mark.runs_long(95)
 def test_full_check_through_the_engine_on_a_gpu(engine, example_task):  # noqa: F811
     task = example_task("vector_add")
     alone = engine.cli("check", str(task), "--json", "--no-engine", timeout=600)

@@ -32,6 +32,7 @@ def rung(report: dict, name: str) -> dict:
 
 # One test per problem: each benchmarks its reference, and on the GPU machine the three together
 # were the last of the GPU tests to end (over 250 s at -n 12); apart, they run side by side.
+@pytest.mark.runs_long(40)
 @pytest.mark.parametrize("problem", ["vectorscale", "histogram_py", "prefixsum_py"])
 def test_gpumode_do_nothing_kernels_fail_on_the_gpu(tmp_path: Path, problem: str) -> None:
     root = tmp_path / "gm"
@@ -63,6 +64,7 @@ def test_kernelbench_gets_an_estimated_roofline(tmp_path: Path) -> None:
     assert rung(report, "benchmark")["metrics"]["speedup_vs_reference"] > 0
 
 
+@pytest.mark.runs_long(80)
 def test_kernelbench_suite_is_timed(tmp_path: Path) -> None:
     shutil.copytree(DATA / "kernelbench", tmp_path / "kb")
     proc = run_cli("suite", str(tmp_path / "kb" / "level1"), "--scale", "0.25", "--seeds", "1", "--json",
@@ -75,6 +77,7 @@ def test_kernelbench_suite_is_timed(tmp_path: Path) -> None:
     assert all(r["speedup"] and r["score_us"] for r in out["results"])
 
 
+@pytest.mark.runs_long(35)
 def test_an_allowed_operator_runs_its_library_kernels_on_the_gpu(tmp_path: Path) -> None:
     # cuDNN's convolution kernels, launched by the conv2d the task allows, are torch's work for the
     # task: the GPU trace sets them aside. Without allow_ops the convolution still fails, and a

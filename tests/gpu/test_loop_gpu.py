@@ -26,6 +26,7 @@ def test_example_passes_on_gpu(example_task, name):
     assert correctness["metrics"]["launches"] > 0
 
 
+@pytest.mark.runs_long(35)
 def test_illegal_memory_access_fails_run_and_next_run_is_clean(example_task):
     task = example_task("vector_add")
     good = (task / "kernel.py").read_text()

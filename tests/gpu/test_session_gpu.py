@@ -19,6 +19,7 @@ from tests.conftest import run_cli
 pytestmark = pytest.mark.gpu
 
 
+@pytest.mark.runs_long(65)
 def test_recorded_benchmark_reverifies_then_vs_now(example_task, tmp_path: Path) -> None:
     task = example_task("vector_add")
     fast = {"KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}  # the reference baseline is enough here

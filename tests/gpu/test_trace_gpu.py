@@ -64,6 +64,7 @@ def test_triton_markers_trace_softmax(tmp_path: Path) -> None:
     assert kernel["has_cycles"] is False  # the Triton markers record globaltimer only
 
 
+@pytest.mark.runs_long(35)
 def test_softmax_ptx_override_runs_through_correctness(example_task) -> None:
     task_dir = example_task("softmax")
     toml = task_dir / "task.toml"
