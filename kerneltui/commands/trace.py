@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     if result is None or not result.passed:
         return EXIT_FAIL
     print()
-    print(summary.overhead_line(result.metrics.get("untraced_ms"), result.metrics.get("traced_ms")))
+    print(summary.overhead_of(result.metrics))
     print()
     _print(trace_buffer.load(Path(result.metrics["buffers"])), args)
     return EXIT_OK

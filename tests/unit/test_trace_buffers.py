@@ -108,6 +108,27 @@ def test_rung_result_from_a_worker_reply(tmp_path: Path, matmul: buffer.TraceBuf
     assert none.status == "fail" and "ktrace.buffer" in (none.error or "")
 
 
+def test_a_proton_trace_gives_no_overhead_percentage(tmp_path: Path, matmul: buffer.TraceBuffer) -> None:
+    # On an H100 a 60 µs softmax's traced calls took 101 ms each by CUDA events (Proton reads its profile
+    # buffer back after every launch) and the rung said "overhead +145301.1%".
+    data = matmul.to_dict()
+    raw = {"untraced_ms": [0.0695] * 3, "traced_ms": [101.06] * 3, "case": 0, "case_kind": "benchmark",
+           "traced_output_matches": True, "source": "proton",
+           "buffers": [{"kernel": data["kernel"], "regions": data["regions"], "grid": data["grid"], "words": data["words"],
+                        "source": "proton"}]}
+    result = build_result(tmp_path, raw)
+    assert result.status == "ok"
+    assert result.metrics["overhead_pct"] is None and "overhead" not in result.summary
+    span_us = max(k["kernel_ns"] for k in result.metrics["kernels"]) / 1e3
+    line = (f"tracing overhead: not measured under Proton: its traced calls (101060.0 µs median) include Proton reading "
+            f"its profile buffer after every launch; the traced kernel spans {span_us:.1f} µs in the trace, "
+            f"an untraced call takes 69.5 µs (CUDA events)")
+    assert line in result.details
+    assert summary.overhead_of(result.metrics) == line  # the trace screen and `kerneltui trace`
+    brief = summary.brief(tmp_path)
+    assert brief is not None and brief.startswith(line)  # what the agent reads
+
+
 def test_cli_shows_a_saved_trace(tmp_path: Path) -> None:
     from tests.conftest import run_cli
 

@@ -32,6 +32,6 @@ def trace_data(result: RungResult) -> TraceData | str:
         traces = trace_buffer.load(Path(str(path)))
     except trace_buffer.TraceFormatError as exc:
         return f"trace: {exc}"
-    overhead = summary.overhead_line(result.metrics.get("untraced_ms"), result.metrics.get("traced_ms"))
+    overhead = summary.overhead_of(result.metrics)
     chrome = result.metrics.get("chrome_trace")
     return TraceData(tuple(traces), overhead, str(chrome) if chrome else None)
