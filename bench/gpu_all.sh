@@ -25,9 +25,10 @@
 #   set:VAR=VALUE  set VAR for the steps after it (the same step with a setting changed:
 #                 breakdown set:KERNELTUI_SANDBOX_ZYGOTE_ON_GPU=true breakdown)
 #
-# What the steps took on an H100 (16 CPUs, 2026-12-06; bench/RESULTS.md): gpu-tests 165 s at
-# GPU_TEST_WORKERS=12, bench-tests ~290 s, timing 135 s, pytest:tests/gpu/test_profile_gpu.py 97 s; give each
-# some 10 s more. A pytest step whose summary is printed just before its limit is still marked rc=124 when the
+# What the steps took on an H100 (16 CPUs, 2026-12-06; bench/RESULTS.md): gpu-tests ~185 s at
+# GPU_TEST_WORKERS=12, bench-tests 195 s (its checks through the test process's engine), timing 135-160 s,
+# pytest:tests/gpu/test_profile_gpu.py 97 s; give each some 10 s more (the first three in one call took 542 s, with
+# gpu-tests and timing cut at 175 and 150 s). A pytest step whose summary is printed just before its limit is still marked rc=124 when the
 # process takes longer than the seconds left to exit: read the summary line, not the rc.
 set -uo pipefail
 cd "$(dirname "$0")/.."
