@@ -71,6 +71,9 @@ class CandidateResult:
     report: dict[str, Any] = field(default_factory=dict)  # RunReport.to_json()
     # host, gpu (CUDA_VISIBLE_DEVICES), started_at/finished_at (epoch s): who held which GPU when
     placement: dict[str, Any] = field(default_factory=dict)
+    # the task could not be loaded where the run went (the engine loads it again by path): the problem's
+    # error, not the candidate's
+    task_error: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "correct": self.correct, "median_ms": self.median_ms, "speedup": self.speedup,
@@ -147,10 +150,12 @@ def result_from_report(name: str, report: dict[str, Any], where: str,
         duration_s=float(report.get("duration_s") or 0.0), report=report, placement=dict(placement or {}))
 
 
-def failed_result(name: str, message: str, where: str, duration_s: float = 0.0) -> CandidateResult:
-    """A candidate whose run never produced a report (its Ray task died, the runner failed)."""
+def failed_result(name: str, message: str, where: str, duration_s: float = 0.0,
+                  task_error: bool = False) -> CandidateResult:
+    """A candidate whose run never produced a report (its Ray task died, the runner failed, the task
+    could not be loaded there)."""
     return CandidateResult(name=name, correct=False, median_ms=None, speedup=None, failure=message, where=where,
-                           duration_s=duration_s)
+                           duration_s=duration_s, task_error=task_error)
 
 
 def _num(value: Any) -> float | None:

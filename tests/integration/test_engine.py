@@ -527,3 +527,26 @@ def test_a_suite_whose_engine_cannot_be_reached_says_so_once_and_verifies_withou
     assert [r["status"] for r in report["results"]] == ["correct"] * 4
     assert proc.stderr.count("verifying the rest of the suite without the engine") == 1, proc.stderr
     assert proc.stderr.startswith("kerneltui suite: cannot connect to the engine's socket")
+
+
+def test_a_suite_problem_the_engine_cannot_load_is_a_task_error(engine, tmp_path):
+    """A problem edited between the suite's loading and the engine's (the engine loads it again, by path)
+    is a task error row, as a problem that fails to load at the start is, not a failed candidate."""
+    from kerneltui.core.batch import local_slots
+    from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.suite import run as suite_run
+    from kerneltui.core.suite.discover import discover
+    from kerneltui.core.suite.record import ResultsFile
+    from kerneltui.core.task import LoadOptions
+
+    level = copy_tree(DATA / "kernelbench", tmp_path / "kb") / "level1"
+    prepared = suite_run.prepare(discover(level, None), LoadOptions(scale=0.004), {})
+    first = prepared[0]
+    assert first.done is None and first.task is not None
+    first.item.path.write_text("def get_inputs(:\n")  # a syntax error the suite's own load did not see
+    said: list[str] = []
+    (result,) = suite_run.run_local([first], local_slots(1), RunOptions(rungs=["correctness"], seeds=1),
+                                    ResultsFile(tmp_path / "results.jsonl"), engine=engine.client(), say=said.append)
+    assert result.status == "task error", result
+    assert result.failure is not None and result.failure.startswith("task error:"), result.failure
+    assert said == [], "the engine answered: no fallback"

@@ -68,11 +68,12 @@ def score(case_means_ms: list[float], ranking_by: str) -> float | None:
 
 
 def from_report(key: str, problem: str, candidate: str, report: dict[str, Any], ranking_by: str, backend: str,
-                where: str, duration_s: float, failure: str | None) -> ItemResult:
-    """The verdict of one verification run (``RunReport.to_json()``)."""
+                where: str, duration_s: float, failure: str | None, task_error: bool = False) -> ItemResult:
+    """The verdict of one verification run (``RunReport.to_json()``); ``task_error``: the run never
+    started because the task could not be loaded where it went."""
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
-    task_error = failed is not None and (failed.get("metrics") or {}).get("failure") == "task"
+    task_error = task_error or (failed is not None and (failed.get("metrics") or {}).get("failure") == "task")
     status: Status = "task error" if task_error else ("correct" if report.get("ok") and failed is None else "failed")
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
     metrics = (bench or {}).get("metrics") or {}

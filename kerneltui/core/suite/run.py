@@ -134,7 +134,7 @@ def reuse(prepared: list[Prepared], results: ResultsFile) -> int:
 def _item_result(p: Prepared, run: CandidateResult) -> ItemResult:
     assert p.task is not None
     result = record.from_report(p.item.key, p.item.problem, p.item.label, run.report, p.task.ranking_by,
-                                p.task.backend, run.where, run.duration_s, run.failure)
+                                p.task.backend, run.where, run.duration_s, run.failure, task_error=run.task_error)
     result.fingerprint = p.fingerprint
     return result
 

@@ -88,7 +88,7 @@ async def _one(prepared: Prepared, task: Task, slot: Slot, options: RunOptions, 
         try:
             report = await client.run(request, emit)
         except TaskError as exc:  # loaded here, not there: the files changed since `prepare`
-            return failed_result(item.key, f"task error: {exc}", slot.label)
+            return failed_result(item.key, f"task error: {exc}", slot.label, task_error=True)
         except (EngineUnavailable, EngineLost, EngineRunError) as exc:
             fallback.engage(str(exc))
         else:
