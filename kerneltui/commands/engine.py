@@ -76,7 +76,8 @@ def _status(client: Any, status: dict[str, Any] | None, as_json: bool) -> int:
               f"{ready.get('candidate', 0)}/{wanted.get('candidate', 0)} candidate workers and "
               f"{ready.get('judge', 0)}/{wanted.get('judge', 0)} judges ready")
     for run in status.get("running") or []:
-        print(f"  {run['state']}: {run['task']} ({', '.join(run['rungs'])})")
+        # By name and folder: the problems of one KernelBench folder share the folder.
+        print(f"  {run['state']}: {run.get('name') or '?'} in {run['task']} ({', '.join(run['rungs'])})")
     return EXIT_OK
 
 

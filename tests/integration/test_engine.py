@@ -240,6 +240,9 @@ def test_engine_killed_mid_run_leaves_no_worker_and_the_check_says_so(engine, ex
         # The run rung's call is held in the candidate's worker: the run is in flight.
         assert wait_until(lambda: any(s["running"] and s["running"][0]["state"] == "running"
                                       for s in [engine.status()]), 120, 0.2)
+        assert engine.status()["running"][0]["name"] == "vector_add"
+        shown = engine.cli("engine", "status").stdout
+        assert f"running: vector_add in {task.resolve()} (compile, run)" in shown, shown
         time.sleep(1.0)
         workers = descendants(pid)
         os.kill(pid, signal.SIGKILL)

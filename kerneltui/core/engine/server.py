@@ -203,7 +203,8 @@ class Engine:
             pool = self.pools.get(task.backend, options.arch or task.arch)
             alone = await self.pools.needs_gpu_alone(pool, names)
             run_key = f"{key}#{id(options)}"
-            self._runs[run_key] = {"task": root, "rungs": names, "since": round(time.time(), 1), "state": "waiting"}
+            self._runs[run_key] = {"task": root, "name": task.name, "rungs": names, "since": round(time.time(), 1),
+                                   "state": "waiting"}
             try:
                 async with self.pools.gpu.hold(alone) as waited:
                     if waited:
