@@ -5,7 +5,6 @@ waits for torch and Triton to import more than once."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from tests.cheats.honest import Honest
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_tree
 
 CPU_RUNGS = ["prechecks", "correctness"]
 
@@ -33,7 +32,7 @@ class GalleryChecker:
                 edits: tuple[tuple[str, str], ...] = (), suffix: str = "") -> Path:
         self.count += 1
         dest = self.root / f"{self.count:02d}-{name}" / task
-        shutil.copytree(EXAMPLES / task, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+        copy_tree(EXAMPLES / task, dest)
         toml = dest / "task.toml"
         text = toml.read_text()
         for old, new in edits:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.cheats.gallery import GPU_CHEATS, HONEST_ADD, L2_WAIVED, Cheat
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_tree, run_cli
 
 # Each check goes through the test process's engine, as a person's checks go through theirs: every
 # check still gets fresh workers, only their start is taken out of the wait.
@@ -34,7 +33,7 @@ def _env(cache_dir: Path) -> dict[str, str]:
 
 def _task(tmp_path: Path, name: str, kernel: str, prefix: str = "") -> Path:
     dest = tmp_path / name
-    shutil.copytree(EXAMPLES / "vector_add", dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "vector_add", dest)
     toml = dest / "task.toml"
     toml.write_text(prefix + toml.read_text())
     (dest / "kernel.py").write_text(kernel)

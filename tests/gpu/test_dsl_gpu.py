@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui.adapters.trace import TraceData, trace_data
-from tests.conftest import run_cli
+from tests.conftest import copy_tree, run_cli
 from tests.gpu.examples import needs_dsl
 
 pytestmark = pytest.mark.gpu
@@ -40,7 +39,7 @@ def _rung(report: dict, name: str) -> dict:
 
 def _copy(name: str, tmp_path: Path) -> Path:
     dest = tmp_path / name
-    shutil.copytree(TASKS / name, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(TASKS / name, dest)
     return dest
 
 

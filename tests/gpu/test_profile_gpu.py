@@ -9,12 +9,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_tree, run_cli
 
 pytestmark = pytest.mark.gpu
 
@@ -29,7 +28,7 @@ CASES = {
 
 def task_copy(tmp_path: Path, src: Path, bench: dict | None) -> Path:
     dest = tmp_path / src.name
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(src, dest)
     if bench:
         toml = dest / "task.toml"
         head = toml.read_text().split("[[benchmarks]]")[0]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT, run_cli
+from tests.conftest import EXAMPLES, ROOT, copy_tree, run_cli
 from tests.integration.sandbox_helpers import (
     VECTOR_ADD,
     escaping_kernel,
@@ -33,7 +33,7 @@ FULL_BOX = {"environment", "processes", "network", "filesystem", "limits", "capa
 
 def task_copy(tmp_path: Path, src: Path = EXAMPLES / "vector_add") -> Path:
     dest = tmp_path / src.name
-    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(src, dest)
     return dest
 
 

@@ -4,9 +4,8 @@ the memory unwritten, from the determinism call that fills fresh memory with fin
 from __future__ import annotations
 
 import json
-import shutil
 
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_tree, run_cli
 
 
 def test_a_nan_the_kernel_computes_is_not_blamed_on_memory_it_left_unwritten(tmp_path):
@@ -14,7 +13,7 @@ def test_a_nan_the_kernel_computes_is_not_blamed_on_memory_it_left_unwritten(tmp
     # inf and (x - mean) * inf is NaN. The smaller cases have no constant row and pass, which once
     # sent the reader after "a hard-coded size, block or grid".
     task = tmp_path / "layernorm"
-    shutil.copytree(EXAMPLES / "layernorm", task, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "layernorm", task)
     kernel = task / "kernel.py"
     text = kernel.read_text()
     assert "x.stride(0), 1e-5," in text

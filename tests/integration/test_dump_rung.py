@@ -13,7 +13,7 @@ import pytest
 from kerneltui.core.asm.store import Dump
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_tree, run_cli
 
 STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"},
           "tilelang": {"cuda", "ptx", "sass"}}
@@ -39,12 +39,8 @@ def _dump_rung(task: Path, *extra: str) -> dict:
 
 @pytest.fixture(scope="module")
 def vector_task(tmp_path_factory):
-    import shutil
-
-    from tests.conftest import EXAMPLES
-
     dest = tmp_path_factory.mktemp("dump") / "vector_add"
-    shutil.copytree(EXAMPLES / "vector_add", dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "vector_add", dest)
     rung = _dump_rung(dest)
     return dest, rung
 

@@ -15,7 +15,7 @@ from kerneltui.core.loop import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.cuda.nvcc import CudaCompileError, build_from_ptx, find_nvcc
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_tree
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None and shutil.which("ptxas") is None,
                                 reason="needs the CUDA toolkit (nvcc + ptxas)")
@@ -29,7 +29,7 @@ def _check(task, override_folder=None):
 @pytest.fixture(scope="module")
 def cuda_task(tmp_path_factory):
     dest = tmp_path_factory.mktemp("override") / "cuda_elementwise"
-    shutil.copytree(EXAMPLES / "cuda_elementwise", dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "cuda_elementwise", dest)
     task = load_task(str(dest))
     report = _check(task)
     assert report.ok, [r.line() for r in report.results]
@@ -96,7 +96,7 @@ def test_triton_override_reaches_the_compiled_kernel(tmp_path: Path) -> None:
     """Triton's kernel override with the specialisation key from the dump: the ahead-of-time compile
     of the override version (no GPU here) takes the edited PTX."""
     dest = tmp_path / "vector_add"
-    shutil.copytree(EXAMPLES / "vector_add", dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "vector_add", dest)
     task = load_task(str(dest))
     report = _check(task)
     assert report.ok, [r.line() for r in report.results]

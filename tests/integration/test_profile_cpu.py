@@ -18,7 +18,7 @@ from kerneltui.core.profile.locate import NCU_ENV, NcuNotFound, find_ncu
 from kerneltui.core.profile.runner import load_hotspots, load_profile, profile_task
 from kerneltui.core.profile.spec import choose_case, make_spec, target_env
 from kerneltui.core.task_loaders.load import load_task
-from tests.conftest import run_cli
+from tests.conftest import copy_tree, run_cli
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ncu"
 
@@ -199,7 +199,7 @@ def test_the_gpu_profile_tasks_pass_their_checks(tmp_path, name):
     """tests/gpu profiles these; a kernel that fails its checks would never reach the profile."""
     src = Path(__file__).resolve().parent.parent / "gpu" / "profile_tasks" / name
     root = tmp_path / name
-    shutil.copytree(src, root, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(src, root)
     proc = run_cli("check", str(root), "--json", "--seeds", "1", "--no-history")
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"], json.dumps(report["rungs"], indent=1)

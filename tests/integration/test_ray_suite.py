@@ -4,7 +4,6 @@ the results file as it lands, and a second pass that reuses them all."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from kerneltui.core.suite import run as suite_run
 from kerneltui.core.suite.discover import discover
 from kerneltui.core.suite.record import ResultsFile
 from kerneltui.core.task import LoadOptions
-from tests.conftest import DATA
+from tests.conftest import DATA, copy_tree
 
 ray = pytest.importorskip("ray", reason="needs Ray (pip install 'kerneltui[remote]', installed by ./dev setup)")
 
@@ -30,7 +29,7 @@ def ray_cluster():
 
 def test_suite_on_ray(ray_cluster, tmp_path: Path) -> None:
     root = tmp_path / "kb"
-    shutil.copytree(DATA / "kernelbench", root, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(DATA / "kernelbench", root)
     suite = discover(root / "level1", root / "runs" / "broken")
     settings = {"rungs": ["correctness"], "gpu": True}
     prepared = suite_run.prepare(suite, LoadOptions(scale=0.004), settings)

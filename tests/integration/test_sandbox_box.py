@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import threading
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from kerneltui.core.sandbox.support import support
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import LocalRunner
-from tests.conftest import EXAMPLES, run_cli
+from tests.conftest import EXAMPLES, copy_tree, run_cli
 from tests.integration.sandbox_helpers import escaping_kernel
 
 MEASURED = support()
@@ -57,7 +56,7 @@ def run_escaping_kernel(tmp_path: Path, enabled: str) -> tuple[int, list[Path], 
     home.mkdir(exist_ok=True)
     listener = Listener()
     task = tmp_path / f"box-{enabled}" / "vector_add"
-    shutil.copytree(EXAMPLES / "vector_add", task, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / "vector_add", task)
     targets = [task.parent / f"escaped-{enabled}.txt", home / f"escaped-{enabled}.txt"]
     (task / "escapes.py").write_text(escaping_kernel(listener.port, targets))
     try:

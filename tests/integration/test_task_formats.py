@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.cheats.gallery import COPY_KERNEL, IMPORTS
-from tests.conftest import DATA, run_cli
+from tests.conftest import DATA, copy_tree, run_cli
 
 KB = DATA / "kernelbench"
 GM = DATA / "gpumode"
@@ -43,7 +43,7 @@ def first_failure(report: dict) -> dict:
 
 def gm_copy(tmp_path: Path) -> Path:
     """The problems folder copied (version folders stay out of the repository)."""
-    shutil.copytree(GM, tmp_path / "gm", ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(GM, tmp_path / "gm")
     return tmp_path / "gm"
 
 
@@ -105,7 +105,7 @@ def test_gpumode_reference_that_needs_a_gpu_is_a_task_error(tmp_path):
 
 
 def kb_copy(tmp_path: Path) -> Path:
-    shutil.copytree(KB, tmp_path / "kb", ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(KB, tmp_path / "kb")
     return tmp_path / "kb"
 
 

@@ -9,12 +9,11 @@ the ranges by name, as IKET's own reader lists them.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import HAS_GPU, run_cli
+from tests.conftest import HAS_GPU, copy_tree, run_cli
 
 pytestmark = pytest.mark.skipif(HAS_GPU, reason="the no-GPU path; tests/gpu/test_trace_sources_gpu.py covers a GPU")
 TASKS = Path(__file__).resolve().parents[1] / "gpu" / "trace_tasks"
@@ -22,7 +21,7 @@ TASKS = Path(__file__).resolve().parents[1] / "gpu" / "trace_tasks"
 
 def _copy(name: str, tmp_path: Path) -> Path:
     dest = tmp_path / name
-    shutil.copytree(TASKS / name, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(TASKS / name, dest)
     return dest
 
 

@@ -11,7 +11,7 @@ import pytest
 from kerneltui.core.task import LoadOptions, TaskError
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.task_loaders.toml_lines import key_lines
-from tests.conftest import DATA, EXAMPLES
+from tests.conftest import DATA, EXAMPLES, copy_tree
 
 KB = DATA / "kernelbench"
 GM = DATA / "gpumode"
@@ -19,7 +19,7 @@ GM = DATA / "gpumode"
 
 def copy_example(tmp_path: Path, name: str = "vector_add") -> Path:
     dest = tmp_path / name
-    shutil.copytree(EXAMPLES / name, dest, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(EXAMPLES / name, dest)
     return dest
 
 
@@ -416,7 +416,7 @@ def test_gpumode_ranking_and_backend():
 
 
 def copy_gpumode(tmp_path: Path, problem: str = "histogram_py") -> Path:
-    shutil.copytree(GM, tmp_path / "gm", ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    copy_tree(GM, tmp_path / "gm")
     return tmp_path / "gm" / problem
 
 
