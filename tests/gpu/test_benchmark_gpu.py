@@ -16,8 +16,9 @@ from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from tests.cheats.gallery import ADD_KERNEL, RACE_LOST_EARLY
 from tests.conftest import run_cli
 
-# Each check goes through the test process's engine (one per setting set), as a person's checks go
-# through theirs: every check still gets fresh workers, only their start is taken out of the wait.
+# Each check goes through the test process's engine, as a person's checks go through theirs (each
+# check's [benchmark] settings travel with its run): every check still gets fresh workers, only their
+# start is taken out of the wait.
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("commands_share_an_engine")]
 
 # Honest for the checks (fewer than 40 calls), then returns the output it computed for the same

@@ -290,7 +290,7 @@ def test_engine_status_start_stop(engine):
 
 
 def test_an_engine_of_another_environment_is_its_own_and_stop_all_stops_it(engine):
-    other = {"KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}  # a setting the workers' side reads: another engine
+    other = {"KERNELTUI_SANDBOX_ZYGOTE": "false"}  # how the workers start: another engine
     assert engine.cli("engine", "start", **other).returncode == 0
     assert engine.cli("engine", "start").returncode == 0
     mine, theirs = engine.status(), engine.status(**other)
@@ -299,6 +299,17 @@ def test_an_engine_of_another_environment_is_its_own_and_stop_all_stops_it(engin
     stopped = engine.cli("engine", "stop", "--all")
     assert f"engine (pid {theirs['pid']}) on {theirs['socket']} stopped" in stopped.stdout
     assert not pid_alive(mine["pid"]) and not pid_alive(theirs["pid"])
+
+
+def test_checks_with_other_benchmark_settings_share_one_engine(engine, example_task):
+    """[benchmark] goes with each run, so a shell with other benchmark settings uses the same warm engine."""
+    task = example_task("vector_add")
+    for seconds in ("2", "5"):
+        proc = engine.cli("check", str(task), "--rungs", "run", "--seeds", "1", "--no-history",
+                          KERNELTUI_BENCHMARK_MAX_SECONDS=seconds)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    mine, theirs = engine.status(), engine.status(KERNELTUI_BENCHMARK_MAX_SECONDS="5")
+    assert mine["pid"] == theirs["pid"] and mine["runs_served"] == 2
 
 
 @pytest.mark.slow  # the same run request as a check's; `ask` itself is covered by test_ask_cli

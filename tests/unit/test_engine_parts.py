@@ -160,7 +160,20 @@ def test_fingerprint_follows_the_workers_environment_only():
     same = fingerprint(base)
     assert fingerprint({**base, "KERNELTUI_SESSIONS_DIR": "/b", "LANG": "de_DE"}) == same  # the command's own
     assert fingerprint({**base, "CUDA_VISIBLE_DEVICES": "1"}) != same
-    assert fingerprint({**base, "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}) != same
+    assert fingerprint({**base, "KERNELTUI_SANDBOX_ZYGOTE": "false"}) != same  # how workers start
+    # [benchmark] travels with each run (RunRequest.make): another setting is not another engine
+    assert fingerprint({**base, "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}) == same
+
+
+def test_a_run_request_carries_the_commands_benchmark_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    config = tmp_path / "config.toml"
+    config.write_text("[benchmark]\nmin_runs = 20\n", encoding="utf-8")
+    monkeypatch.setenv("KERNELTUI_CONFIG", str(config))
+    monkeypatch.setenv("KERNELTUI_BENCHMARK_MAX_SECONDS", "3")
+    sent = RunRequest.make(tmp_path, None, LoadOptions(), RunOptions(seeds=1)).run_options().benchmark
+    assert sent is not None and (sent.max_seconds, sent.min_runs) == (3.0, 20)  # the environment and the file
+    own = BenchSettings(max_seconds=1.0)  # a run's own settings are kept
+    assert RunRequest.make(tmp_path, None, LoadOptions(), RunOptions(benchmark=own)).run_options().benchmark == own
 
 
 def test_socket_path_too_long_is_said(tmp_path: Path):

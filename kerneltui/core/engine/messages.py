@@ -41,6 +41,14 @@ class RunRequest:
 
     @classmethod
     def make(cls, task: str | Path, kernel: str | Path | None, load: LoadOptions, options: RunOptions) -> RunRequest:
+        """The request of a run as this command would do it here: with its ``[benchmark]`` settings (the
+        config file and ``KERNELTUI_BENCHMARK_*`` as this process sees them) unless the run has its own,
+        so an engine started from another shell's settings times it as this command would. Those
+        variables therefore do not make an engine of their own (``settings.CLIENT_ONLY``)."""
+        if options.benchmark is None:
+            from kerneltui.config import benchmark_settings
+
+            options = dataclasses.replace(options, benchmark=benchmark_settings())
         return cls(task=str(Path(task).resolve()), kernel=str(Path(kernel).resolve()) if kernel else None,
                    load=load, options=json_clean(options.to_dict()))
 

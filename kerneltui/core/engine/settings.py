@@ -32,8 +32,9 @@ ENGINE_DEFAULTS: dict[str, Any] = {
 # Unix socket paths are limited to 108 bytes by the kernel (sun_path).
 SOCKET_PATH_MAX = 107
 # Environment variables read by the command's own process only: they do not make another engine.
+# [benchmark] is read there too: each run request carries the command's settings (RunRequest.make).
 CLIENT_ONLY = ("KERNELTUI_SESSIONS_", "KERNELTUI_AGENT_", "KERNELTUI_PRICES_", "KERNELTUI_UI_", "KERNELTUI_KEYS_",
-               "KERNELTUI_ENGINE_ENABLED", "KERNELTUI_ENGINE_START_TIMEOUT_S")
+               "KERNELTUI_ENGINE_ENABLED", "KERNELTUI_ENGINE_START_TIMEOUT_S", "KERNELTUI_BENCHMARK_")
 WORKER_ENV_PREFIXES = ("KERNELTUI_", "CUDA_", "TRITON_", "TORCH", "NVIDIA_", "CUTE_", "TILELANG_")
 WORKER_ENV_NAMES = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
                     "XDG_DATA_HOME")
