@@ -74,3 +74,17 @@ def test_a_failed_worker_request_becomes_one_kind_of_failed_rung():
                                             message="timing the kernel: no answer after 5 s")
     assert worded.summary == "timing the kernel: no answer after 5 s" and worded.location is None
     assert worded.metrics == {"failure": "timeout"}
+
+
+def test_a_run_handed_to_a_ray_node_carries_this_commands_benchmark_settings(tmp_path, monkeypatch):
+    from kerneltui.core.remote.ray_runner import node_options
+
+    config = tmp_path / "config.toml"
+    config.write_text("[benchmark]\nmin_runs = 20\n", encoding="utf-8")
+    monkeypatch.setenv("KERNELTUI_CONFIG", str(config))
+    monkeypatch.setenv("KERNELTUI_BENCHMARK_MAX_SECONDS", "3")
+    sent = RunOptions.from_dict(node_options(RunOptions(seeds=1, kernel_source="x = 1\n")))
+    assert sent.kernel_source is None and sent.seeds == 1
+    assert sent.benchmark is not None and (sent.benchmark.max_seconds, sent.benchmark.min_runs) == (3.0, 20)
+    own = BenchSettings(max_seconds=1.0)
+    assert RunOptions.from_dict(node_options(RunOptions(benchmark=own))).benchmark == own

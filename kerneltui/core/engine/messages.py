@@ -45,10 +45,7 @@ class RunRequest:
         config file and ``KERNELTUI_BENCHMARK_*`` as this process sees them) unless the run has its own,
         so an engine started from another shell's settings times it as this command would. Those
         variables therefore do not make an engine of their own (``settings.CLIENT_ONLY``)."""
-        if options.benchmark is None:
-            from kerneltui.config import benchmark_settings
-
-            options = dataclasses.replace(options, benchmark=benchmark_settings())
+        options = options.with_configured_benchmark()
         return cls(task=str(Path(task).resolve()), kernel=str(Path(kernel).resolve()) if kernel else None,
                    load=load, options=json_clean(options.to_dict()))
 

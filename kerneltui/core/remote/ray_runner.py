@@ -138,6 +138,12 @@ def verify_ray(task: Task, candidates: list[Candidate], address: str, options: R
     return rank(results), info
 
 
+def node_options(options: RunOptions) -> dict[str, Any]:
+    """The options every Ray task gets: without a kernel text (each task has its own) and with this
+    command's ``[benchmark]`` settings, not the node's configuration."""
+    return replace(options, kernel_source=None).with_configured_benchmark().to_dict()
+
+
 def verify_bundles(jobs: list[tuple[str, TaskBundle, str]], address: str, options: RunOptions,
                    on_result: Callable[[CandidateResult], None] | None = None,
                    use_gpus: bool | None = None) -> tuple[list[CandidateResult], dict[str, Any]]:
@@ -148,7 +154,7 @@ def verify_bundles(jobs: list[tuple[str, TaskBundle, str]], address: str, option
     with_gpu = gpus > 0 if use_gpus is None else use_gpus
     resources = {"num_gpus": 1, "num_cpus": 0} if with_gpu else {"num_cpus": 1}
     remote = ray.remote(verify_on_node).options(**resources, max_retries=0)
-    plain = replace(options, kernel_source=None).to_dict()
+    plain = node_options(options)
     # One copy of each bundle in the object store, however many candidates share it.
     stored: dict[int, Any] = {}
     pending = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,16 @@ class RunOptions:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON types, for the engine's socket and Ray (``from_dict`` reads it back)."""
         return asdict(self)
+
+    def with_configured_benchmark(self) -> RunOptions:
+        """These options with ``benchmark`` set to this process's ``[benchmark]`` (its config file and
+        ``KERNELTUI_BENCHMARK_*``) unless they have their own: for a run handed to another process (the
+        engine, a Ray node), which would otherwise time it with its own configuration."""
+        if self.benchmark is not None:
+            return self
+        from kerneltui.config import benchmark_settings
+
+        return replace(self, benchmark=benchmark_settings())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
