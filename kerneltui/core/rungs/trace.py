@@ -82,9 +82,8 @@ def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback:
     the kernel's own DSL tracer was not used (the worker adds its own reason as ``source_note``)."""
     untraced = float(median(times)) if (times := raw.get("untraced_ms")) else None
     traced = float(median(times)) if (times := raw.get("traced_ms")) else None
-    # Proton's traced calls time its profile-buffer readback too (summary.overhead_line): no percentage.
-    overhead_pct = (100.0 * (traced / untraced - 1.0) if untraced and traced is not None
-                    and raw.get("source") != sources.PROTON else None)
+    source = str(raw.get("source") or sources.MARKERS)
+    overhead_pct = summary.overhead_pct(untraced, traced, source)
     if raw.get("source_note"):
         fallback = sources.SourceChoice(sources.MARKERS, sources.PROTON, str(raw["source_note"])).note()
     if not raw.get("buffers"):
@@ -106,9 +105,7 @@ def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback:
         files["chrome_trace"] = str(chrome.write(out_dir / "trace.json", buffers))
     except OSError as exc:
         files["error"] = f"could not write {out_dir}: {exc.strerror}"
-    source = str(raw.get("source") or sources.MARKERS)
-    span_ms = max((r.kernel_ns for r in reports), default=0.0) / 1e6
-    lines = [summary.overhead_line(untraced, traced, source, span_ms or None)]
+    lines = [summary.overhead_line(untraced, traced, source, summary.span_ms(r.kernel_ns for r in reports))]
     lines.insert(0, f"traced by {sources.LABELS.get(source, source)}" + (f" ({fallback})" if fallback else ""))
     files.update({f"{source}_file_{i}": path for i, path in enumerate(raw.get("source_files") or [])})
     timelines = []

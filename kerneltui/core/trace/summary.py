@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import median
 from typing import Any
 
 from kerneltui.core.trace import buffer as trace_buffer
+from kerneltui.core.trace.sources import MARKERS, PROTON
 from kerneltui.core.trace.stats import TraceReport, analyse
 
 
@@ -38,29 +40,41 @@ def region_table(report: TraceReport) -> str:
     return "\n".join(lines)
 
 
-def overhead_line(untraced_ms: float | None, traced_ms: float | None, source: str = "kerneltui",
+def overhead_pct(untraced_ms: float | None, traced_ms: float | None, source: str = MARKERS) -> float | None:
+    """How much slower the traced calls were, in per cent; None when either side was not measured, and
+    under Proton, whose traced calls' CUDA events also hold Proton reading its profile buffer back
+    after every launch (100 ms a call for a 60 µs softmax on an H100): not the kernel's slowdown."""
+    if source == PROTON or not untraced_ms or traced_ms is None:
+        return None
+    return 100.0 * (traced_ms / untraced_ms - 1.0)
+
+
+def span_ms(kernel_ns: Iterable[float]) -> float | None:
+    """The longest traced kernel's span (first CTA's start to last CTA's end) in ms; None if none."""
+    longest = max(kernel_ns, default=0.0)
+    return longest / 1e6 if longest > 0 else None
+
+
+def overhead_line(untraced_ms: float | None, traced_ms: float | None, source: str = MARKERS,
                   traced_span_ms: float | None = None) -> str:
-    """The traced-vs-untraced line. Under Proton (``source`` "proton") the traced calls' CUDA events
-    also hold Proton reading its profile buffer back after every launch (100 ms a call for a 60 µs
-    softmax on an H100), which is not the kernel's slowdown: the line says so and gives the traced
-    kernel's span in the trace (``traced_span_ms``) beside the untraced call instead of a percentage."""
-    if source == "proton" and traced_ms is not None:
+    """The traced-vs-untraced line; under Proton (no percentage, ``overhead_pct``) the traced kernel's
+    span in the trace (``traced_span_ms``) beside the untraced call instead."""
+    if source == PROTON and traced_ms is not None:
         span = f"; the traced kernel spans {traced_span_ms * 1000:.1f} µs in the trace" if traced_span_ms else ""
         plain = f", an untraced call takes {untraced_ms * 1000:.1f} µs (CUDA events)" if untraced_ms else ""
         return (f"tracing overhead: not measured under Proton: its traced calls ({traced_ms * 1000:.1f} µs median) "
                 f"include Proton reading its profile buffer after every launch{span}{plain}")
-    if not untraced_ms or traced_ms is None:
+    pct = overhead_pct(untraced_ms, traced_ms, source)
+    if pct is None or untraced_ms is None or traced_ms is None:
         return "tracing overhead: not measured"
-    pct = 100.0 * (traced_ms / untraced_ms - 1.0)
     return (f"tracing overhead: traced median {traced_ms * 1000:.1f} µs vs untraced {untraced_ms * 1000:.1f} µs "
             f"({pct:+.1f}%): region times come from the traced run, the real time is the untraced one")
 
 
 def overhead_of(metrics: dict[str, Any]) -> str:
     """The overhead line of a trace rung's metrics (the trace screen, ``kerneltui trace``)."""
-    spans = [float(k.get("kernel_ns") or 0.0) for k in metrics.get("kernels") or []]
-    return overhead_line(metrics.get("untraced_ms"), metrics.get("traced_ms"), str(metrics.get("source") or "kerneltui"),
-                         max(spans) / 1e6 if spans and max(spans) > 0 else None)
+    return overhead_line(metrics.get("untraced_ms"), metrics.get("traced_ms"), str(metrics.get("source") or MARKERS),
+                         span_ms(float(k.get("kernel_ns") or 0.0) for k in metrics.get("kernels") or []))
 
 
 def brief(version_dir: Path) -> str | None:
@@ -73,9 +87,8 @@ def brief(version_dir: Path) -> str | None:
     data = json.loads(path.read_text(encoding="utf-8"))
     untraced, traced = data.get("untraced_ms") or [], data.get("traced_ms") or []
     reports = [analyse(buf) for buf in traces]
-    span_ms = max((r.kernel_ns for r in reports), default=0.0) / 1e6
     lines = [overhead_line(float(median(untraced)) if untraced else None, float(median(traced)) if traced else None,
-                           traces[0].source if traces else "kerneltui", span_ms or None)]
+                           traces[0].source if traces else MARKERS, span_ms(r.kernel_ns for r in reports))]
     for report in reports:
         lines += ["", region_table(report)]
     lines.append("\nRegions are timed by the CTA's thread 0 (CUDA header) or the issuing thread (Triton markers); "
