@@ -253,7 +253,8 @@ def test_device_peaks_are_measured_once_and_cached(cache_dir):
     peaks = first["peaks"]
     assert peaks["copy_gbps"] > 500 and peaks["l2_bytes"] > 0 and peaks["sm_count"] > 0
     assert peaks["matmul_tflops"]["bf16"] > 50 and peaks["matmul_tflops"]["fp32"] > 5
-    again = json.loads(run_cli("device", "--json", env=env, timeout=600).stdout)
-    assert again["source"].startswith("cached in ") and again["peaks"] == peaks
+    # The second run reads the cache, and prints as text (each `kerneltui device` starts a worker: ~8 s).
     text = run_cli("device", env=env).stdout
+    assert "(cached in " in text and "measured now" not in text
+    assert f"{peaks['copy_gbps']:>9.0f} GB/s" in text
     assert "memory copy" in text and "bf16 tensor-core matmul" in text and "TFLOP/s" in text
