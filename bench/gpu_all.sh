@@ -25,11 +25,11 @@
 #   set:VAR=VALUE  set VAR for the steps after it (the same step with a setting changed:
 #                 breakdown set:KERNELTUI_SANDBOX_ZYGOTE_ON_GPU=true breakdown)
 #
-# What the steps took on an H100 (16 CPUs, 2026-12-06; bench/RESULTS.md): gpu-tests ~185 s at
-# GPU_TEST_WORKERS=12, bench-tests 195 s (its checks through the test process's engine), timing 135-160 s,
-# pytest:tests/gpu/test_profile_gpu.py 97 s; give each some 10 s more (the first three in one call took 542 s, with
-# gpu-tests and timing cut at 175 and 150 s). A pytest step whose summary is printed just before its limit is still marked rc=124 when the
-# process takes longer than the seconds left to exit: read the summary line, not the rc.
+# What the steps took on an H100 (16 CPUs, 2026-12-06 10:32; bench/RESULTS.md): gpu-tests 164 s at GPU_TEST_WORKERS=12,
+# bench-tests 113 s, timing 121 s (135-160 s in earlier calls), pytest:tests/gpu/test_profile_gpu.py 97 s. The three
+# in one call, with a margin each: `GPU_TEST_WORKERS=12 bench/gpu_all.sh OUT env=8 gpu-tests=195 bench-tests=200
+# timing=165` (409 s with the wheels' install). A pytest step whose summary is printed just before its limit is still
+# marked rc=124 when the process takes longer than the seconds left to exit: read the summary line, not the rc.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTDIR="$1"; shift
