@@ -138,31 +138,41 @@ def main() -> int:
     started = time.time()
     deadline = started + args.deadline_seconds
     data = asyncio.run(measure(jobs, settings, args.spares, args.top_up_at, deadline))
-    rows = []
-    for name, _, _, honest in jobs:
-        got = [d for d in data if d["kernel"] == name]
-        failed = [g for g in got if g["status"] == "fail"]
-        side = [g for g in failed if "still busy after the timed stream" in g["error"]]
-        rows.append(f"| {name} | {'honest' if honest else 'cheat'} | {len(got)} | {len(failed)} | {len(side)} | "
-                    f"{(failed[0]['error'][:90] if failed else '').replace('|', '/')} |")
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "sidework.json").write_text(json.dumps(data))
-    honest = [d for d in data if not d["kernel"].startswith("cheat:")]
-    # A skipped benchmark (no GPU in the worker) measured nothing: it is neither a pass nor an alarm.
-    skipped = sum(1 for d in honest if d["status"] == "skip")
-    honest_runs = len(honest) - skipped
-    false_alarms = sum(1 for d in honest if d["status"] == "fail")
-    text = (f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} · sidework_data\n\n"
-            f"Command: `python bench/sidework_data.py {' '.join(sys.argv[1:])}`; benchmark rung with "
-            f"max_seconds={args.max_seconds}, no torch.compile baseline. Honest runs failed: {false_alarms} of "
-            f"{honest_runs} measured" + (f" ({skipped} skipped: the benchmark did not run)" if skipped else "")
-            + ".\n\n| kernel | kind | runs | benchmark failed | by the side-work check | first message |\n"
-            "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    text = report(data, [(name, honest) for name, _, _, honest in jobs], started,
+                  f"python bench/sidework_data.py {' '.join(sys.argv[1:])}", args.max_seconds)
     print(text)
     if args.results:
         with open(args.results, "a", encoding="utf-8") as fh:
             fh.write(text)
     return 0
+
+
+def report(data: list[dict[str, Any]], kernels: list[tuple[str, bool]], started: float, command: str,
+           max_seconds: float) -> str:
+    """The RESULTS.md entry of a measurement: one row per kernel (name, honest or not)."""
+    rows = []
+    for name, honest in kernels:
+        got = [d for d in data if d["kernel"] == name]
+        failed = [g for g in got if g["status"] == "fail"]
+        side = [g for g in failed if "still busy after the timed stream" in g["error"]]
+        # The benchmark rung runs after correctness: a kernel that fails correctness is never timed.
+        # For a cheat that is a catch before the benchmark; for an honest kernel, a run not measured.
+        early = [g for g in got if g["status"] == "skip" and g["summary"] == "correctness failed"]
+        message = failed[0]["error"][:90] if failed else ("correctness failed" if early else "")
+        rows.append(f"| {name} | {'honest' if honest else 'cheat'} | {len(got)} | {len(early)} | {len(failed)} | "
+                    f"{len(side)} | {message.replace('|', '/')} |")
+    honest_runs = [d for d in data if not d["kernel"].startswith("cheat:")]
+    # A skipped benchmark (no GPU in the worker, correctness failed) measured nothing: neither a pass nor an alarm.
+    skipped = sum(1 for d in honest_runs if d["status"] == "skip")
+    false_alarms = sum(1 for d in honest_runs if d["status"] == "fail")
+    return (f"\n## {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))} · sidework_data\n\n"
+            f"Command: `{command}`; benchmark rung with max_seconds={max_seconds}, no torch.compile baseline. Honest "
+            f"runs failed: {false_alarms} of {len(honest_runs) - skipped} measured"
+            + (f" ({skipped} skipped: the benchmark did not run)" if skipped else "")
+            + ".\n\n| kernel | kind | runs | correctness failed (not timed) | benchmark failed | by the side-work check "
+            "| first message |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 if __name__ == "__main__":
