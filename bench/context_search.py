@@ -73,6 +73,7 @@ class Question:
     best: tuple[str, ...]
     also: tuple[str, ...]
     judged: tuple[str, ...] = ()  # answers found while reading hits (see context_questions.toml)
+    not_answers: tuple[str, ...] = ()  # hits read and judged not to answer
 
     @property
     def written(self) -> frozenset[str]:
@@ -87,8 +88,8 @@ class Question:
 def load_questions(path: Path = QUESTIONS) -> list[Question]:
     with open(path, "rb") as f:
         rows = tomllib.load(f)["question"]
-    return [Question(r["query"], r["half"], tuple(r["best"]), tuple(r.get("also", ())), tuple(r.get("judged", ())))
-            for r in rows]
+    return [Question(r["query"], r["half"], tuple(r["best"]), tuple(r.get("also", ())), tuple(r.get("judged", ())),
+                     tuple(r.get("not_answers", ()))) for r in rows]
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Scores:
     recall_at_10: float
     best_in_top_5: float
     questions: int
+    unread_in_top_5: int = 0  # top-5 files never judged (neither an answer nor read and found not one): misses
 
 
 def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
@@ -111,15 +113,17 @@ def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
 
 def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
     p5, p5w, r10, b5 = [], [], [], []
+    unread = 0
     for q in questions:
         files = ranked[q.query]
         top5 = files[:5]
+        unread += len(set(top5) - q.relevant - set(q.not_answers))
         p5.append(_new_answers(top5, q.relevant) / 5)
         p5w.append(_new_answers(top5, q.written) / 5)
         r10.append(len(q.relevant & set(files[:10])) / len(q.relevant))
         b5.append(1.0 if set(q.best) & set(top5) else 0.0)
     n = len(questions)
-    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n)
+    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n, unread)
 
 
 # -- measuring one code version (runs in its own process) ---------------------------------------------
@@ -267,14 +271,15 @@ def relevance(args: argparse.Namespace) -> int:
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
     halves = [(half, [q for q in questions if q.half == half]) for half in HALVES]
     halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
-    rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 | "
+            "top-5 files never read |", "|---|---|---|---|---|---|---|"]
     for label, result in versions:
         for half, qs in halves:
             s = score(qs, result["ranked"])
             rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
                         f"{s.recall_at_10:.2f} | "
-                        f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) |")
+                        f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) | "
+                        f"{s.unread_in_top_5} |")
     speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
              "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
     for label, r in versions:
@@ -335,6 +340,7 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("no joined neighbour words", {"terms": {"joins": False}}),
     ("no abbreviation table", {"terms": {"vocabulary": False}}),
     ("no search for definitions", {"ranking": {"definition": 0.0}}),
+    ("no files named after the question", {"ranking": {"named_file": 0.0}}),
     ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
     ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
     ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,

@@ -459,3 +459,40 @@ def test_a_new_index_opened_while_another_connection_makes_it_keeps_what_that_on
     assert seen == [1.0]
     assert first.execute("SELECT path FROM folders").fetchall() == [(str(folder),)]
     first.close()
+
+
+def test_a_file_named_after_the_question_is_found_without_its_other_words(tmp_path: Path):
+    import dataclasses
+
+    from kerneltui.core.agent.search.ranking import DEFAULT
+
+    root = tmp_path / "context"
+    (root / "include" / "cute").mkdir(parents=True)
+    (root / "examples").mkdir()
+    # The definition says neither "shared memory" nor "layout": the required words leave it out.
+    (root / "include" / "cute" / "swizzle.hpp").write_text(
+        "// A generic swizzle functor: XOR of the bits BBits above MBase, shifted by SShift\n"
+        "template <int BBits, int MBase, int SShift>\nstruct Swizzle {\n  int apply(int offset);\n};\n")
+    for n in range(4):  # kernels whose comments hold every word of the question
+        (root / "examples" / f"gemm_{n}.py").write_text(
+            f"def gemm_{n}(a, b):\n    # the shared memory layout of A, swizzled to avoid bank conflicts\n"
+            "    smem_layout = make_layout(a)\n    return swizzle(smem_layout)\n")
+    for n in range(4):  # … and more code on shared memory layouts: "swizzle" is the question's rarest word
+        (root / "examples" / f"copy_{n}.py").write_text(f"def copy_{n}(a):\n    # a shared memory layout\n    return a\n")
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex(root, db_path=db).refresh()
+    query = "swizzle shared memory layout"
+    assert "include/cute/swizzle.hpp" in [h.path for h in ContextIndex(root, db_path=db).search(query, 3)]
+    off = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, named_file=0.0))
+    assert "include/cute/swizzle.hpp" not in [h.path for h in off.search(query, 3)]  # what the rule changes
+
+
+def test_which_file_names_are_named_after_a_question():
+    from kerneltui.core.agent.search.ranking import named_after
+
+    words = frozenset({"split", "k", "splitk", "gemm", "reduction"})
+    assert named_after("examples/06_splitK_gemm/splitk_gemm.cu", words, frozenset({"splitk", "split"}))
+    assert named_after("tutorials/08-grouped-gemm.py", frozenset({"group", "gemm"}), frozenset({"group"}))
+    # A name of the query's commonest word alone is not the question's; nor one with other words in it.
+    assert not named_after("python/gemm.py", words, frozenset({"splitk", "split"}))
+    assert not named_after("examples/hopper_splitk_gemm.cu", words, frozenset({"splitk", "split"}))

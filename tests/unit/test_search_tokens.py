@@ -116,3 +116,8 @@ def test_names_written_as_code_are_looked_up_as_definitions():
     assert '"def from dlpack"' in definition_match("from_dlpack")
     assert '"struct collectivebuilder"' in definition_match("CollectiveBuilder")
     assert definition_match("swizzle") == definition_match("CuTe") == ""  # plain words, a name of tiny parts
+
+
+def test_cumulative_sum_is_cumsum():
+    [term, *_] = query_terms("cumulative sum scan along an axis")
+    assert term.word == "cumulative sum" and "cumsum" in term.alternatives

@@ -35,9 +35,11 @@ from kerneltui.core.agent.search.ranking import (
     in_named,
     is_library,
     match_expression,
+    named_after,
     named_tops,
     required_terms,
     spread,
+    stem,
 )
 from kerneltui.core.agent.search.tokens import (
     Term,
@@ -399,6 +401,8 @@ class ContextIndex:
                 break
         if self.ranking.definition > 0:
             candidates = self._with_definitions(con, terms, where, candidates, deadline)
+        if self.ranking.named_file > 0:
+            candidates = self._with_named_files(con, terms, required[0], where, candidates, deadline)
         if where.named:  # the folder the query names first, whatever level its hits came from
             inside = [c for c in candidates if where.in_scope(c.rel)]
             candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
@@ -429,6 +433,38 @@ class ContextIndex:
                 candidates.append(c)
             else:
                 known.score = max(known.score * self.ranking.definition, score)
+        return candidates
+
+    def _with_named_files(self, con: sqlite3.Connection, terms: list[Term], rarest: Term, where: _Filter,
+                          candidates: list[Candidate], deadline: float) -> list[Candidate]:
+        """The files named after the query's words (``ranking.named_after``), their chunks among the
+        candidates with their score times ``Ranking.named_file``, wherever the required words left
+        them: ``swizzle.hpp`` defines the swizzle but says neither "shared memory" nor "layout"."""
+        words = frozenset(w for t in terms for w in _stems(t))
+        match = f"path : {rarest.fts()} AND ({' OR '.join(t.fts() for t in terms)})"
+        found, _ = self._ranked(con, match, where, max(deadline - time.perf_counter(), 0.05))
+        rarest_stems = frozenset(_stems(rarest))
+        files: set[str] = set()
+        named: list[Candidate] = []
+        for c in sorted(found, key=lambda c: -c.score):
+            if c.rel in files or named_after(c.rel, words, rarest_stems):
+                if c.rel not in files and len(files) == self.ranking.named_files:
+                    continue
+                files.add(c.rel)
+                named.append(c)
+        if not named:
+            return candidates
+        found = named
+        by_row = {c.rowid: c for c in candidates}
+        top = max((c.score for c in candidates), default=float("inf"))
+        for c in found:
+            known = by_row.get(c.rowid)
+            score = min(c.score, top) * self.ranking.named_file
+            if known is None:
+                c.score = score
+                candidates.append(c)
+            else:
+                known.score = max(known.score, score)
         return candidates
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
@@ -538,6 +574,13 @@ def _after(first: list[Candidate], then: list[Candidate]) -> list[Candidate]:
     for c in then:
         c.score = floor * 0.9 * c.score / top if top > 0 else 0.0
     return then
+
+
+def _stems(term: Term) -> list[str]:
+    """A query word's pieces as ``ranking.named_after`` compares them: lower case, crudely stemmed, and
+    joined (``split-k`` is ``split``, ``k`` and ``splitk``)."""
+    pieces = [p.lower() for p in _words(term.word)]
+    return [stem(p) for p in [*pieces, "".join(p for p in pieces if p.isalnum())]]
 
 
 def _words(word: str) -> list[str]:

@@ -19,7 +19,12 @@
    for on their own and weigh ``definition`` times more, wherever the required words left them: a
    reference file's definition holds few of a question's other words, and examples that call the
    name would otherwise come first. An example's own helper of that name is not its definition.
-6. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+6. **A file named after the question** (``swizzle.hpp`` for "swizzle shared memory layout",
+   ``splitk_gemm.cu`` for "split-k gemm with a reduction"): a file whose name is made of the query's
+   words, its rarest among them, is where a person would look first, yet its chunks seldom hold the
+   question's other words. The best two such files are searched for on their own and weigh
+   ``named_file`` times more, wherever the required words left them.
+7. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
    with it (``also: lines …``) instead of taking the next slots.
 """
 
@@ -31,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kerneltui.core.agent.search.tokens import Term
+from kerneltui.core.agent.search.tokens import Term, camel_parts
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class Ranking:
     docs: float = 1.3  # Markdown, reST, notebooks, text; and files under a docs folder
     examples: float = 1.3  # files under examples/, tutorials/ …
     tests: float = 0.5  # files under test/ or named test_*
-    build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, *.yml …
+    build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, setup.py, *.yml …
     history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
     min_matches: int = 3  # a word is required only while this many chunks still match all required words
     candidates: int = 200  # chunks ranked by bm25 before the kind of file and the spread over files apply
@@ -53,6 +58,9 @@ class Ranking:
     title_cover: float = 0.5  # … and in its title
     definition: float = 1.5  # a chunk defining a name the query asks for (``tl.load``, ``from_dlpack``): its
     # score times this, found whichever words it lacks (0: no such search)
+    named_file: float = 1.5  # a file named after the query's words (``swizzle.hpp`` for "swizzle shared memory
+    # layout"): its best chunk's score times this, found whichever words it lacks (0: no such search)
+    named_files: int = 2  # … for at most this many files, the best by bm25: a guide to the page, not the page
 
 
 DEFAULT = Ranking()
@@ -64,7 +72,7 @@ _EXAMPLE = re.compile(r"(^|/)(examples?|tutorials?|notebooks?|samples?)(/|$)|(^|
 _TEST = re.compile(r"(^|/)(tests?|unittests?|testing|testbed)(/|$)|(^|/)(test_[^/]*|[^/]*_tests?\.[a-z]+)$", re.I)
 
 
-_BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
+_BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|setup\.py|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
 _HISTORY = re.compile(r"(^|/)(CHANGELOG|CHANGES|RELEASE|HISTORY|NEWS)[^/]*$|(^|/)meetups?/", re.I)
 
 
@@ -83,6 +91,22 @@ def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
     if _EXAMPLE.search(rel):
         weight *= ranking.examples
     return weight
+
+
+_NAME_PIECES = re.compile(r"[A-Za-z]+")
+
+
+def named_after(rel: str, words: frozenset[str], rarest: frozenset[str]) -> bool:
+    """Whether a file's name (less its extension and numbers) is made of the query's words only, the
+    rarest among them (``words``, ``rarest``: stems, lower case): ``swizzle_layout.hpp`` for "swizzle
+    shared memory layout", ``08-grouped-gemm.py`` for "grouped gemm", ``splitk_gemm.cu`` for "split-k
+    gemm". A name of one common word (``layout.hpp``, ``gemm.py``) is not the question's unless that
+    word is its rarest."""
+    name = rel.rsplit("/", 1)[-1]
+    base = name.rsplit(".", 1)[0] if "." in name else name
+    pieces = [stem(p.lower()) for piece in _NAME_PIECES.findall(base) for p in (camel_parts(piece) or (piece,))]
+    pieces = [p for p in pieces if len(p) > 1]
+    return bool(pieces) and all(p in words for p in pieces) and any(p in rarest for p in pieces)
 
 
 def is_library(rel: str) -> bool:
@@ -116,7 +140,7 @@ def match_expression(required: list[Term], terms: list[Term]) -> str:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "es", "ed", "s")
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """A crude stem, only to tell whether a path or title contains a query word (the index uses porter)."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
@@ -133,7 +157,7 @@ class Coverage:
 
     @classmethod
     def of(cls, terms: list[Term], counts: list[int], total: int) -> Coverage:
-        needles = tuple(tuple(_stem(p.lower()) for p in _PIECES.findall(t.word) if len(p) > 1) for t in terms)
+        needles = tuple(tuple(stem(p.lower()) for p in _PIECES.findall(t.word) if len(p) > 1) for t in terms)
         weights = tuple(math.log(1 + total / max(1, c)) for c in counts)
         return cls(needles, weights)
 

@@ -26,6 +26,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("initialize", "init"),
     ("implementation", "impl"),
     ("pointer", "ptr"),
+    ("cumulative sum", "cumsum"),
+    ("cumulative product", "cumprod"),
 )
 
 # Each form (as a tuple of lower-case words) → the other forms of its group.
