@@ -100,6 +100,7 @@ class Scores:
     best_in_top_5: float
     questions: int
     unread_in_top_5: int = 0  # top-5 files never judged (neither an answer nor read and found not one): misses
+    precision_at_5_of_known: float = 0.0  # answers in the top 5 / min(5, the question's known answers)
 
 
 def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
@@ -112,18 +113,20 @@ def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
 
 
 def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
-    p5, p5w, r10, b5 = [], [], [], []
+    p5, p5w, p5cap, r10, b5 = [], [], [], [], []
     unread = 0
     for q in questions:
         files = ranked[q.query]
         top5 = files[:5]
         unread += len(set(top5) - q.relevant - set(q.not_answers))
         p5.append(_new_answers(top5, q.relevant) / 5)
+        # A question with fewer than five known answers cannot fill five slots: the share of what it could.
+        p5cap.append(_new_answers(top5, q.relevant) / min(5, len(q.relevant)))
         p5w.append(_new_answers(top5, q.written) / 5)
         r10.append(len(q.relevant & set(files[:10])) / len(q.relevant))
         b5.append(1.0 if set(q.best) & set(top5) else 0.0)
     n = len(questions)
-    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n, unread)
+    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n, unread, sum(p5cap) / n)
 
 
 # -- measuring one code version (runs in its own process) ---------------------------------------------
@@ -271,12 +274,13 @@ def relevance(args: argparse.Namespace) -> int:
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
     halves = [(half, [q for q in questions if q.half == half]) for half in HALVES]
     halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
-    rows = ["| version | questions | precision@5 | precision@5, written answers only | recall@10 | best in top 5 | "
-            "top-5 files never read |", "|---|---|---|---|---|---|---|"]
+    rows = ["| version | questions | precision@5 | precision@5, written answers only | precision@5 of what the known "
+            "answers allow | recall@10 | best in top 5 | top-5 files never read |", "|---|---|---|---|---|---|---|---|"]
     for label, result in versions:
         for half, qs in halves:
             s = score(qs, result["ranked"])
             rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
+                        f"{s.precision_at_5_of_known:.2f} | "
                         f"{s.recall_at_10:.2f} | "
                         f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) | "
                         f"{s.unread_in_top_5} |")
