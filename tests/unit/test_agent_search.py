@@ -496,3 +496,13 @@ def test_which_file_names_are_named_after_a_question():
     # A name of the query's commonest word alone is not the question's; nor one with other words in it.
     assert not named_after("python/gemm.py", words, frozenset({"splitk", "split"}))
     assert not named_after("examples/hopper_splitk_gemm.cu", words, frozenset({"splitk", "split"}))
+
+
+def test_a_compilers_own_sources_weigh_less_than_its_user_code():
+    from kerneltui.core.agent.search.ranking import file_prior
+
+    assert file_prior("triton/lib/Conversion/TritonGPUToLLVM/AllocateWarpGroups.cpp") < 1.0
+    assert file_prior("triton/include/triton/Dialect/Triton/IR/TritonAttrDefs.td") < 1.0
+    assert file_prior("triton/third_party/proton/Dialect/lib/ProtonToLLVM/Utility.mlir") < 1.0
+    assert file_prior("triton/python/triton/runtime/autotuner.py") == 1.0  # the library a person calls
+    assert file_prior("cutlass/include/cutlass/arch/reg_reconfig.h") == 1.0  # a header library is its API

@@ -9,7 +9,7 @@
    or heading it is) or in the file's path counts more than one in its prose (comments, docstrings,
    Markdown), which counts more than one in code.
 3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
-   more, tests less.
+   more, tests, build scripts, change logs and a compiler's own sources less.
 4. **The clone a query names**: a word that is the name of a top-level folder holding a repository
    ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
    folder: its hits come first, from whichever level of required words they came, and hits elsewhere
@@ -50,6 +50,8 @@ class Ranking:
     tests: float = 0.5  # files under test/ or named test_*
     build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, setup.py, *.yml …
     history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
+    internals: float = 0.7  # a compiler's own sources (C++ under a lib/ folder, TableGen .td, MLIR .mlir): they
+    # share a question's words ("maxnreg", "convert layout") but seldom teach how to use the thing
     min_matches: int = 3  # a word is required only while this many chunks still match all required words
     candidates: int = 200  # chunks ranked by bm25 before the kind of file and the spread over files apply
     also: int = 3  # other chunks of a hit's file named with it
@@ -73,6 +75,7 @@ _TEST = re.compile(r"(^|/)(tests?|unittests?|testing|testbed)(/|$)|(^|/)(test_[^
 
 
 _BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|setup\.py|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
+_INTERNALS = re.compile(r"(^|/)lib/.*\.(cpp|cc|c|h|hpp)$|\.(td|mlir)$", re.I)
 _HISTORY = re.compile(r"(^|/)(CHANGELOG|CHANGES|RELEASE|HISTORY|NEWS)[^/]*$|(^|/)meetups?/", re.I)
 
 
@@ -85,7 +88,7 @@ def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
         return ranking.history
     if _TEST.search(rel):
         return ranking.tests
-    weight = 1.0
+    weight = ranking.internals if _INTERNALS.search(rel) else 1.0
     if _DOC_SUFFIX.search(rel) or _DOC_DIR.search(rel):
         weight *= ranking.docs
     if _EXAMPLE.search(rel):
