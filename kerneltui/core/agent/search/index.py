@@ -419,21 +419,7 @@ class ContextIndex:
         anything = " OR ".join(t.fts() for t in terms)
         match = f"({' OR '.join(named)}) AND ({anything})"
         found, _ = self._ranked(con, match, where, max(deadline - time.perf_counter(), 0.05))
-        by_row = {c.rowid: c for c in candidates}
-        # A definition ranks by its own bm25 over the query's words, not below every hit with all the
-        # required words (where a looser level put it), and at most level with the best hit before the boost.
-        top = max((c.score for c in candidates), default=float("inf"))
-        for c in found:
-            if not is_library(c.rel):
-                continue
-            known = by_row.get(c.rowid)
-            score = min(c.score, top) * self.ranking.definition
-            if known is None:
-                c.score = score
-                candidates.append(c)
-            else:
-                known.score = max(known.score * self.ranking.definition, score)
-        return candidates
+        return _boosted(candidates, [c for c in found if is_library(c.rel)], self.ranking.definition, scale_known=True)
 
     def _with_named_files(self, con: sqlite3.Connection, terms: list[Term], rarest: Term, where: _Filter,
                           candidates: list[Candidate], deadline: float) -> list[Candidate]:
@@ -452,20 +438,7 @@ class ContextIndex:
                     continue
                 files.add(c.rel)
                 named.append(c)
-        if not named:
-            return candidates
-        found = named
-        by_row = {c.rowid: c for c in candidates}
-        top = max((c.score for c in candidates), default=float("inf"))
-        for c in found:
-            known = by_row.get(c.rowid)
-            score = min(c.score, top) * self.ranking.named_file
-            if known is None:
-                c.score = score
-                candidates.append(c)
-            else:
-                known.score = max(known.score, score)
-        return candidates
+        return _boosted(candidates, named, self.ranking.named_file, scale_known=False)
 
     def _ranked(self, con: sqlite3.Connection, match: str, where: _Filter, budget_s: float) -> tuple[
             list[Candidate], bool]:
@@ -557,6 +530,25 @@ class _Filter:
         if self.prefix:
             args.append(self.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
         return args
+
+
+def _boosted(candidates: list[Candidate], found: list[Candidate], weight: float, scale_known: bool) -> list[Candidate]:
+    """``found`` (chunks a rule singles out: a definition, a file named after the question) among the
+    candidates, each at its own bm25 over the query's words times ``weight``, not below every hit with
+    all the required words (where a looser level put it), and at most level with the best hit before the
+    boost. A chunk already there keeps the better of its score (times ``weight`` with ``scale_known``) and that."""
+    by_row = {c.rowid: c for c in candidates}
+    top = max((c.score for c in candidates), default=float("inf"))
+    for c in found:
+        known = by_row.get(c.rowid)
+        score = min(c.score, top) * weight
+        if known is None:
+            c.score = score
+            candidates.append(c)
+            by_row[c.rowid] = c
+        else:
+            known.score = max(known.score * weight if scale_known else known.score, score)
+    return candidates
 
 
 def _under_prefix(under: str | None) -> str:
