@@ -101,6 +101,9 @@ class Scores:
     questions: int
     unread_in_top_5: int = 0  # top-5 files never judged (neither an answer nor read and found not one): misses
     precision_at_5_of_known: float = 0.0  # answers in the top 5 / min(5, the question's known answers)
+    ceiling_at_5: float = 0.0  # the precision@5 the known answers allow: min(5, known answers) / 5
+    open_slots: int = 0  # top-5 slots without an answer that a known answer could fill
+    waiting_in_6_to_10: int = 0  # … of them, fillable by an answer already at places 6-10 (a reordering's reach)
 
 
 def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
@@ -113,12 +116,16 @@ def _new_answers(hits: list[str], answers: frozenset[str]) -> int:
 
 
 def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
-    p5, p5w, p5cap, r10, b5 = [], [], [], [], []
-    unread = 0
+    p5, p5w, p5cap, r10, b5, ceiling = [], [], [], [], [], []
+    unread = open_slots = waiting = 0
     for q in questions:
         files = ranked[q.query]
         top5 = files[:5]
         unread += len(set(top5) - q.relevant - set(q.not_answers))
+        ceiling.append(min(5, len(q.relevant)) / 5)
+        slots = min(5, len(q.relevant)) - _new_answers(top5, q.relevant)
+        open_slots += slots
+        waiting += min(slots, len((set(files[5:10]) & q.relevant) - set(top5)))
         p5.append(_new_answers(top5, q.relevant) / 5)
         # A question with fewer than five known answers cannot fill five slots: the share of what it could.
         p5cap.append(_new_answers(top5, q.relevant) / min(5, len(q.relevant)))
@@ -126,7 +133,8 @@ def score(questions: list[Question], ranked: dict[str, list[str]]) -> Scores:
         r10.append(len(q.relevant & set(files[:10])) / len(q.relevant))
         b5.append(1.0 if set(q.best) & set(top5) else 0.0)
     n = len(questions)
-    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n, unread, sum(p5cap) / n)
+    return Scores(sum(p5) / n, sum(p5w) / n, sum(r10) / n, sum(b5) / n, n, unread, sum(p5cap) / n,
+                  sum(ceiling) / n, open_slots, waiting)
 
 
 # -- measuring one code version (runs in its own process) ---------------------------------------------
@@ -284,6 +292,14 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
                         f"{s.recall_at_10:.2f} | "
                         f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) | "
                         f"{s.unread_in_top_5} |")
+    # Whether a better order of what is found or finding more is what the precision lacks.
+    reach = ["| version | questions | precision@5 the known answers allow | top-5 slots an answer could fill | "
+             "… of them by an answer at places 6-10 |", "|---|---|---|---|---|"]
+    for label, result in versions:
+        for half, qs in halves:
+            s = score(qs, result["ranked"])
+            reach.append(f"| {label} | {half} ({s.questions}) | {s.ceiling_at_5:.2f} | {s.open_slots} | "
+                         f"{s.waiting_in_6_to_10} |")
     speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
              "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
     for label, r in versions:
@@ -296,6 +312,8 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
         speed.append(f"\nTimings: median of {runs} runs per version, the versions taking turns (min–max in brackets).")
     print("\n".join(rows))
     print()
+    print("\n".join(reach))
+    print()
     print("\n".join(speed))
     if args.show:
         _show(questions, versions, args.show, args.half)
@@ -303,7 +321,7 @@ def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]
         command = "relevance --clones DIR" + (" --baseline DIR" if args.baseline else "") + \
             (f" --repeats {args.repeats}" if args.repeats > 1 else "")
         _record("## Context search relevance on cutlass and triton clones", command, args.clones_note,
-                [*rows, "", *speed])
+                [*rows, "", *reach, "", *speed])
     return 0
 
 
