@@ -369,6 +369,7 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
                                              "history": 1.0, "internals": 1.0}}),
     ("compiler sources weigh as any source", {"ranking": {"internals": 1.0}}),
     ("all words required first", {"ranking": {"min_matches": 1}}),
+    ("names required as any word (by rarity alone)", {"ranking": {"name_rarity": 1.0}}),
     ("no file support (best chunk only)", {"ranking": {"support": 0.0}}),
     ("unicode61 tokenizer (no stemming)", {"index": "unicode61"}),
     ("code identifiers split at camel case", {"index": "camel"}),

@@ -506,3 +506,30 @@ def test_a_compilers_own_sources_weigh_less_than_its_user_code():
     assert file_prior("triton/third_party/proton/Dialect/lib/ProtonToLLVM/Utility.mlir") < 1.0
     assert file_prior("triton/python/triton/runtime/autotuner.py") == 1.0  # the library a person calls
     assert file_prior("cutlass/include/cutlass/arch/reg_reconfig.h") == 1.0  # a header library is its API
+
+
+def test_a_name_in_the_question_is_required_before_a_plain_word_as_rare(tmp_path: Path):
+    # "TVM FFI … with low overhead": "overhead" is rarer in the folder than "TVM", yet the question is about
+    # TVM FFI; required first, the rare plain words found three files that only say "low … overhead".
+    root = tmp_path / "context"
+    (root / "library").mkdir(parents=True)
+    (root / "guides").mkdir()
+    for n in range(3):
+        (root / "library" / f"operation_{n}.h").write_text(
+            f"// arguments {n} are passed to an initialized operation with low computational overhead\n"
+            f"struct Arguments{n} {{ int m, n, k; }};\n")
+    (root / "guides" / "tvm_ffi.md").write_text(
+        "# Compiling with TVM FFI\n\nTVM FFI passes torch tensors to a compiled kernel, fast.\n")
+    for n in range(4):
+        (root / "guides" / f"ffi_{n}.md").write_text(f"# Note {n}\n\nThe TVM runtime and its FFI, part {n}.\n")
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex(root, db_path=db).refresh()
+    query = "TVM FFI with low overhead"
+    assert ContextIndex(root, db_path=db).search(query)[0].path == "guides/tvm_ffi.md"
+    import dataclasses
+
+    from kerneltui.core.agent.search.ranking import DEFAULT, is_name
+    by_rarity = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, name_rarity=1.0))
+    assert by_rarity.search(query)[0].path.startswith("library/")  # what the rule changes
+    assert [w for w in ("TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "overhead", "matrix-vector", "CUTLASS")
+            if is_name(w)] == ["TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "CUTLASS"]

@@ -373,7 +373,7 @@ class ContextIndex:
             return con.execute("SELECT count(*) FROM (SELECT 1 FROM chunks WHERE chunks MATCH ? LIMIT ?)",
                                (expression, least)).fetchone()[0] >= least
 
-        required = required_terms(terms, counts, enough)
+        required = required_terms(terms, counts, enough, self.ranking.name_rarity)
         if not required:
             return [], False
         row = con.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone()

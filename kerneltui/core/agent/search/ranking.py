@@ -4,7 +4,10 @@
    chunks contain it) to the commonest; the rarest is required, and each next one is required too as
    long as at least ``min_matches`` chunks still contain all the required words. The others only add
    to the score, so "grouped ordering of program ids for L2 cache reuse" is not lost for want of one
-   word, and "fp8 gemm scaling" does not drown in chunks that say "gemm" alone.
+   word, and "fp8 gemm scaling" does not drown in chunks that say "gemm" alone. A name (an acronym,
+   an identifier, a word with digits: ``TVM``, ``GEMV``, ``tl.reduce``, ``sm_120``) counts as
+   ``name_rarity`` times rarer than it is: it is what the question is about, where a plain word as
+   rare ("overhead" in "TVM FFI … with low overhead") is often how the question says it.
 2. **BM25 over fields** (SQLite FTS5's ``bm25()``): a word in the chunk's title (the function, class
    or heading it is) or in the file's path counts more than one in its prose (comments, docstrings,
    Markdown), which counts more than one in code.
@@ -53,6 +56,7 @@ class Ranking:
     internals: float = 0.7  # a compiler's own sources (C++ under a lib/ folder, TableGen .td, MLIR .mlir): they
     # share a question's words ("maxnreg", "convert layout") but seldom teach how to use the thing
     min_matches: int = 3  # a word is required only while this many chunks still match all required words
+    name_rarity: float = 3.0  # a name in the query (``TVM``, ``tl.reduce``) is ordered as if this many times rarer
     candidates: int = 200  # chunks ranked by bm25 before the kind of file and the spread over files apply
     also: int = 3  # other chunks of a hit's file named with it
     support: float = 0.3  # a file's score adds this share of its second-best chunk's (and its square of the third's)
@@ -66,6 +70,7 @@ class Ranking:
 
 
 DEFAULT = Ranking()
+DEFAULT_NAME_RARITY = DEFAULT.name_rarity
 
 _DOC_SUFFIX = re.compile(r"\.(md|markdown|rst|txt|ipynb)$", re.I)
 _DOC_DIR = re.compile(r"(^|/)(docs?|documentation|media/docs)/", re.I)
@@ -118,10 +123,22 @@ def is_library(rel: str) -> bool:
     return not (_EXAMPLE.search(rel) or _TEST.search(rel))
 
 
-def required_terms(terms: list[Term], counts: list[int], enough: Callable[[str], bool]) -> list[Term]:
+_NAME = re.compile(r"[A-Z]{2}|[a-z][A-Z]|[_.]|\d")  # an acronym, camel case, snake case, a dotted name, digits
+
+
+def is_name(word: str) -> bool:
+    """Whether a query word, as typed, names a thing (``TVM``, ``FastAccum``, ``tl.reduce``, ``fp8``)
+    rather than being a plain word ("overhead", "matrix-vector")."""
+    return bool(_NAME.search(word))
+
+
+def required_terms(terms: list[Term], counts: list[int], enough: Callable[[str], bool],
+                   name_rarity: float = DEFAULT_NAME_RARITY) -> list[Term]:
     """The query's words that every hit must contain: the rarest, then each next rarest while ``enough``
-    chunks still contain all of them (``counts``: how many chunks contain each word)."""
-    ranked = sorted((c, i, t) for i, (t, c) in enumerate(zip(terms, counts, strict=True)) if c > 0)
+    chunks still contain all of them (``counts``: how many chunks contain each word; a name's count is
+    divided by ``name_rarity``)."""
+    ranked = sorted((c / name_rarity if is_name(t.word) else c, i, t)
+                    for i, (t, c) in enumerate(zip(terms, counts, strict=True)) if c > 0)
     if not ranked:
         return []
     required = [ranked[0][2]]
