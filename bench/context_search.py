@@ -368,7 +368,7 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,
                                              "history": 1.0, "internals": 1.0}}),
     ("compiler sources weigh as any source", {"ranking": {"internals": 1.0}}),
-    ("all words required first", {"ranking": {"min_matches": 1}}),
+    ("words required only while 3 chunks hold them all", {"ranking": {"min_matches": 3}}),
     ("names required as any word (by rarity alone)", {"ranking": {"name_rarity": 1.0}}),
     ("no file support (best chunk only)", {"ranking": {"support": 0.0}}),
     ("unicode61 tokenizer (no stemming)", {"index": "unicode61"}),

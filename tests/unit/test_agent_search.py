@@ -533,3 +533,23 @@ def test_a_name_in_the_question_is_required_before_a_plain_word_as_rare(tmp_path
     assert by_rarity.search(query)[0].path.startswith("library/")  # what the rule changes
     assert [w for w in ("TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "overhead", "matrix-vector", "CUTLASS")
             if is_name(w)] == ["TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "CUTLASS"]
+
+
+def test_the_one_chunk_with_every_word_of_the_question_comes_first(tmp_path: Path):
+    # Words are required while any chunk still holds them all: three short notes that say "parity" and
+    # "phase" over and over do not outrank the one function that also says "mbarrier" (a word four other
+    # files use too, so it is not the rarest). Required only while three chunks held them all, they did.
+    root = tmp_path / "context"
+    root.mkdir()
+    for n in range(3):
+        (root / f"phase_{n}.md").write_text("# Parity phase\n\nparity phase parity phase parity phase\n")
+    for n in range(4):
+        (root / f"mbarrier_{n}.py").write_text(f"def arrive_{n}(mbarrier):\n    return mbarrier\n")
+    (root / "barrier.py").write_text(
+        "def wait(bar, phase, parity, count, stage, ring, expected_bytes, timeout):\n"
+        "    # block until the mbarrier completes this phase: try_wait on its parity, then flip the parity\n"
+        "    # for the next stage of the ring buffer, counting the expected transaction bytes\n"
+        "    return bar, count, stage, ring, expected_bytes, timeout\n")
+    db = tmp_path / "idx.sqlite3"
+    ContextIndex(root, db_path=db).refresh()
+    assert ContextIndex(root, db_path=db).search("mbarrier parity phase")[0].path == "barrier.py"

@@ -2,7 +2,7 @@
 
 1. **The best words are required, not all.** A query's words are ordered from the rarest (fewest
    chunks contain it) to the commonest; the rarest is required, and each next one is required too as
-   long as at least ``min_matches`` chunks still contain all the required words. The others only add
+   long as a chunk (``min_matches``) still contains all the required words. The others only add
    to the score, so "grouped ordering of program ids for L2 cache reuse" is not lost for want of one
    word, and "fp8 gemm scaling" does not drown in chunks that say "gemm" alone. A name (an acronym,
    an identifier, a word with digits: ``TVM``, ``GEMV``, ``tl.reduce``, ``sm_120``) counts as
@@ -55,7 +55,8 @@ class Ranking:
     history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
     internals: float = 0.7  # a compiler's own sources (C++ under a lib/ folder, TableGen .td, MLIR .mlir): they
     # share a question's words ("maxnreg", "convert layout") but seldom teach how to use the thing
-    min_matches: int = 3  # a word is required only while this many chunks still match all required words
+    min_matches: int = 1  # a word is required only while this many chunks still match all required words (3 until
+    # 2026-12-06: the one chunk with every word then lost to chunks repeating the rarest ones; bench/RESULTS.md)
     name_rarity: float = 3.0  # a name in the query (``TVM``, ``tl.reduce``) is ordered as if this many times rarer
     candidates: int = 200  # chunks ranked by bm25 before the kind of file and the spread over files apply
     also: int = 3  # other chunks of a hit's file named with it
