@@ -282,24 +282,20 @@ def relevance(args: argparse.Namespace) -> int:
 def _report(questions: list[Question], versions: list[tuple[str, dict[str, Any]]], args: argparse.Namespace) -> int:
     halves = [(half, [q for q in questions if q.half == half]) for half in HALVES]
     halves = [(half, qs) for half, qs in halves if qs] + [("all", questions)]
+    scored = [(label, half, score(qs, result["ranked"])) for label, result in versions for half, qs in halves]
     rows = ["| version | questions | precision@5 | precision@5, written answers only | precision@5 of what the known "
             "answers allow | recall@10 | best in top 5 | top-5 files never read |", "|---|---|---|---|---|---|---|---|"]
-    for label, result in versions:
-        for half, qs in halves:
-            s = score(qs, result["ranked"])
-            rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
-                        f"{s.precision_at_5_of_known:.2f} | "
-                        f"{s.recall_at_10:.2f} | "
-                        f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) | "
-                        f"{s.unread_in_top_5} |")
     # Whether a better order of what is found or finding more is what the precision lacks.
     reach = ["| version | questions | precision@5 the known answers allow | top-5 slots an answer could fill | "
              "… of them by an answer at places 6-10 |", "|---|---|---|---|---|"]
-    for label, result in versions:
-        for half, qs in halves:
-            s = score(qs, result["ranked"])
-            reach.append(f"| {label} | {half} ({s.questions}) | {s.ceiling_at_5:.2f} | {s.open_slots} | "
-                         f"{s.waiting_in_6_to_10} |")
+    for label, half, s in scored:
+        rows.append(f"| {label} | {half} ({s.questions}) | {s.precision_at_5:.2f} | {s.precision_at_5_written:.2f} | "
+                    f"{s.precision_at_5_of_known:.2f} | "
+                    f"{s.recall_at_10:.2f} | "
+                    f"{s.best_in_top_5:.0%} ({round(s.best_in_top_5 * s.questions)} of {s.questions}) | "
+                    f"{s.unread_in_top_5} |")
+        reach.append(f"| {label} | {half} ({s.questions}) | {s.ceiling_at_5:.2f} | {s.open_slots} | "
+                     f"{s.waiting_in_6_to_10} |")
     speed = ["| version | files | chunks | cold build (wall / CPU) | refresh, nothing changed | index size | "
              "query median | query p95 |", "|---|---|---|---|---|---|---|---|"]
     for label, r in versions:
