@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 import tomllib
@@ -12,6 +13,7 @@ import pytest
 from kerneltui import paths
 from kerneltui.core.agent.search import ContextFolder, ContextIndex, context_folders, format_hits, notes_dir
 from kerneltui.core.agent.search.folders import read_inside, scan, task_context_refusal
+from kerneltui.core.agent.search.ranking import DEFAULT, file_prior, is_name, named_after
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +39,14 @@ def _index(root: Path, tmp_path: Path) -> ContextIndex:
     index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
     index.refresh()
     return index
+
+
+def _found(root: Path, tmp_path: Path, query: str, limit: int = 8, **ranking: float) -> list[str]:
+    """The hits' paths for ``query`` over ``root`` (indexed, or brought up to date), with the ranking's
+    fields in ``ranking`` changed: a rule's test searches with the rule and without it."""
+    index = ContextIndex(root, db_path=tmp_path / "idx.sqlite3", ranking=dataclasses.replace(DEFAULT, **ranking))
+    index.refresh()
+    return [h.path for h in index.search(query, limit)]
 
 
 def test_index_and_rank(folder: Path, tmp_path: Path):
@@ -399,10 +409,6 @@ def test_the_folders_of_a_single_clone_name_no_clone(tmp_path: Path):
 
 
 def test_the_definition_of_a_name_the_query_asks_for_comes_first(tmp_path: Path):
-    import dataclasses
-
-    from kerneltui.core.agent.search.ranking import DEFAULT
-
     root = tmp_path / "context"
     (root / "language").mkdir(parents=True)
     (root / "examples").mkdir()
@@ -415,16 +421,12 @@ def test_the_definition_of_a_name_the_query_asks_for_comes_first(tmp_path: Path)
         (root / "examples" / f"kernel_{n}.py").write_text(
             "def kernel(x_ptr):\n    # the eviction policy and the cache modifier of each load\n"
             '    x = tl.load(x_ptr, eviction_policy="evict_last", cache_modifier=".cg")\n    return x\n')
-    db = tmp_path / "idx.sqlite3"
-    ContextIndex(root, db_path=db).refresh()
     query = "tl.load eviction policy and cache modifier"
-    assert ContextIndex(root, db_path=db).search(query)[0].path == "language/core.py"
-    off = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, definition=0.0))
-    assert off.search(query)[0].path.startswith("examples/")  # what the rule changes
+    assert _found(root, tmp_path, query)[0] == "language/core.py"
+    assert _found(root, tmp_path, query, definition=0.0)[0].startswith("examples/")  # what the rule changes
     # An example's own helper of that name is not the definition.
     (root / "examples" / "helper.py").write_text('def load(p, cache_modifier="", eviction_policy=""):\n    return p\n')
-    ContextIndex(root, db_path=db).refresh()
-    assert ContextIndex(root, db_path=db).search(query)[0].path == "language/core.py"
+    assert _found(root, tmp_path, query)[0] == "language/core.py"
 
 
 def test_a_new_index_opened_while_another_connection_makes_it_keeps_what_that_one_wrote(folder: Path,
@@ -462,10 +464,6 @@ def test_a_new_index_opened_while_another_connection_makes_it_keeps_what_that_on
 
 
 def test_a_file_named_after_the_question_is_found_without_its_other_words(tmp_path: Path):
-    import dataclasses
-
-    from kerneltui.core.agent.search.ranking import DEFAULT
-
     root = tmp_path / "context"
     (root / "include" / "cute").mkdir(parents=True)
     (root / "examples").mkdir()
@@ -479,17 +477,12 @@ def test_a_file_named_after_the_question_is_found_without_its_other_words(tmp_pa
             "    smem_layout = make_layout(a)\n    return swizzle(smem_layout)\n")
     for n in range(4):  # … and more code on shared memory layouts: "swizzle" is the question's rarest word
         (root / "examples" / f"copy_{n}.py").write_text(f"def copy_{n}(a):\n    # a shared memory layout\n    return a\n")
-    db = tmp_path / "idx.sqlite3"
-    ContextIndex(root, db_path=db).refresh()
     query = "swizzle shared memory layout"
-    assert "include/cute/swizzle.hpp" in [h.path for h in ContextIndex(root, db_path=db).search(query, 3)]
-    off = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, named_file=0.0))
-    assert "include/cute/swizzle.hpp" not in [h.path for h in off.search(query, 3)]  # what the rule changes
+    assert "include/cute/swizzle.hpp" in _found(root, tmp_path, query, 3)
+    assert "include/cute/swizzle.hpp" not in _found(root, tmp_path, query, 3, named_file=0.0)  # what the rule changes
 
 
 def test_which_file_names_are_named_after_a_question():
-    from kerneltui.core.agent.search.ranking import named_after
-
     words = frozenset({"split", "k", "splitk", "gemm", "reduction"})
     assert named_after("examples/06_splitK_gemm/splitk_gemm.cu", words, frozenset({"splitk", "split"}))
     assert named_after("tutorials/08-grouped-gemm.py", frozenset({"group", "gemm"}), frozenset({"group"}))
@@ -499,8 +492,6 @@ def test_which_file_names_are_named_after_a_question():
 
 
 def test_a_compilers_own_sources_weigh_less_than_its_user_code():
-    from kerneltui.core.agent.search.ranking import file_prior
-
     assert file_prior("triton/lib/Conversion/TritonGPUToLLVM/AllocateWarpGroups.cpp") < 1.0
     assert file_prior("triton/include/triton/Dialect/Triton/IR/TritonAttrDefs.td") < 1.0
     assert file_prior("triton/third_party/proton/Dialect/lib/ProtonToLLVM/Utility.mlir") < 1.0
@@ -522,15 +513,9 @@ def test_a_name_in_the_question_is_required_before_a_plain_word_as_rare(tmp_path
         "# Compiling with TVM FFI\n\nTVM FFI passes torch tensors to a compiled kernel, fast.\n")
     for n in range(4):
         (root / "guides" / f"ffi_{n}.md").write_text(f"# Note {n}\n\nThe TVM runtime and its FFI, part {n}.\n")
-    db = tmp_path / "idx.sqlite3"
-    ContextIndex(root, db_path=db).refresh()
     query = "TVM FFI with low overhead"
-    assert ContextIndex(root, db_path=db).search(query)[0].path == "guides/tvm_ffi.md"
-    import dataclasses
-
-    from kerneltui.core.agent.search.ranking import DEFAULT, is_name
-    by_rarity = ContextIndex(root, db_path=db, ranking=dataclasses.replace(DEFAULT, name_rarity=1.0))
-    assert by_rarity.search(query)[0].path.startswith("library/")  # what the rule changes
+    assert _found(root, tmp_path, query)[0] == "guides/tvm_ffi.md"
+    assert _found(root, tmp_path, query, name_rarity=1.0)[0].startswith("library/")  # what the rule changes
     assert [w for w in ("TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "overhead", "matrix-vector", "CUTLASS")
             if is_name(w)] == ["TVM", "FastAccum", "tl.reduce", "fp8", "sm_120", "CUTLASS"]
 
@@ -550,6 +535,5 @@ def test_the_one_chunk_with_every_word_of_the_question_comes_first(tmp_path: Pat
         "    # block until the mbarrier completes this phase: try_wait on its parity, then flip the parity\n"
         "    # for the next stage of the ring buffer, counting the expected transaction bytes\n"
         "    return bar, count, stage, ring, expected_bytes, timeout\n")
-    db = tmp_path / "idx.sqlite3"
-    ContextIndex(root, db_path=db).refresh()
-    assert ContextIndex(root, db_path=db).search("mbarrier parity phase")[0].path == "barrier.py"
+    assert _found(root, tmp_path, "mbarrier parity phase")[0] == "barrier.py"
+    assert _found(root, tmp_path, "mbarrier parity phase", min_matches=3)[0] != "barrier.py"  # the old rule

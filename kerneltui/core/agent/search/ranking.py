@@ -71,7 +71,6 @@ class Ranking:
 
 
 DEFAULT = Ranking()
-DEFAULT_NAME_RARITY = DEFAULT.name_rarity
 
 _DOC_SUFFIX = re.compile(r"\.(md|markdown|rst|txt|ipynb)$", re.I)
 _DOC_DIR = re.compile(r"(^|/)(docs?|documentation|media/docs)/", re.I)
@@ -134,7 +133,7 @@ def is_name(word: str) -> bool:
 
 
 def required_terms(terms: list[Term], counts: list[int], enough: Callable[[str], bool],
-                   name_rarity: float = DEFAULT_NAME_RARITY) -> list[Term]:
+                   name_rarity: float) -> list[Term]:
     """The query's words that every hit must contain: the rarest, then each next rarest while ``enough``
     chunks still contain all of them (``counts``: how many chunks contain each word; a name's count is
     divided by ``name_rarity``)."""
