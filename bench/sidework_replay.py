@@ -78,7 +78,8 @@ class Replayed(TypedDict):
 
 
 def replay_runs(runs: list[StoredRun], control_ratio: float) -> Iterator[Replayed]:
-    from kerneltui.core.bench.stats import BenchSettings, side_work_finding
+    from kerneltui.core.bench.stats import side_work_finding
+    from kerneltui.settings.bench import BenchSettings
 
     floor = BenchSettings().straggle_us
     by_kernel: dict[str, Replayed] = {}

@@ -11,7 +11,7 @@ one (``true``, ``3``, ``0.5``), else kept as strings. Command-line flags (``--th
 …) are the last layer, merged here too (``load_config(flags=…)``), so every command layers them alike.
 
 A section kerneltui does not read, and a value its section cannot use, are refused at load with the
-file and line, the variable or the flag. The sections with a schema (``kerneltui.setting_schema``:
+file and line, the variable or the flag. The sections with a schema (``kerneltui.settings.schema``:
 ``[ui]``, ``[keys]``, ``[sessions]``, ``[remote]``) are read as frozen dataclasses with
 ``Config.read(UiSettings)``; ``[benchmark]`` is checked by ``BenchSettings``.
 """
@@ -26,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
-from kerneltui.core.bench.stats import BenchSettings
-from kerneltui.core.task_loaders.toml_lines import key_lines
-from kerneltui.setting_schema import SchemaT, SettingsSchema, SettingValueError, build
+from kerneltui.settings.bench import BenchSettings
+from kerneltui.settings.remote import RemoteSettings
+from kerneltui.settings.schema import SchemaT, SettingsSchema, SettingValueError, build
+from kerneltui.settings.sessions import SessionSettings
+from kerneltui.settings.toml_lines import key_lines
+from kerneltui.settings.ui import KeySettings, UiSettings
 
 # Every section kerneltui reads. Declared here, not by the modules that read them, so that a
 # KERNELTUI_AGENT_* variable is a setting even when the config loads before the agent is imported.
@@ -147,11 +150,6 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
 
 def schemas() -> tuple[type[SettingsSchema], ...]:
     """The sections read as schemas, checked at every load."""
-    # Imported here: each lives beside the code that reads it, and that code imports this module.
-    from kerneltui.core.remote.settings import RemoteSettings
-    from kerneltui.core.session.settings import SessionSettings
-    from kerneltui.ui.defaults import KeySettings, UiSettings
-
     return (UiSettings, KeySettings, SessionSettings, RemoteSettings)
 
 

@@ -14,12 +14,12 @@ def every_default() -> dict[str, dict[str, Any]]:
     """Each section's defaults, from the tables of the parts that read them (shown as "default")."""
     from kerneltui.core.agent.prices import DEFAULT_PRICES
     from kerneltui.core.agent.settings import AGENT_DEFAULTS
-    from kerneltui.core.bench.stats import BenchSettings
     from kerneltui.core.engine.settings import ENGINE_DEFAULTS
-    from kerneltui.core.remote.settings import RemoteSettings
     from kerneltui.core.sandbox.settings import SandboxSettings
-    from kerneltui.core.session.settings import SessionSettings
-    from kerneltui.ui.defaults import KEYS_DEFAULTS, UI_DEFAULTS
+    from kerneltui.settings.bench import BenchSettings
+    from kerneltui.settings.remote import RemoteSettings
+    from kerneltui.settings.sessions import SessionSettings
+    from kerneltui.settings.ui import KEYS_DEFAULTS, UI_DEFAULTS
 
     return {"agent": AGENT_DEFAULTS, "benchmark": BenchSettings().to_dict(), "engine": ENGINE_DEFAULTS,
             "keys": KEYS_DEFAULTS, "prices": DEFAULT_PRICES, "remote": RemoteSettings().to_dict(),

@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from kerneltui.config import ConfigError, flags_from_args, load_config
-from kerneltui.core.remote.settings import REMOTE_FLAGS, RemoteSettings
+from kerneltui.settings.remote import REMOTE_FLAGS, RemoteSettings
 
 # Options taking a value that may stand before the subcommand.
 VALUE_OPTIONS = ("--gpu-host", "--remote-python", "--ssh-port", "--ssh-identity")

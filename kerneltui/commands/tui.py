@@ -99,7 +99,7 @@ def main(args: argparse.Namespace) -> int:
 
 def open_app(task: Path, *, settings: Config, kernel: str | None = None, timeout: float | None = None,
              watch: bool = True, resume: Path | None = None) -> KernelApp:
-    from kerneltui.ui.defaults import UiSettings
+    from kerneltui.settings.ui import UiSettings
     from kerneltui.ui.launch import create_app
     from kerneltui.ui.options import AppOptions
 

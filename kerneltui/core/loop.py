@@ -22,7 +22,6 @@ from typing import Any
 from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
@@ -30,6 +29,7 @@ from kerneltui.core.rungs.result import RungResult, fail, skip
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.settings.bench import BenchSettings
 
 
 @dataclass

@@ -24,10 +24,10 @@ from kerneltui import paths
 from kerneltui.core import events as ev
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
+from kerneltui.settings.ui import KeySettings, UiSettings
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
 from kerneltui.ui.agent_control import AgentControl
-from kerneltui.ui.defaults import KeySettings, UiSettings
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-from kerneltui.ui.defaults import KeySettings
+from kerneltui.settings.ui import KeySettings
 
 
 def _b(key: str, action: str, description: str, id: str, show: bool = True, priority: bool = False,

@@ -8,8 +8,8 @@ from pathlib import Path
 from kerneltui import config as config_mod
 from kerneltui.core.session import Timeline, load_session
 from kerneltui.core.task_loaders.load import load_task
+from kerneltui.settings.ui import UiSettings
 from kerneltui.ui.app import KernelApp
-from kerneltui.ui.defaults import UiSettings
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.replay import ReplayAgent, SessionHistory
 from kerneltui.ui.workbench import Parts, real_parts

@@ -40,7 +40,7 @@ def screen_matches(snap_compare, request):
 
 @pytest.fixture
 def settings():
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     return load_config(env={})
 

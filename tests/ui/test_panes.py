@@ -21,7 +21,7 @@ COLOURS = {"chart-point": "blue", "chart-current": "yellow", "chart-baseline": "
 
 
 def make_app(task: Path, settings=None, asm: AsmListing | None = None, **options):
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     opts = AppOptions(watch=False, run_on_start=False, prestart_worker=False,
                       watch_themes=options.pop("watch_themes", False), clock=lambda: 100.0, **options)
@@ -187,7 +187,7 @@ async def test_user_theme_hot_reload(example_task, isolated_config: Path) -> Non
 async def test_keys_remapped_from_config(example_task, tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[keys]\nhelp = "f9"\nno_such_binding = "f10"\n')
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     settings = load_config(file=config, env={})
     app = make_app(example_task("vector_add"), settings=settings)
@@ -386,7 +386,7 @@ def test_dump_rung_index_is_read_with_its_line_maps(example_task) -> None:
 
 
 async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task) -> None:
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
     from kerneltui.core import events as ev
 
     task = example_task("vector_add")
@@ -405,7 +405,7 @@ async def test_without_a_key_the_demo_agent_is_scripted_and_says_so(example_task
 async def test_without_a_key_another_task_gets_the_offline_script(example_task) -> None:
     """Not the demo task: the same engine (an AgentChat on the scripted provider) with a short script
     that reads the kernel, says its one move does not apply here, and says why it is scripted."""
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
     from kerneltui.core import events as ev
 
     task = example_task("softmax")

@@ -44,7 +44,7 @@ def _session_with_versions(tmp_path: Path, task_dir: Path) -> Path:
 
 
 async def test_no_key_in_a_replay_writes_a_task_file(example_task, tmp_path: Path) -> None:
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     task_dir = example_task("vector_add")
     folder = _session_with_versions(tmp_path, task_dir)

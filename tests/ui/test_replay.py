@@ -27,7 +27,7 @@ SIZE = (160, 45)
 
 
 def _replay(folder: Path):
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     options = AppOptions(watch_themes=False, clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
     return create_replay_app(folder, settings=load_config(env={}), options=options)
@@ -267,7 +267,7 @@ async def test_resume_picker_lists_sessions(example_task, settings, tmp_path: Pa
 
     task = example_task("vector_add")
     _example_copy(tmp_path, task)
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)

@@ -22,7 +22,7 @@ LAYOUT_SIZES = [(80, 24), (100, 30), (160, 48), (240, 60)]
 
 
 def snapshot_app(task: Path):
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     settings = load_config(file=Path("/home/you/.config/kerneltui/config.toml"), env={})
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,

@@ -43,7 +43,7 @@ async def test_after_a_task_switch_the_agent_edits_the_new_task(example_task, tm
     script.write_text(SCRIPT)
     config = tmp_path / "config.toml"
     config.write_text(f'[agent]\nprovider = "scripted"\nscript = "{script}"\ntrial_rungs = "prechecks"\n')
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)
@@ -120,7 +120,7 @@ async def test_the_context_index_is_built_in_the_background_when_the_agent_attac
     (task / "context" / "notes.md").write_text("# Coalescing\n\nLoads of 128 bits per thread reach peak bandwidth.\n")
     config = tmp_path / "config.toml"
     config.write_text('[agent]\nprovider = "scripted"\n')
-    import kerneltui.ui.defaults  # noqa: F401
+    import kerneltui.settings.ui  # noqa: F401
 
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)

@@ -12,11 +12,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs import benchmark
 from kerneltui.core.rungs.bench_bound import WallBound
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task_loaders.load import load_task
+from kerneltui.settings.bench import BenchSettings
 
 INFO = {"gpu": True, "name": "NVIDIA H200", "driver": "580", "torch": "2.11.0", "triton": "3.6.0",
         "cuda_runtime": "13.0"}

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs.bench_bound import MIN_SERIES_S, WallBound
 from kerneltui.core.rungs.bench_series import time_kernel
+from kerneltui.settings.bench import BenchSettings
 
 
 class Judge:

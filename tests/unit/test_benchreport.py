@@ -8,7 +8,8 @@ import pytest
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.report import build
-from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND
+from kerneltui.settings.bench import BenchSettings
 
 SETTINGS = BenchSettings()
 PEAKS = DevicePeaks(name="GPU", key="k", measured_at=0.0, copy_gbps=4000.0, matmul_tflops={"tf32": 400.0},

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from kerneltui.config import ConfigError, load_config
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.engine.channel import AuthError, Channel, KeyFileError, create_key, read_key
 from kerneltui.core.engine.messages import RunRequest, report_from_dict, report_to_dict
 from kerneltui.core.engine.pools import GpuAccess
@@ -21,6 +20,7 @@ from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import ProfileOptions, RunOptions, TraceOptions
 from kerneltui.core.rungs.result import SourceLocation, fail, ok
 from kerneltui.core.task import LoadOptions
+from kerneltui.settings.bench import BenchSettings
 
 
 async def test_timed_runs_have_the_gpu_alone_and_are_not_starved():

@@ -11,7 +11,6 @@ import pytest
 
 from kerneltui.core.bench import report as benchreport
 from kerneltui.core.bench.device_peaks import DevicePeaks
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.history import HistoryError, HistoryStore, bench_rows, observer_for
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs import roofline as roofline_rung
@@ -20,6 +19,7 @@ from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, sk
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.settings.bench import BenchSettings
 from tests.conftest import run_cli
 
 N = 1 << 26

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from kerneltui.config import benchmark_settings, load_config
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.rungs import benchmark
 from kerneltui.core.rungs.context import ProfileOptions, RunContext, RunOptions, TraceOptions
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.settings.bench import BenchSettings
 from tests.conftest import EXAMPLES
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kerneltui.config import ConfigError, Flag, load_config
-from kerneltui.core.remote.settings import RemoteSettings
-from kerneltui.core.session.settings import SessionSettings
-from kerneltui.ui.defaults import KeySettings, UiSettings
+from kerneltui.settings.remote import RemoteSettings
+from kerneltui.settings.sessions import SessionSettings
+from kerneltui.settings.ui import KeySettings, UiSettings
 
 NONE = Path("/nonexistent/config.toml")
 
@@ -88,7 +88,7 @@ def test_every_command_layers_its_flags_in_load_config():
 
     from kerneltui.config import flags_from_args
     from kerneltui.core.agent.settings import AGENT_FLAGS, AgentSettings
-    from kerneltui.core.remote.settings import REMOTE_FLAGS
+    from kerneltui.settings.remote import REMOTE_FLAGS
 
     args = argparse.Namespace(provider="openai-compatible", model="qwen-test", base_url=None, api=None,
                               api_key_env="MY_KEY", script=None, gpu_host="me@box", remote_python=None,

@@ -10,7 +10,7 @@ import pytest
 
 from kerneltui.core.task import LoadOptions, TaskError
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.task_loaders.toml_lines import key_lines
+from kerneltui.settings.toml_lines import key_lines
 from tests.conftest import DATA, EXAMPLES, copy_tree
 
 KB = DATA / "kernelbench"

@@ -55,8 +55,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.bench.stats import BenchSettings, RunningStats, median, stop_reason
+from kerneltui.core.bench.stats import RunningStats, median, stop_reason
 from kerneltui.core.worker.fresh_inputs import BASE_SETS, FreshInputs
+from kerneltui.settings.bench import BenchSettings
 
 Progress = Callable[..., None]
 MIN_FLUSH_BYTES = 32 << 20

@@ -18,7 +18,7 @@ from typing import Any
 
 from kerneltui import __version__, paths
 from kerneltui.config import Config, ConfigError, load_config
-from kerneltui.setting_schema import FALSE_WORDS, TRUE_WORDS
+from kerneltui.settings.schema import FALSE_WORDS, TRUE_WORDS
 
 ENGINE_DEFAULTS: dict[str, Any] = {
     "enabled": True,  # commands use (and start) the engine; false: every command runs its own workers

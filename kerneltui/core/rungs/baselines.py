@@ -17,9 +17,10 @@ import time
 from typing import Any, cast
 
 from kerneltui.core.bench import device_peaks as device
-from kerneltui.core.bench.stats import STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.worker.replies import SeriesReply
+from kerneltui.settings.bench import BenchSettings
 
 METHOD_SETTINGS = ("flush", "fresh_inputs")  # settings that change what a baseline measures
 

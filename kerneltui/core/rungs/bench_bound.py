@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from kerneltui.core.bench.stats import STOP_TIME_CAP, STOP_WALL_BOUND, BenchSettings
+from kerneltui.core.bench.stats import STOP_TIME_CAP, STOP_WALL_BOUND
+from kerneltui.settings.bench import BenchSettings
 
 MIN_SERIES_S = 0.5  # the least a series is given, bound or not
 

@@ -18,7 +18,7 @@ from typing import Any, cast
 from kerneltui.config import ConfigError
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench import report as benchreport
-from kerneltui.core.bench.stats import BenchSettings, median
+from kerneltui.core.bench.stats import median
 from kerneltui.core.events import BenchmarkProvisional
 from kerneltui.core.rungs import baselines
 from kerneltui.core.rungs.bench_bound import WallBound
@@ -27,6 +27,7 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import BenchSetupReply, SeriesReply, WorkEstimateCase, WorkEstimateReply
+from kerneltui.settings.bench import BenchSettings
 
 NAME = "benchmark"
 NO_GPU = "no GPU: benchmarks need one (interpreter wall times are never shown as performance)"

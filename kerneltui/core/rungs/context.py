@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
@@ -19,6 +18,7 @@ from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import LoadReply
+from kerneltui.settings.bench import BenchSettings
 
 if TYPE_CHECKING:  # the profiler's runner (and the sandbox under it) loads only when a profile runs
     from kerneltui.core.profile.runner import ProfileOutcome

@@ -16,7 +16,7 @@ from typing import Any
 from kerneltui import paths
 from kerneltui.config import Config
 from kerneltui.core.session.record import LOG_NAME, SessionError
-from kerneltui.core.session.settings import SessionSettings
+from kerneltui.settings.sessions import SessionSettings
 
 
 def _settings(config: Config | None) -> SessionSettings:

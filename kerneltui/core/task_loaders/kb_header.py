@@ -22,7 +22,7 @@ from typing import Any
 
 from kerneltui.core.task_error import TaskError
 from kerneltui.core.task_loaders.fields import KeyPath, SettingsFile
-from kerneltui.core.task_loaders.toml_lines import key_lines
+from kerneltui.settings.toml_lines import key_lines
 
 MARKER = re.compile(r"^\s*#\s*kerneltui:\s?(.*)$")
 KNOWN = ("backend", "atol", "rtol", "seeds", "inplace", "allow", "allow_ops", "timeouts", "ranking_by", "tests", "benchmarks")

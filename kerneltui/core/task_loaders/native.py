@@ -20,7 +20,7 @@ from kerneltui.core.task_loaders.pysource import (
     require_params,
     top_level_functions,
 )
-from kerneltui.core.task_loaders.toml_lines import key_lines
+from kerneltui.settings.toml_lines import key_lines
 
 DEFAULT_KERNEL = {"triton": "kernel.py", "cute": "kernel.py", "torch": "kernel.py", "cuda": "kernel.cu", "tilelang": "kernel.py"}
 KNOWN_KEYS = {

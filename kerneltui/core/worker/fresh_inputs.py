@@ -36,8 +36,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.bench.stats import FRESH_MODES
 from kerneltui.core.worker import tree
+from kerneltui.settings.bench import FRESH_MODES
 
 BASE_SETS = 2  # sets per case made by the task's generate_input; every other set derives from one
 SPREAD = 0.5  # factors in [0.75, 1.25): far above any tolerance, same sign and order of magnitude

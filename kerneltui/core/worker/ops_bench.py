@@ -20,12 +20,12 @@ from typing import Any
 
 from kerneltui.core.bench import timing
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.integrity import Identity, check_identities, identity
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, BenchEndReply, BenchGraphReply
 from kerneltui.core.worker.state import WorkerState
+from kerneltui.settings.bench import BenchSettings
 
 Progress = Any
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from kerneltui.core.bench import timing
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.worker.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.ops_candidate import CheckFailure
 from kerneltui.core.worker.ops_judge import _judge
@@ -35,6 +34,7 @@ from kerneltui.core.worker.replies import (
     SeriesReply,
 )
 from kerneltui.core.worker.state import WorkerState
+from kerneltui.settings.bench import BenchSettings
 
 Progress = Any
 BASELINES = ("reference", "torch_compile")

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from kerneltui.ui.defaults import UiSettings
+from kerneltui.settings.ui import UiSettings
 from kerneltui.ui.widgets.asm_view import AsmLines, AsmPane
 from kerneltui.ui.widgets.chat import ChatInput, ChatPane
 from kerneltui.ui.widgets.editor import KernelEditor

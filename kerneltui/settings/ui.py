@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from kerneltui.setting_schema import SettingValueError
+from kerneltui.settings.schema import SettingValueError
 
 CHART_UNITS = ("us", "percent")
 

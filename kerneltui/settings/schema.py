@@ -3,9 +3,9 @@
 A schema is a frozen dataclass whose class attribute ``SECTION`` names its ``[section]``; every field
 has a default (what kerneltui does when nothing is set). :func:`build` turns the values the file, the
 environment and the flags set into one, naming the key at fault; ``Config.read`` adds where that key
-was set (the file and line, the variable or the flag). The modules that own a section define its
-schema beside the code that reads it and import nothing of ``kerneltui.config``, so the config can
-check every section at load.
+was set (the file and line, the variable or the flag). Every schema lives in ``kerneltui.settings``,
+which imports nothing above it, so the config can check every section at load without importing the
+parts that read them.
 
 Field metadata: ``choices`` (the values allowed), ``accepts`` (a predicate and what it wants), ``hint``
 (what to write, added to a message about the field's type).
