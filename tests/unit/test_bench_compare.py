@@ -1,0 +1,143 @@
+"""The interleaved comparison's statistics (core.bench.compare) on synthetic timings.
+
+Each simulated call takes base × (1 + shift for B) × lognormal noise × (1 + drift × call index),
+optionally ×10 for a stalled call; calls run in the ABBA order the worker obeys.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from kerneltui.core.bench import compare
+
+NOISE = 0.02  # a call's relative spread (lognormal sigma), about what a memory-bound kernel shows
+
+
+def simulate(
+    rng: random.Random,
+    blocks: int,
+    shift: float = 0.0,
+    drift: float = 0.0,
+    stalls: float = 0.0,
+    noise: float = NOISE,
+) -> tuple[list[str], list[float]]:
+    kernels, times = [], []
+    for i in range(blocks * len(compare.BLOCK)):
+        k = compare.kernel_for_call(i)
+        t = (1.0 + shift if k == "b" else 1.0) * math.exp(rng.gauss(0.0, noise)) * (1.0 + drift * i)
+        if stalls and rng.random() < stalls:
+            t *= 10.0
+        kernels.append(k)
+        times.append(t)
+    return kernels, times
+
+
+def until_stopped(
+    rng: random.Random,
+    shift: float,
+    max_blocks: int,
+    target: float = compare.DEFAULT_TARGET,
+    stalls: float = 0.0,
+) -> compare.CaseComparison:
+    """Blocks in batches of 10 until the stopping rule says enough (the block budget stands in for the cap)."""
+    ratios: list[float] = []
+    while True:
+        kernels, times = simulate(rng, 10, shift=shift, stalls=stalls)
+        ratios.extend(compare.blocks_from_calls(kernels, times))
+        stopped = compare.stop_reason(ratios, wall_s=len(ratios) / max_blocks, target=target, max_seconds=1.0)
+        if stopped:
+            return compare.compare_case("case", ratios, stopped)
+
+
+def test_t_quantile_matches_tables() -> None:
+    for df, exact in ((5, 2.570582), (10, 2.228139), (30, 2.042272), (119, 1.980100)):
+        assert compare.t_quantile(0.975, df) == pytest.approx(exact, abs=3e-4)
+
+
+def test_verdict_sentences() -> None:
+    faster = compare.Interval(math.log(1 - 0.031), math.log(1 - 0.035), math.log(1 - 0.027), 0.001, 920)
+    assert (
+        compare.verdict(faster, 1840).text == "B is 3.1 % faster than A (95 % CI 2.7–3.5 %, 1,840 calls each)"
+    )
+    slower = compare.Interval(math.log(1.02), math.log(1.015), math.log(1.025), 0.001, 100)
+    assert (
+        compare.verdict(slower, 200, "v3", "kernel.py").text
+        == "kernel.py is 2.0 % slower than v3 (95 % CI 1.5–2.5 %, 200 calls each)"
+    )
+    same = compare.Interval(math.log(1.001), math.log(1 - 0.004), math.log(1.006), 0.001, 100)
+    out = compare.verdict(same, 200)
+    assert (out.direction, out.text) == ("same", "no difference found (−0.4 % to +0.6 %, 200 calls each)")
+    assert compare.verdict(None, 8).direction == "unknown"
+
+
+def test_equal_kernels_give_no_difference_in_at_least_94_percent_of_trials() -> None:
+    # A 95 % interval says "no difference" for equal kernels 95 % of the time by construction; over
+    # 2,000 trials the binomial spread is ±1 %, so the measured rate must lie within [0.94, 0.96].
+    rng = random.Random(20261207)
+    trials = 2000
+    same = sum(
+        compare.compare_case("c", compare.blocks_from_calls(*simulate(rng, 100))).verdict.direction == "same"
+        for _ in range(trials)
+    )
+    rate = same / trials
+    assert 0.94 <= rate <= 0.96, f"no difference in {rate:.3f} of equal-kernel trials"
+
+
+def test_a_two_percent_slower_kernel_is_detected_under_the_stopping_rule() -> None:
+    rng = random.Random(52)
+    results = [until_stopped(rng, shift=0.02, max_blocks=2000) for _ in range(50)]
+    assert all(r.verdict.direction == "slower" for r in results)
+    assert all(r.stopped == compare.STOP_NARROW for r in results)
+    assert all(1.012 < math.exp(r.interval.estimate) < 1.028 for r in results if r.interval)
+
+
+def test_the_stopping_rule_reaches_the_target_width() -> None:
+    result = until_stopped(random.Random(3), shift=0.0, max_blocks=10_000, target=0.003)
+    assert result.interval is not None and compare.half_width(result.interval) <= 0.003
+    assert compare.stop_reason([0.0] * 5, wall_s=0.0) is None  # too few blocks, no cap yet
+    assert compare.stop_reason([0.0] * 5, wall_s=11.0) == compare.STOP_TIME_CAP
+
+
+def test_drift_affecting_both_kernels_cancels_when_interleaved_but_not_in_separate_medians() -> None:
+    rng = random.Random(7)
+    blocks = 250
+    drift = 0.05 / (blocks * 4)  # both kernels slow down by 5 % over the comparison
+    kernels, times = simulate(rng, blocks, drift=drift)
+    interleaved = compare.compare_case("c", compare.blocks_from_calls(kernels, times)).verdict
+    assert interleaved.direction == "same", interleaved.text
+    # The same kernels timed one after the other (all of A, then all of B) under the same drift.
+    a_then_b = simulate(random.Random(7), blocks, drift=drift)[1]
+    half = len(a_then_b) // 2
+    assert compare.separate_medians_change(a_then_b[:half], a_then_b[half:]) > 0.02
+
+
+def test_a_few_stalled_calls_do_not_flip_the_verdict() -> None:
+    rng = random.Random(11)
+    for shift, expected in ((0.0, "same"), (0.02, "slower"), (-0.02, "faster")):
+        kernels, times = simulate(rng, 400, shift=shift, stalls=0.005)
+        assert sum(t > 5 for t in times) >= 4  # the stalls happened
+        out = compare.compare_case("c", compare.blocks_from_calls(kernels, times)).verdict
+        assert out.direction == expected, out.text
+
+
+def test_blocks_must_follow_the_abba_order() -> None:
+    with pytest.raises(ValueError, match="ran ABAB, not ABBA"):
+        compare.blocks_from_calls(["a", "b", "a", "b"], [1.0, 1.0, 1.0, 1.0])
+    assert compare.blocks_from_calls(["a", "b", "b", "a", "a"], [1.0, 2.0, 2.0, 1.0, 9.0]) == [math.log(2.0)]
+
+
+def test_geometric_mean_over_cases() -> None:
+    rng = random.Random(5)
+    cases = [
+        compare.compare_case(str(i), compare.blocks_from_calls(*simulate(rng, 300, shift=s)))
+        for i, s in enumerate((0.02, 0.03, 0.025))
+    ]
+    mean = compare.geometric_mean(cases)
+    assert mean.direction == "slower" and mean.change == pytest.approx(0.025, abs=0.004)
+    assert mean.calls_each == 1800
+    assert mean.text.endswith("3 cases)")
+    short = compare.compare_case("short", [0.0] * 3)
+    assert compare.geometric_mean([*cases, short]).direction == "unknown"
