@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 # The order of the two kernels' calls in one block; the parent repeats it and the worker obeys.
 BLOCK = ("a", "b", "b", "a")
+KERNELS_NAMED = ("a", "b")
 TRIM = 0.2  # share of the blocks trimmed at each end
 MIN_BLOCKS = 10  # blocks before any interval is trusted (the t quantile needs degrees of freedom too)
 DEFAULT_TARGET = 0.005  # stop once the ratio's 95 % interval is narrower than ±0.5 %

@@ -1,0 +1,150 @@
+"""``kerneltui compare``'s work: is version B of a kernel faster than version A? (docs/compare.md)
+
+1. Both versions pass correctness first, each in an ordinary run of the loop (the correctness rung
+   and what it needs): a wrong kernel is not compared.
+2. Then one judge (the reference, every input, every recheck) and one fresh candidate's worker that
+   loads both kernels (``core.worker.ops_compare``); on every ``[[benchmarks]]`` case their calls are
+   interleaved in ABBA blocks (``core.rungs.compare_series``), timed with the benchmark's protocol.
+3. The parent turns the raw times into each case's ratio B/A, its 95 % interval and the verdict, and
+   the geometric mean over cases (``core.bench.compare``).
+
+No GPU, no comparison: CPU wall times say nothing about GPU performance (``CompareError("no_gpu")``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kerneltui.core.bench import compare
+from kerneltui.core.events import Emit
+from kerneltui.core.loop import Loop, gpu_likely
+from kerneltui.core.rungs.compare_series import CompareSettings, compare_case, judge_case
+from kerneltui.core.rungs.context import RunContext, RunOptions
+from kerneltui.core.task import Task, source_hash
+from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+
+ErrorKind = Literal["no_gpu", "wrong", "worker"]
+NO_GPU = ("compare needs a CUDA GPU and this machine has none: on the CPU, kernels run under an interpreter "
+          "whose times say nothing about GPU performance. Run it on the GPU machine (or with --remote)")
+
+
+class CompareError(Exception):
+    """A comparison that cannot be made, with what to do (``kind``: no_gpu, wrong, worker)."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class KernelVersion:
+    """One side of a comparison: what a person calls it and the kernel text."""
+
+    name: str  # e.g. "#3 (3f2a1b04)", "kernel.py (on disk)"
+    source: str
+    number: int | None = None  # in the task's history, where it came from there
+
+    @property
+    def source_hash(self) -> str:
+        return source_hash(self.source)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "source_hash": self.source_hash, "history_number": self.number}
+
+
+@dataclass
+class CompareReport:
+    """The comparison's result: per case and the geometric mean."""
+
+    task: str
+    a: KernelVersion
+    b: KernelVersion
+    settings: CompareSettings
+    cases: list[compare.CaseComparison] = field(default_factory=list)
+    mean: compare.Verdict | None = None
+    device: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "a": self.a.to_dict(), "b": self.b.to_dict(),
+            "target": self.settings.target, "max_seconds": self.settings.max_seconds,
+            "device": {k: self.device.get(k) for k in ("name", "arch", "gpu") if k in self.device},
+            "cases": [c.to_dict() for c in self.cases],
+            "geometric_mean": self.mean.to_dict() if self.mean else None,
+        }
+
+
+async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
+                      pool: WorkerPool | None = None, emit: Emit | None = None,
+                      progress: Any = None) -> CompareReport:
+    """Check both versions, then compare them on every benchmark case (raises CompareError)."""
+    say = progress or (lambda message, fraction=None: None)
+    own_pool = pool is None
+    pool = pool or WorkerPool(task.backend, arch=task.arch, replenish=False)
+    try:
+        if not task.benchmarks:
+            raise CompareError("wrong", f"{task.name} has no [[benchmarks]] cases: add one to task.toml to compare "
+                               "kernels on it")
+        if getattr(pool.runner, "name", "local") == "local" and not gpu_likely(pool):
+            raise CompareError("no_gpu", NO_GPU)
+        loop = Loop(task, pool=pool, emit=emit)
+        for side, version in (("A", a), ("B", b)):
+            say(f"checking {side}: {version.name}")
+            report = await loop.run(RunOptions(rungs=["correctness"], kernel_source=version.source, origin="compare",
+                                               record=False))
+            if not report.device.get("gpu"):
+                raise CompareError("no_gpu", NO_GPU)
+            if not report.ok:
+                failed = next((r for r in report.results if r.status == "fail"), None)
+                why = (failed.error or failed.summary).splitlines()[0] if failed else "it did not pass"
+                raise CompareError("wrong", f"{side} ({version.name}) fails {failed.name if failed else 'its checks'}: "
+                                   f"{why}. A wrong kernel is not compared: `kerneltui check` shows the details")
+        return await _interleave(task, pool, a, b, settings, emit, say)
+    finally:
+        if own_pool:
+            await pool.close()
+
+
+async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
+                      emit: Emit | None, say: Any) -> CompareReport:
+    files = task.read_sources({task.kernel_file: a.source})
+    ctx = RunContext(task=task, source=a.source, files=files, options=RunOptions(origin="compare", record=False),
+                     pool=pool, run_id=uuid.uuid4().hex[:12], emit=emit or (lambda event: None),
+                     source_hash=a.source_hash, version_dir=task.version_dir(a.source_hash),
+                     configured_benchmark=lambda: settings.bench)
+    out = CompareReport(task=task.name, a=a, b=b, settings=settings)
+    worker: WorkerProcess | None = None
+    phase = "starting the judge"
+    try:
+        judging = await ctx.judging()
+        judge = judging.judge
+        async with pool.quiet():
+            phase = "loading both kernels"
+            worker = await pool.acquire()
+            ctx.hold(worker)
+            out.device = dict(worker.info)
+            args = {**await ctx.load_args(judging), "second": b.source}
+            loaded = await worker.request("compare_load", args, timeout=ctx.timeout("compile"), on_progress=say)
+            if loaded.get("first_call_error"):
+                raise CompareError("wrong", f"A ({a.name}) failed when loaded: {loaded['first_call_error']['message']}")
+            secret = secrets.randbits(62)
+            floor_us = settings.bench.straggle_us
+            for index in range(len(task.benchmarks)):
+                phase = f"comparing on case {index}"
+                times = await compare_case(judge, worker, index, secret, settings, ctx.timeout("benchmark"), say)
+                found = judge_case(times, floor_us, "A", "B")
+                out.cases.append(found)
+                say(f"case {found.label}: {found.verdict.text}")
+                if times.failure:
+                    break  # a wrong output: the next cases would say the same
+    except WorkerFailure as exc:
+        raise CompareError("worker", f"{phase}: {exc.message}") from exc
+    finally:
+        await ctx.release_workers()
+    out.mean = compare.geometric_mean(out.cases)
+    return out
