@@ -13,15 +13,18 @@ No GPU, no comparison: CPU wall times say nothing about GPU performance (``Compa
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kerneltui.core.bench import compare
+from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit
 from kerneltui.core.loop import Loop, gpu_likely
-from kerneltui.core.rungs.compare_series import CompareSettings, compare_case, judge_case
+from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
@@ -110,41 +113,70 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
             await pool.close()
 
 
-async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
-                      emit: Emit | None, say: Any) -> CompareReport:
+class LoadedPair:
+    """Both kernels loaded in one fresh candidate's worker beside one judge, ready to compare on any
+    case, as often as asked (``compare_on``); made by ``loaded_pair``."""
+
+    def __init__(self, ctx: RunContext, judge: WorkerProcess, worker: WorkerProcess, loaded: dict[str, Any],
+                 say: Any) -> None:
+        self.ctx = ctx
+        self.loaded = loaded  # the worker's compare_load reply (compile times, notes, B's module)
+        self.judge = judge
+        self.worker = worker
+        self.say = say
+        self.device = dict(worker.info)
+
+    async def compare_on(self, index: int, settings: CompareSettings, a_name: str = "A",
+                         b_name: str = "B") -> tuple[compare.CaseComparison, CaseTimes]:
+        """One comparison on case ``index``: its own fresh inputs (a new secret), warm-up and stopping rule."""
+        try:
+            times = await compare_case(self.judge, self.worker, index, secrets.randbits(62), settings,
+                                       self.ctx.timeout("benchmark"), self.say)
+        except WorkerFailure as exc:
+            raise CompareError("worker", f"comparing on case {index}: {exc.message}") from exc
+        return judge_case(times, settings.bench.straggle_us, a_name, b_name), times
+
+
+@contextlib.asynccontextmanager
+async def loaded_pair(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelVersion,
+                      bench: BenchSettings | None = None, emit: Emit | None = None,
+                      say: Any = None) -> AsyncIterator[LoadedPair]:
+    """A judge and a candidate's worker holding A and B; no other worker starts on the GPU meanwhile
+    (``WorkerPool.quiet``). Raises CompareError when they cannot be made."""
+    say = say or (lambda message, fraction=None: None)
     files = task.read_sources({task.kernel_file: a.source})
     ctx = RunContext(task=task, source=a.source, files=files, options=RunOptions(origin="compare", record=False),
                      pool=pool, run_id=uuid.uuid4().hex[:12], emit=emit or (lambda event: None),
                      source_hash=a.source_hash, version_dir=task.version_dir(a.source_hash),
-                     configured_benchmark=lambda: settings.bench)
-    out = CompareReport(task=task.name, a=a, b=b, settings=settings)
-    worker: WorkerProcess | None = None
+                     configured_benchmark=lambda: bench or BenchSettings())
     phase = "starting the judge"
     try:
         judging = await ctx.judging()
-        judge = judging.judge
         async with pool.quiet():
             phase = "loading both kernels"
             worker = await pool.acquire()
             ctx.hold(worker)
-            out.device = dict(worker.info)
             args = {**await ctx.load_args(judging), "second": b.source}
             loaded = await worker.request("compare_load", args, timeout=ctx.timeout("compile"), on_progress=say)
             if loaded.get("first_call_error"):
                 raise CompareError("wrong", f"A ({a.name}) failed when loaded: {loaded['first_call_error']['message']}")
-            secret = secrets.randbits(62)
-            floor_us = settings.bench.straggle_us
-            for index in range(len(task.benchmarks)):
-                phase = f"comparing on case {index}"
-                times = await compare_case(judge, worker, index, secret, settings, ctx.timeout("benchmark"), say)
-                found = judge_case(times, floor_us, "A", "B")
-                out.cases.append(found)
-                say(f"case {found.label}: {found.verdict.text}")
-                if times.failure:
-                    break  # a wrong output: the next cases would say the same
+            yield LoadedPair(ctx, judging.judge, worker, loaded, say)
     except WorkerFailure as exc:
         raise CompareError("worker", f"{phase}: {exc.message}") from exc
     finally:
         await ctx.release_workers()
+
+
+async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
+                      emit: Emit | None, say: Any) -> CompareReport:
+    out = CompareReport(task=task.name, a=a, b=b, settings=settings)
+    async with loaded_pair(task, pool, a, b, settings.bench, emit, say) as pair:
+        out.device = pair.device
+        for index in range(len(task.benchmarks)):
+            found, times = await pair.compare_on(index, settings)
+            out.cases.append(found)
+            say(f"case {found.label}: {found.verdict.text}")
+            if times.failure:
+                break  # a wrong output: the next cases would say the same
     out.mean = compare.geometric_mean(out.cases)
     return out
