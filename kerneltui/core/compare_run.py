@@ -84,8 +84,12 @@ class CompareReport:
 
 async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
                       pool: WorkerPool | None = None, emit: Emit | None = None,
-                      progress: Any = None) -> CompareReport:
-    """Check both versions, then compare them on every benchmark case (raises CompareError)."""
+                      progress: Any = None, check_first: bool = True) -> CompareReport:
+    """Check both versions, then compare them on every benchmark case (raises CompareError).
+
+    ``check_first=False`` skips the correctness runs, for a caller that has just checked both (a
+    proposal's trial): the judge still rechecks every timed output of both kernels.
+    """
     say = progress or (lambda message, fraction=None: None)
     own_pool = pool is None
     pool = pool or WorkerPool(task.backend, arch=task.arch, replenish=False)
@@ -96,7 +100,7 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
         if getattr(pool.runner, "name", "local") == "local" and not gpu_likely(pool):
             raise CompareError("no_gpu", NO_GPU)
         loop = Loop(task, pool=pool, emit=emit)
-        for side, version in (("A", a), ("B", b)):
+        for side, version in (("A", a), ("B", b)) if check_first else ():
             say(f"checking {side}: {version.name}")
             report = await loop.run(RunOptions(rungs=["correctness"], kernel_source=version.source, origin="compare",
                                                record=False))
@@ -172,6 +176,8 @@ async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelV
     out = CompareReport(task=task.name, a=a, b=b, settings=settings)
     async with loaded_pair(task, pool, a, b, settings.bench, emit, say) as pair:
         out.device = pair.device
+        if not pair.device.get("gpu"):
+            raise CompareError("no_gpu", NO_GPU)
         for index in range(len(task.benchmarks)):
             found, times = await pair.compare_on(index, settings)
             out.cases.append(found)
@@ -180,3 +186,14 @@ async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelV
                 break  # a wrong output: the next cases would say the same
     out.mean = compare.geometric_mean(out.cases)
     return out
+
+
+async def trial_comparison(task: Task, proposal_source: str, settings: CompareSettings | None = None,
+                           pool: WorkerPool | None = None, emit: Emit | None = None) -> CompareReport:
+    """A proposal's trial as an interleaved comparison: the kernel file on disk (A) against the
+    proposed text (B), both already checked by the trial's loop run. What a proposal's card shows
+    (each case's ``verdict.text``) and what auto mode's keep rule reads
+    (``compare.keeps_change(report.mean)``); ``compare.feedback_word`` names it for the agent."""
+    disk = KernelVersion(f"{task.kernel_file} (on disk)", task.kernel_source())
+    return await run_compare(task, disk, KernelVersion("the proposal", proposal_source), settings or CompareSettings(),
+                             pool=pool, emit=emit, check_first=False)

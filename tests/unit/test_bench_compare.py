@@ -141,3 +141,16 @@ def test_geometric_mean_over_cases() -> None:
     assert mean.text.endswith("3 cases)")
     short = compare.compare_case("short", [0.0] * 3)
     assert compare.geometric_mean([*cases, short]).direction == "unknown"
+
+
+def test_the_keep_rule_and_the_feedback_word_read_the_interval() -> None:
+    def found(change: float, low: float, high: float) -> compare.Verdict:
+        return compare.verdict(compare.Interval(math.log1p(change), math.log1p(low), math.log1p(high), 0.001, 50), 100)
+
+    faster, slower = found(-0.03, -0.035, -0.025), found(0.02, 0.015, 0.025)
+    moved_median = found(-0.01, -0.02, 0.001)  # a median 1 % lower, an interval across zero
+    assert compare.keeps_change(faster) and not compare.keeps_change(slower)
+    assert not compare.keeps_change(moved_median)
+    assert compare.keeps_change(faster, at_least=0.02) and not compare.keeps_change(faster, at_least=0.03)
+    assert [compare.feedback_word(v) for v in (faster, slower, moved_median, compare.verdict(None, 4))] == \
+        ["significant", "significant", "within noise", "not measured"]

@@ -129,3 +129,15 @@ def test_json_shape_and_text_of_a_report() -> None:
     text = lines(data)
     assert text[0] == "A: #2 (abcd1234)" and text[2].startswith("  n=4096: B is 3.")
     assert text[-1].startswith("geometric mean over 2 cases: B is 1.")
+
+
+@pytest.mark.skipif(not NO_GPU_HERE, reason="this machine has a GPU")
+def test_a_proposals_trial_comparison_needs_a_gpu_too(example_task) -> None:
+    import asyncio
+
+    from kerneltui.core.compare_run import CompareError, trial_comparison
+
+    task = load_task(example_task("vector_add"))
+    with pytest.raises(CompareError) as caught:
+        asyncio.run(trial_comparison(task, task.kernel_source().replace("1024", "512")))
+    assert caught.value.kind == "no_gpu"

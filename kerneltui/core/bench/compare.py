@@ -299,3 +299,23 @@ def separate_medians_change(a_ms: Sequence[float], b_ms: Sequence[float]) -> flo
     from kerneltui.core.bench.stats import median
 
     return median(b_ms) / median(a_ms) - 1
+
+
+# ----------------------------------------------------------------------------------------------
+# where decisions are made: auto mode's keep rule, the agent's feedback
+# ----------------------------------------------------------------------------------------------
+
+
+def keeps_change(found: Verdict, at_least: float = 0.0) -> bool:
+    """Auto mode's keep rule: keep B only when it is faster by more than its interval allows doubt
+    about (the whole interval below zero) and, with ``at_least``, by at least that fraction at the
+    interval's slow end. A median that moved, or an interval that straddles zero, keeps nothing."""
+    return found.direction == "faster" and found.high is not None and found.high <= -at_least
+
+
+def feedback_word(found: Verdict) -> str:
+    """What the agent's feedback calls a comparison: "significant" (the interval excludes zero),
+    "within noise" (it does not), or "not measured" (too few calls, a failure)."""
+    if found.direction in ("faster", "slower"):
+        return "significant"
+    return "within noise" if found.direction == "same" else "not measured"
