@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 from typing import Any
 
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
@@ -71,7 +72,16 @@ def main(args: argparse.Namespace) -> int:
     return code
 
 
+PROGRESS_EVERY_S = 1.0
+_last_progress = [0.0]
+
+
 def _progress(message: str, fraction: float | None = None) -> None:
+    """A line on stderr, at most one a second while a case runs (a case's verdict always shows)."""
+    now = time.monotonic()
+    if now - _last_progress[0] < PROGRESS_EVERY_S and fraction is not None:
+        return
+    _last_progress[0] = now
     print(f"  … {message}", file=sys.stderr, flush=True)
 
 

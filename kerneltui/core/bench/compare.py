@@ -182,7 +182,8 @@ def verdict(interval: Interval | None, calls_each: int, a_name: str = "A", b_nam
             f"too few calls to compare ({_count(calls_each)} each; at least {MIN_BLOCKS * 2} are needed)",
         )
     change, low, high = (math.expm1(interval.estimate), math.expm1(interval.low), math.expm1(interval.high))
-    calls = f"{_count(calls_each)} calls each" if calls_each else f"{interval.blocks} cases"
+    calls = (f"{_count(calls_each)} calls each" if calls_each
+             else f"{interval.blocks} case{'s' if interval.blocks != 1 else ''}")
     if high < 0:
         return Verdict(
             "faster",
