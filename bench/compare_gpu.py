@@ -13,7 +13,7 @@ Per example (vector_add, softmax, matmul; their first ``[[benchmarks]]`` case):
 
 A variant is the kernel followed by a one-program Triton spin loop (``SPIN``): its time adds the
 launch gap and the loop; the loop's length per target difference is calibrated in this process
-first (the base kernel and the variant timed in ABBA order with kerneltui's ``CallTimer``), and the
+first (the base kernel and the variant timed in ABBA/BAAB blocks with kerneltui's ``CallTimer``), and the
 difference actually measured is reported beside the nominal one. Every comparison is kerneltui's
 own (``core.compare_run.loaded_pair``: both kernels in one worker, the judge rechecking every output,
 the stopping rule of ``core.bench.compare``); a pair is loaded once and compared N times, each
@@ -194,7 +194,7 @@ def _module(path: Path, name: str) -> Any:
 
 
 def calibrate(task_dir: Path, params: dict[str, Any], blocks: int = 150) -> Calibration:
-    """The base kernel and the spin variant in ABBA order, timed in this process with kerneltui's
+    """The base kernel and the spin variant in ABBA/BAAB blocks, timed in this process with kerneltui's
     CallTimer (flush, persisting-L2 reset, events); the steps K make the spin about 5 % of the call."""
     import torch
 
@@ -215,11 +215,12 @@ def calibrate(task_dir: Path, params: dict[str, Any], blocks: int = 150) -> Cali
     def ratio(iters: int) -> tuple[float, float]:
         variant._KERNELTUI_SPIN_ITERS = iters
         fns = {"a": lambda x: base.custom_kernel(*x), "b": lambda x: variant.custom_kernel(*x)}
+        order = compare.BlockOrder(iters)
         for i in range(16):  # compile and warm both
-            timer.call(fns[compare.kernel_for_call(i)], sets[i % len(sets)])
+            timer.call(fns[order.kernel(i)], sets[i % len(sets)])
         kernels, times = [], []
-        for i in range(blocks * len(compare.BLOCK)):
-            k = compare.kernel_for_call(i)
+        for i in range(16, 16 + blocks * compare.BLOCK_CALLS):
+            k = order.kernel(i)
             _, sample = timer.call(fns[k], sets[i % len(sets)])
             kernels.append(k)
             times.append(sample.ms)

@@ -4,7 +4,7 @@
    and what it needs): a wrong kernel is not compared.
 2. Then one judge (the reference, every input, every recheck) and one fresh candidate's worker that
    loads both kernels (``core.worker.ops_compare``); on every ``[[benchmarks]]`` case their calls are
-   interleaved in ABBA blocks (``core.rungs.compare_series``), timed with the benchmark's protocol.
+   interleaved in ABBA and BAAB blocks (``core.rungs.compare_series``), timed with the benchmark's protocol.
 3. The parent turns the raw times into each case's ratio B/A, its 95 % interval and the verdict, and
    the geometric mean over cases (``core.bench.compare``).
 

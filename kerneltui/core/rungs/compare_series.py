@@ -2,7 +2,8 @@
 
 Per case, the benchmark's own steps (``core.rungs.bench_series``): the judge makes the input slots
 (``judge_pool``), the worker that holds both kernels maps them (``bench_begin``), then batches of
-calls, one per slot, each of the kernel this module names in the ABBA order (``compare_calls``),
+calls, one per slot, each of the kernel this module names, in blocks of ABBA or BAAB drawn at random
+(``compare_calls``),
 every output rechecked by the judge and the used slots renewed before the next batch
 (``judge_recheck``), and ``bench_end`` for the guards. Warm-up calls (both kernels, same order) are
 discarded; timed batches continue until the ratio's interval is narrow enough or the time cap
@@ -67,18 +68,24 @@ class CaseTimes:
 
 
 class CompareDriver(CaseDriver):
-    """The benchmark's batch driver, each batch's calls split between the two kernels in ABBA order."""
+    """The benchmark's batch driver, each batch's calls split between the two kernels in blocks of
+    ABBA or BAAB (``compare.BlockOrder``)."""
+
+    def __init__(self, judge: WorkerProcess, worker: WorkerProcess, index: int, pool: PoolReply,
+                 timeout: float) -> None:
+        super().__init__(judge, worker, index, pool, timeout)
+        self.block_order = compare.BlockOrder()
 
     async def interleaved(self, size: int, controls_every: int = 0) -> tuple[list[str], BenchCallsReply, RecheckReply]:
         size = max(1, min(size, self.sets))
-        kernels = [compare.kernel_for_call(self.calls + i) for i in range(size)]
+        kernels = self.block_order.kernels(self.calls, size)
         reply, check = await self._batch("compare_calls", size, kernels=kernels, controls_every=controls_every)
         return kernels, cast(BenchCallsReply, reply), check
 
 
 async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, secret: int,
                        settings: CompareSettings, timeout: float, progress: Any) -> CaseTimes:
-    """Warm-up, then ABBA batches until ``compare.stop_reason`` says enough; raw times only."""
+    """Warm-up, then batches of ABBA/BAAB blocks until ``compare.stop_reason`` says enough; raw times only."""
     bench = settings.bench
     pool = cast(PoolReply, await judge.request("judge_pool", {"case": index, "secret": secret,
                                                               "settings": bench.to_dict()},
@@ -93,16 +100,16 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
     while True:
         kernels, reply, check = await driver.interleaved(driver.size())
         if (wrong := check.get("failure")) is not None:
-            case.failure = _wrong(wrong)
+            case.failure = _wrong(wrong, driver.block_order)
             return await _end(worker, driver, case)
         elapsed = time.perf_counter() - began
         warm_each = driver.calls // 2
         if (warm_each >= bench.warmup_runs and elapsed * 1e3 >= bench.warmup_ms) or elapsed >= settings.max_seconds:
             break
-    while driver.calls % len(compare.BLOCK):
-        kernels, reply, check = await driver.interleaved(len(compare.BLOCK) - driver.calls % len(compare.BLOCK))
+    while driver.calls % compare.BLOCK_CALLS:
+        kernels, reply, check = await driver.interleaved(compare.BLOCK_CALLS - driver.calls % compare.BLOCK_CALLS)
         if (wrong := check.get("failure")) is not None:
-            case.failure = _wrong(wrong)
+            case.failure = _wrong(wrong, driver.block_order)
             return await _end(worker, driver, case)
     case.warmup_calls = driver.calls
     timed_began = time.perf_counter()
@@ -110,7 +117,7 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
     while True:
         kernels, reply, check = await driver.interleaved(driver.size(), controls_every=timing.CONTROL_EVERY)
         if (wrong := check.get("failure")) is not None:
-            case.failure = _wrong(wrong)
+            case.failure = _wrong(wrong, driver.block_order)
             break
         case.kernels.extend(kernels)
         case.times_ms.extend(s[0] for s in reply["samples"])
@@ -123,14 +130,14 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
             break
         interval = compare.trimmed_interval(ratios)
         width = f" · ±{compare.half_width(interval) * 100:.2f} %" if interval else ""
-        progress(f"case {case.label}: {len(ratios)} ABBA blocks{width}", min(1.0, wall / settings.max_seconds))
+        progress(f"case {case.label}: {len(ratios)} blocks of four calls{width}", min(1.0, wall / settings.max_seconds))
     case.wall_s = time.perf_counter() - timed_began
     return await _end(worker, driver, case)
 
 
-def _wrong(failure: Any) -> str:
+def _wrong(failure: Any, order: compare.BlockOrder) -> str:
     call = int(failure.get("call") or 0)
-    kernel = compare.kernel_for_call(call - 1).upper() if call else "?"
+    kernel = order.kernel(call - 1).upper() if call else "?"
     return (f"kernel {kernel}'s output of call {call} (seed {failure.get('seed')}) is wrong: "
             f"{failure.get('reason')}")
 

@@ -8,7 +8,7 @@ turns the raw event times into the ratio, its interval and the verdict (``core.b
 hooks, the integrity snapshot, the first compile), then B's text as a second module beside it.
 A case is then opened and closed with the benchmark's own ops (``bench_begin``, ``bench_end``: the
 judge's slots mapped, the timer, the guards), and ``compare_calls`` times one call per slot with
-the kernel the parent names for each call (the ABBA order), with the benchmark's ``CallTimer``:
+the kernel the parent names for each call (blocks of ABBA or BAAB), with the benchmark's ``CallTimer``:
 device-wide synchronisation, persisting L2 reset, flush, NaN trap, pad, events.
 """
 
