@@ -248,7 +248,7 @@ def calibrate(task_dir: Path, params: dict[str, Any], blocks: int = 150) -> Cali
 
 
 async def run_pair(task: Any, a_text: str, b_text: str, experiments: list[tuple[Experiment, int]],
-                   max_seconds: float, deadline: float, target_of: Any) -> None:
+                   max_seconds: float, deadline: float, target_of: Any, level: float = compare.LEVEL) -> None:
     """Load A and B once; run each experiment's comparisons (``count`` of them) until the deadline."""
     from kerneltui.core.compare_run import CompareError, KernelVersion, loaded_pair
     from kerneltui.core.rungs.compare_series import CompareSettings
@@ -259,7 +259,7 @@ async def run_pair(task: Any, a_text: str, b_text: str, experiments: list[tuple[
         async with loaded_pair(task, pool, KernelVersion("A", a_text), KernelVersion("B", b_text)) as pair:
             took: list[float] = []  # each comparison's whole time (inputs, warm-up, timed calls)
             for experiment, count in experiments:
-                settings = CompareSettings(target=target_of(experiment), max_seconds=max_seconds)
+                settings = CompareSettings(target=target_of(experiment), max_seconds=max_seconds, level=level)
                 for _ in range(count):
                     if took and time.time() + max(took[-5:]) > deadline:
                         experiment.error = experiment.error or "stopped early: the time budget ran out"
@@ -278,7 +278,7 @@ async def run_pair(task: Any, a_text: str, b_text: str, experiments: list[tuple[
         await pool.close()
 
 
-def run_example(name: str, quick: bool, budget_s: float) -> dict[str, Any]:
+def run_example(name: str, quick: bool, budget_s: float, level: float = compare.LEVEL) -> dict[str, Any]:
     from kerneltui.core.task_loaders.load import load_task
 
     began = time.time()
@@ -306,13 +306,13 @@ def run_example(name: str, quick: bool, budget_s: float) -> dict[str, Any]:
     # still bounds it): the default ±0.5 % could not tell 0.5 % from nothing.
     ladder_target = lambda e: max(e.nominal / 3, 0.0005) if e.nominal else compare.DEFAULT_TARGET  # noqa: E731
     # Share the example's time: the same pair, then the 2 % pair, then each ladder rung.
-    asyncio.run(run_pair(task, text, text, [(same, n_main)], cap, began + budget_s * 0.3, default_target))
+    asyncio.run(run_pair(task, text, text, [(same, n_main)], cap, began + budget_s * 0.3, default_target, level))
     asyncio.run(run_pair(task, text, slower_variant(text, cal.iters_for(SLOWER)), [(slower, n_main)], cap,
-                         began + budget_s * 0.5, default_target))
+                         began + budget_s * 0.5, default_target, level))
     for i, experiment in enumerate(ladder):
         stop = began + budget_s * (0.5 + 0.4 * (i + 1) / len(ladder))
         asyncio.run(run_pair(task, text, slower_variant(text, cal.iters_for(experiment.nominal or 0)),
-                             [(experiment, n_ladder)], cap, stop, ladder_target))
+                             [(experiment, n_ladder)], cap, stop, ladder_target, level))
     load = [Experiment("2 % slower, loaded", SLOWER, slower.expected, "slower"),
             Experiment("same, loaded", None, None, "same")]
     n_load = 2 if quick else 5
@@ -320,8 +320,8 @@ def run_example(name: str, quick: bool, budget_s: float) -> dict[str, Any]:
     try:
         time.sleep(2.0)  # the load has started its products
         asyncio.run(run_pair(task, text, slower_variant(text, cal.iters_for(SLOWER)), [(load[0], n_load)], cap,
-                             deadline, default_target))
-        asyncio.run(run_pair(task, text, text, [(load[1], n_load)], cap, deadline, default_target))
+                             deadline, default_target, level))
+        asyncio.run(run_pair(task, text, text, [(load[1], n_load)], cap, deadline, default_target, level))
     finally:
         loader.terminate()
         loader.wait(timeout=30)
@@ -337,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer comparisons, shorter caps (about 1 minute)")
     parser.add_argument("--examples", default=",".join(EXAMPLES), help="comma-separated examples")
     parser.add_argument("--budget-s", type=float, help="the whole run's time bound (default 450, quick 70)")
+    parser.add_argument("--level", type=float, default=95.0, help="the intervals' confidence level in percent")
     args = parser.parse_args(argv)
     import torch
 
@@ -350,9 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     for i, name in enumerate(examples):
         share = (budget - (time.time() - started)) / (len(examples) - i)
         print(f"== {name} ({share:.0f} s)", flush=True)
-        results[name] = run_example(name, args.quick, share)
+        results[name] = run_example(name, args.quick, share, args.level / 100)
     props = torch.cuda.get_device_properties(0)
     report = {"device": props.name, "torch": torch.__version__, "quick": args.quick, "budget_s": budget,
+              "level": args.level / 100,
               "seconds": round(time.time() - started, 1), "examples": results}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

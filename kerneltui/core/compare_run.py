@@ -75,7 +75,7 @@ class CompareReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task, "a": self.a.to_dict(), "b": self.b.to_dict(),
-            "target": self.settings.target, "max_seconds": self.settings.max_seconds,
+            "target": self.settings.target, "max_seconds": self.settings.max_seconds, "level": self.settings.level,
             "device": {k: self.device.get(k) for k in ("name", "arch", "gpu") if k in self.device},
             "cases": [c.to_dict() for c in self.cases],
             "geometric_mean": self.mean.to_dict() if self.mean else None,
@@ -138,7 +138,7 @@ class LoadedPair:
                                        self.ctx.timeout("benchmark"), self.say)
         except WorkerFailure as exc:
             raise CompareError("worker", f"comparing on case {index}: {exc.message}") from exc
-        return judge_case(times, settings.bench.straggle_us, a_name, b_name), times
+        return judge_case(times, settings.bench.straggle_us, a_name, b_name, settings.level), times
 
 
 @contextlib.asynccontextmanager
@@ -184,7 +184,7 @@ async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelV
             say(f"case {found.label}: {found.verdict.text}")
             if times.failure:
                 break  # a wrong output: the next cases would say the same
-    out.mean = compare.geometric_mean(out.cases)
+    out.mean = compare.geometric_mean(out.cases, level=settings.level)
     return out
 
 

@@ -179,3 +179,15 @@ def test_the_keep_rule_and_the_feedback_word_read_the_interval() -> None:
     assert compare.keeps_change(faster, at_least=0.02) and not compare.keeps_change(faster, at_least=0.03)
     assert [compare.feedback_word(v) for v in (faster, slower, moved_median, compare.verdict(None, 4))] == \
         ["significant", "significant", "within noise", "not measured"]
+
+
+def test_a_higher_level_widens_the_interval_and_says_so() -> None:
+    ratios = compare.blocks_from_calls(*simulate(random.Random(9), 200, shift=0.01))
+    at95 = compare.trimmed_interval(ratios)
+    at99 = compare.trimmed_interval(ratios, level=0.99)
+    assert at95 is not None and at99 is not None and at99.low < at95.low < at95.high < at99.high
+    assert "slower than A (99 % CI " in compare.compare_case("c", ratios, level=0.99).verdict.text
+    equal = [compare.blocks_from_calls(*simulate(random.Random(s), 60)) for s in range(300)]
+    alarms95 = sum(compare.compare_case("c", r).verdict.direction != "same" for r in equal)
+    alarms99 = sum(compare.compare_case("c", r, level=0.99).verdict.direction != "same" for r in equal)
+    assert alarms99 < alarms95

@@ -91,10 +91,12 @@ def test_cli_unknown_version_exits_2_with_json(task_with_history) -> None:
     assert out["ok"] is False and out["error"]["kind"] == "usage" and "no version 42" in out["error"]["message"]
 
 
-def test_cli_bad_target_exits_2(task_with_history) -> None:
+def test_cli_bad_target_or_level_exits_2(task_with_history) -> None:
     task, _, _ = task_with_history
     done = run_cli("compare", str(task.root), "--target", "0", timeout=60)
     assert done.returncode == 2 and "target half-width" in done.stderr
+    done = run_cli("compare", str(task.root), "--level", "100", timeout=60)
+    assert done.returncode == 2 and "confidence level must be at least 50 % and below 100 %" in done.stderr
 
 
 @pytest.mark.skipif(not NO_GPU_HERE, reason="this machine has a GPU")
@@ -119,7 +121,7 @@ def test_json_shape_and_text_of_a_report() -> None:
                            cases=cases, mean=compare.geometric_mean(cases), device={"gpu": True, "name": "H100"})
     data = json.loads(json.dumps(report.to_dict()))
     assert data["a"] == {"name": "#2 (abcd1234)", "source_hash": source_hash("a"), "history_number": 2}
-    assert (data["target"], data["max_seconds"]) == (0.005, 10.0)
+    assert (data["target"], data["max_seconds"], data["level"]) == (0.005, 10.0, 0.95)
     first = data["cases"][0]
     assert set(first) >= {"label", "blocks", "calls_each", "stopped", "wall_s", "ratio", "direction", "change",
                           "low", "high", "text"}

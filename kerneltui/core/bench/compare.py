@@ -102,13 +102,14 @@ def t_quantile(p: float, df: float) -> float:
 
 @dataclass(frozen=True)
 class Interval:
-    """A log ratio's estimate and its 95 % interval (``se``: the estimate's standard error)."""
+    """A log ratio's estimate and its ``level`` interval (``se``: the estimate's standard error)."""
 
     estimate: float
     low: float
     high: float
     se: float
     blocks: int
+    level: float = LEVEL
 
 
 def trimmed_interval(
@@ -127,7 +128,7 @@ def trimmed_interval(
     w_var = sum((x - w_mean) ** 2 for x in winsorised) / (n - 1)
     se = math.sqrt(w_var) / ((1 - 2 * g / n) * math.sqrt(n))
     half = t_quantile((1 + level) / 2, n - 2 * g - 1) * se
-    return Interval(estimate, estimate - half, estimate + half, se, n)
+    return Interval(estimate, estimate - half, estimate + half, se, n, level)
 
 
 def half_width(interval: Interval) -> float:
@@ -144,9 +145,10 @@ def stop_reason(
     wall_s: float,
     target: float = DEFAULT_TARGET,
     max_seconds: float = DEFAULT_MAX_SECONDS,
+    level: float = LEVEL,
 ) -> str | None:
     """Why a case's comparison can stop now (None: go on)."""
-    interval = trimmed_interval(log_ratios)
+    interval = trimmed_interval(log_ratios, level=level)
     if interval is not None and half_width(interval) <= target:
         return STOP_NARROW
     if wall_s >= max_seconds:
@@ -183,6 +185,10 @@ def _signed_pct(x: float) -> str:
     return f"{'+' if value > 0 else '−'}{abs(value):.1f} %"
 
 
+def _level(interval: Interval) -> str:
+    return f"{interval.level * 100:g} %"
+
+
 def _count(n: int) -> str:
     return f"{n:,}"
 
@@ -209,7 +215,7 @@ def verdict(interval: Interval | None, calls_each: int, a_name: str = "A", b_nam
             high,
             calls_each,
             f"{b_name} is {_pct(change)} % faster than {a_name} "
-            f"(95 % CI {_pct(high)}–{_pct(low)} %, {calls})",
+            f"({_level(interval)} CI {_pct(high)}–{_pct(low)} %, {calls})",
         )
     if low > 0:
         return Verdict(
@@ -219,7 +225,7 @@ def verdict(interval: Interval | None, calls_each: int, a_name: str = "A", b_nam
             high,
             calls_each,
             f"{b_name} is {_pct(change)} % slower than {a_name} "
-            f"(95 % CI {_pct(low)}–{_pct(high)} %, {calls})",
+            f"({_level(interval)} CI {_pct(low)}–{_pct(high)} %, {calls})",
         )
     return Verdict(
         "same",
@@ -275,8 +281,9 @@ def compare_case(
     wall_s: float = 0.0,
     a_name: str = "A",
     b_name: str = "B",
+    level: float = LEVEL,
 ) -> CaseComparison:
-    interval = trimmed_interval(log_ratios)
+    interval = trimmed_interval(log_ratios, level=level)
     return CaseComparison(
         label,
         list(log_ratios),
@@ -287,7 +294,9 @@ def compare_case(
     )
 
 
-def geometric_mean(cases: Sequence[CaseComparison], a_name: str = "A", b_name: str = "B") -> Verdict:
+def geometric_mean(
+    cases: Sequence[CaseComparison], a_name: str = "A", b_name: str = "B", level: float = LEVEL
+) -> Verdict:
     """The geometric mean of B/A over cases, with a normal interval from the cases' standard errors
     (each case is measured on its own, so their errors are independent)."""
     intervals = [c.interval for c in cases if c.interval is not None]
@@ -304,8 +313,8 @@ def geometric_mean(cases: Sequence[CaseComparison], a_name: str = "A", b_name: s
     k = len(intervals)
     estimate = sum(i.estimate for i in intervals) / k
     se = math.sqrt(sum(i.se**2 for i in intervals)) / k
-    z = NormalDist().inv_cdf((1 + LEVEL) / 2)
-    combined = Interval(estimate, estimate - z * se, estimate + z * se, se, k)
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    combined = Interval(estimate, estimate - z * se, estimate + z * se, se, k, level)
     calls = sum(c.calls_each for c in cases)
     out = verdict(combined, 0, a_name, b_name)
     return Verdict(out.direction, out.change, out.low, out.high, calls, out.text)

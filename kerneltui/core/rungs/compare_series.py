@@ -30,12 +30,15 @@ class CompareSettings:
     target: float = compare.DEFAULT_TARGET
     max_seconds: float = compare.DEFAULT_MAX_SECONDS  # per case, timed calls only
     bench: BenchSettings = field(default_factory=BenchSettings)
+    level: float = compare.LEVEL  # the intervals' confidence level
 
     def __post_init__(self) -> None:
         if not 0 < self.target < 0.5:
             raise ValueError(f"the target half-width must be between 0 and 0.5 (0.005 is ±0.5 %), not {self.target!r}")
         if not self.max_seconds > 0:
             raise ValueError(f"the time cap must be a positive number of seconds, not {self.max_seconds!r}")
+        if not 0.5 <= self.level < 1:
+            raise ValueError(f"the confidence level must be at least 50 % and below 100 %, not {self.level * 100:g} %")
 
 
 @dataclass
@@ -125,10 +128,10 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
         case.controls_us.extend(reply.get("controls") or [])
         ratios = compare.blocks_from_calls(case.kernels, case.times_ms)
         wall = time.perf_counter() - timed_began
-        case.stopped = compare.stop_reason(ratios, wall, settings.target, settings.max_seconds) or ""
+        case.stopped = compare.stop_reason(ratios, wall, settings.target, settings.max_seconds, settings.level) or ""
         if case.stopped:
             break
-        interval = compare.trimmed_interval(ratios)
+        interval = compare.trimmed_interval(ratios, level=settings.level)
         width = f" · ±{compare.half_width(interval) * 100:.2f} %" if interval else ""
         progress(f"case {case.label}: {len(ratios)} blocks of four calls{width}", min(1.0, wall / settings.max_seconds))
     case.wall_s = time.perf_counter() - timed_began
@@ -149,10 +152,11 @@ async def _end(worker: WorkerProcess, driver: CaseDriver, case: CaseTimes) -> Ca
     return case
 
 
-def judge_case(case: CaseTimes, floor_us: float, a_name: str, b_name: str) -> compare.CaseComparison:
+def judge_case(case: CaseTimes, floor_us: float, a_name: str, b_name: str,
+               level: float = compare.LEVEL) -> compare.CaseComparison:
     """The verdict of one case from its raw times (a wrong output or side work: no verdict)."""
     ratios = compare.blocks_from_calls(case.kernels, case.times_ms) if not case.failure else []
-    found = compare.compare_case(case.label, ratios, case.stopped, case.wall_s, a_name, b_name)
+    found = compare.compare_case(case.label, ratios, case.stopped, case.wall_s, a_name, b_name, level)
     problem = case.failure
     if problem is None and (k := case.side_work(floor_us)) is not None:
         name = a_name if k == "a" else b_name
