@@ -79,9 +79,9 @@ def test_verdict_sentences() -> None:
     assert compare.verdict(None, 8).direction == "unknown"
 
 
-def test_equal_kernels_give_no_difference_in_at_least_94_percent_of_trials() -> None:
-    # A 95 % interval says "no difference" for equal kernels 95 % of the time by construction; over
-    # 2,000 trials the binomial spread is ±1 %, so the measured rate must lie within [0.94, 0.96].
+def test_equal_kernels_give_no_difference_in_at_least_95_percent_of_trials() -> None:
+    # 2,000 comparisons of 100 blocks each: the reported interval (the wider of the series' and the
+    # pilot's, see final_interval) says "no difference" in 96.9 % of them with this seed.
     rng = random.Random(20261207)
     trials = 2000
     same = sum(
@@ -89,20 +89,35 @@ def test_equal_kernels_give_no_difference_in_at_least_94_percent_of_trials() -> 
         for _ in range(trials)
     )
     rate = same / trials
-    assert 0.94 <= rate <= 0.96, f"no difference in {rate:.3f} of equal-kernel trials"
+    assert 0.95 <= rate <= 0.985, f"no difference in {rate:.3f} of equal-kernel trials"
+
+
+def test_equal_kernels_give_no_difference_under_the_stopping_rule_too() -> None:
+    # Stopping once the interval looks narrow picks the moments its spread was underestimated: a
+    # one-stage rule said "no difference" in 92.4 % of such trials. The two-stage rule (the pilot
+    # plans the blocks; the reported interval is never narrower than the pilot's) says it in 95.7 %
+    # with this seed (94.4–95.7 % over four seeds): the nominal 95 %, within the binomial ±1 %.
+    rng = random.Random(1)
+    trials = 2000
+    results = [until_stopped(rng, shift=0.0, max_blocks=5000) for _ in range(trials)]
+    rate = sum(r.verdict.direction == "same" for r in results) / trials
+    assert rate >= 0.95, f"no difference in {rate:.3f} of equal-kernel trials under the stopping rule"
+    assert all(r.stopped == compare.STOP_PLANNED for r in results)
 
 
 def test_a_two_percent_slower_kernel_is_detected_under_the_stopping_rule() -> None:
     rng = random.Random(52)
     results = [until_stopped(rng, shift=0.02, max_blocks=2000) for _ in range(50)]
     assert all(r.verdict.direction == "slower" for r in results)
-    assert all(r.stopped == compare.STOP_NARROW for r in results)
+    assert all(r.stopped == compare.STOP_PLANNED for r in results)
     assert all(1.012 < math.exp(r.interval.estimate) < 1.028 for r in results if r.interval)
 
 
 def test_the_stopping_rule_reaches_the_target_width() -> None:
     result = until_stopped(random.Random(3), shift=0.0, max_blocks=10_000, target=0.003)
-    assert result.interval is not None and compare.half_width(result.interval) <= 0.003
+    # The pilot plans the blocks, so the width lands near the target, not always under it.
+    assert result.interval is not None and compare.half_width(result.interval) <= 0.003 * 1.15
+    assert compare.planned_blocks([0.0] * (compare.PILOT_BLOCKS - 1)) is None
     assert compare.stop_reason([0.0] * 5, wall_s=0.0) is None  # too few blocks, no cap yet
     assert compare.stop_reason([0.0] * 5, wall_s=11.0) == compare.STOP_TIME_CAP
 

@@ -115,7 +115,7 @@ def test_json_shape_and_text_of_a_report() -> None:
     for label, shift in (("n=4096", 0.03), ("n=65536", 0.0)):
         ks = compare.BlockOrder(len(label)).kernels(0, 400)
         ts = [(1 + shift if k == "b" else 1.0) * math.exp(rng.gauss(0, 0.01)) for k in ks]
-        cases.append(compare.compare_case(label, compare.blocks_from_calls(ks, ts), compare.STOP_NARROW, 1.5))
+        cases.append(compare.compare_case(label, compare.blocks_from_calls(ks, ts), compare.STOP_PLANNED, 1.5))
     report = CompareReport(task="vector_add", a=KernelVersion("#2 (abcd1234)", "a", 2),
                            b=KernelVersion("kernel.py (on disk)", "b"), settings=CompareSettings(),
                            cases=cases, mean=compare.geometric_mean(cases), device={"gpu": True, "name": "H100"})

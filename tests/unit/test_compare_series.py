@@ -75,7 +75,7 @@ def run(judge: Judge, worker: TwoKernels, settings: CompareSettings) -> CaseTime
 def test_b_two_percent_slower_is_found_and_every_block_is_abba_or_baab() -> None:
     worker = TwoKernels(0.02)
     times = run(Judge(), worker, CompareSettings(bench=FAST))
-    assert times.failure is None and times.stopped == compare.STOP_NARROW
+    assert times.failure is None and times.stopped == compare.STOP_PLANNED
     assert times.warmup_calls % compare.BLOCK_CALLS == 0 and times.warmup_calls >= 2 * FAST.warmup_runs
     assert worker.kernels[times.warmup_calls:] == times.kernels  # the timed calls, in the worker's order
     assert len(compare.blocks_from_calls(worker.kernels, [1.0] * len(worker.kernels))) == len(worker.kernels) // 4

@@ -17,9 +17,14 @@ Method (docs/compare.md says why):
    a few stalled calls (a 10× call spoils one block) from moving the verdict; on normal data it
    costs about 6 % of the efficiency of a plain mean. With A and B equal, a block's ``r`` is
    symmetric about zero (A and B can swap places), so the trimmed mean estimates zero exactly then.
-3. **The stopping rule.** At least MIN_BLOCKS blocks; stop once the interval of the ratio B/A is
-   narrower than ±``target`` (default 0.5 %) or the time cap is reached. The rule looks at the
-   interval's width only, never at where it lies, so stopping early does not bias the verdict.
+3. **The stopping rule, in two stages.** The first PILOT_BLOCKS blocks are the pilot: their
+   interval's width says how many blocks an interval of ±``target`` (default 0.5 %) needs, and the
+   comparison stops there (or at the time cap). The plan is made once: stopping whenever the
+   interval looks narrow enough would stop on the moments its spread happens to be underestimated
+   (in simulation that said "no difference" for equal kernels in 92 % of trials, not 95 %). The
+   interval reported is the wider of the whole series' and the pilot's scaled to the series' length
+   (Stein's two-stage interval), so a pilot that saw too little noise cannot make it too narrow.
+   The rule never looks at where the interval lies, only at its width.
 4. **The verdict.** The interval of B/A − 1 entirely below zero: B is faster; entirely above: B is
    slower; else "no difference found" with the interval. Over cases, the geometric mean of the
    ratios, with an interval from the cases' standard errors (cases measured independently).
@@ -40,6 +45,7 @@ BLOCK_CALLS = 4
 KERNELS_NAMED = ("a", "b")
 TRIM = 0.2  # share of the blocks trimmed at each end
 MIN_BLOCKS = 10  # blocks before any interval is trusted (the t quantile needs degrees of freedom too)
+PILOT_BLOCKS = 30  # the first stage: its interval plans how many blocks the target width needs
 DEFAULT_TARGET = 0.005  # stop once the ratio's 95 % interval is narrower than ±0.5 %
 DEFAULT_MAX_SECONDS = 10.0  # per case
 LEVEL = 0.95  # the intervals' confidence level
@@ -136,7 +142,32 @@ def half_width(interval: Interval) -> float:
     return (math.exp(interval.high) - math.exp(interval.low)) / 2
 
 
-STOP_NARROW = "interval narrow enough"
+def final_interval(log_ratios: Sequence[float], level: float = LEVEL) -> Interval | None:
+    """The interval a comparison reports: Yuen's over all blocks, widened where the pilot's, scaled
+    to the series' length (Stein's two-stage interval), is wider (None with fewer than MIN_BLOCKS)."""
+    whole = trimmed_interval(log_ratios, level=level)
+    n = len(log_ratios)
+    if whole is None or n < PILOT_BLOCKS:
+        return whole
+    pilot = trimmed_interval(log_ratios[:PILOT_BLOCKS], level=level)
+    assert pilot is not None
+    shrink = math.sqrt(PILOT_BLOCKS / n)
+    half = max((whole.high - whole.low) / 2, (pilot.high - pilot.low) / 2 * shrink)
+    return Interval(whole.estimate, whole.estimate - half, whole.estimate + half, max(whole.se, pilot.se * shrink),
+                    n, level)
+
+
+def planned_blocks(log_ratios: Sequence[float], target: float = DEFAULT_TARGET, level: float = LEVEL) -> int | None:
+    """How many blocks the pilot says an interval of ±``target`` needs (None before the pilot is done)."""
+    if len(log_ratios) < PILOT_BLOCKS:
+        return None
+    pilot = trimmed_interval(log_ratios[:PILOT_BLOCKS], level=level)
+    assert pilot is not None
+    half = (pilot.high - pilot.low) / 2
+    return max(PILOT_BLOCKS, math.ceil(PILOT_BLOCKS * (half / math.log1p(target)) ** 2))
+
+
+STOP_PLANNED = "planned blocks done"
 STOP_TIME_CAP = "time cap"
 
 
@@ -148,9 +179,9 @@ def stop_reason(
     level: float = LEVEL,
 ) -> str | None:
     """Why a case's comparison can stop now (None: go on)."""
-    interval = trimmed_interval(log_ratios, level=level)
-    if interval is not None and half_width(interval) <= target:
-        return STOP_NARROW
+    planned = planned_blocks(log_ratios, target, level)
+    if planned is not None and len(log_ratios) >= planned:
+        return STOP_PLANNED
     if wall_s >= max_seconds:
         return STOP_TIME_CAP
     return None
@@ -283,7 +314,7 @@ def compare_case(
     b_name: str = "B",
     level: float = LEVEL,
 ) -> CaseComparison:
-    interval = trimmed_interval(log_ratios, level=level)
+    interval = final_interval(log_ratios, level=level)
     return CaseComparison(
         label,
         list(log_ratios),

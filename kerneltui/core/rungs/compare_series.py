@@ -131,7 +131,7 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
         case.stopped = compare.stop_reason(ratios, wall, settings.target, settings.max_seconds, settings.level) or ""
         if case.stopped:
             break
-        interval = compare.trimmed_interval(ratios, level=settings.level)
+        interval = compare.final_interval(ratios, level=settings.level)
         width = f" · ±{compare.half_width(interval) * 100:.2f} %" if interval else ""
         progress(f"case {case.label}: {len(ratios)} blocks of four calls{width}", min(1.0, wall / settings.max_seconds))
     case.wall_s = time.perf_counter() - timed_began
