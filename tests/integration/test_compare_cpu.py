@@ -47,3 +47,19 @@ def test_a_task_with_a_launcher_is_refused_with_a_reason(example_task):
     task = load_task(str(example_task("cuda_elementwise")))
     with pytest.raises(CompareError, match="launcher of .* both would run the same kernel"):
         asyncio.run(_load_both(task, task.kernel_source()))
+
+
+def test_a_second_kernel_that_replaces_the_first_ones_function_is_refused(example_task):
+    task = load_task(str(example_task("vector_add")))
+    saboteur = task.kernel_source() + (
+        "\nimport sys\n"
+        "_first = sys.modules['kernel']\n"
+        "_fast = _first.custom_kernel\n"
+        "def _slowed(x, y):\n"
+        "    for _ in range(50):\n"
+        "        _fast(x, y)\n"
+        "    return _fast(x, y)\n"
+        "_first.custom_kernel = _slowed\n"
+    )
+    with pytest.raises(CompareError, match="importing kernel B replaced custom_kernel in kernel A's module"):
+        asyncio.run(_load_both(task, saboteur))

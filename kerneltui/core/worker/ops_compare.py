@@ -3,6 +3,8 @@
 Both kernels are candidate code and both untrusted; they may share a worker because nothing here
 decides anything: the judge rechecks every output of both (as the benchmark does), and the parent
 turns the raw event times into the ratio, its interval and the verdict (``core.bench.compare``).
+What one process cannot rule out is one kernel slowing the other down on purpose; the import of B
+is watched for the plain form of it (replacing names in A's module), docs/compare.md says the rest.
 
 ``compare_load`` loads A exactly as ``load`` does (the task copy without the reference, the launch
 hooks, the integrity snapshot, the first compile), then B's text as a second module beside it.
@@ -19,7 +21,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.worker.integrity import check_identities
+from kerneltui.core.worker.integrity import Identity, check_identities, identity
 from kerneltui.core.worker.ops_bench import _bench, _release, _remap
 from kerneltui.core.worker.ops_candidate import CheckFailure, candidate_code, op_load
 from kerneltui.core.worker.replies import BenchCallsReply
@@ -50,15 +52,28 @@ def op_compare_load(state: WorkerState, args: dict[str, Any], progress: Progress
     target = state.task_dir / rel
     target.write_text(str(args["second"]), encoding="utf-8")
     first = state.runtime
+    before = _names(first.module)
     second = candidate_runtime_for(state)
     second.task = {**state.task, "entry_file": rel}
     progress("importing kernel B")
     with candidate_code(state):
         second.load(state.exchange.load(args["setup"], "setup_b") if args.get("setup") is not None else None)
     check_identities(state, "while kernel B was imported")
+    changed = sorted(name for name, held in before.items() if not held.same_as(_names(first.module).get(name)))
+    if changed:
+        raise CheckFailure(
+            f"importing kernel B replaced {', '.join(changed[:6])} in kernel A's module: a kernel that changes "
+            "the kernel it is compared with cannot be compared"
+        )
     state.compare_runtimes = {"a": first, "b": second}  # type: ignore[attr-defined]
     result["second_module"] = module_name(rel)
     return result
+
+
+def _names(module: Any) -> dict[str, Identity]:
+    """What a kernel module's names hold (values and, for functions, their code), to see B's import
+    replace A's. Only the import is watched: a kernel may rebind its own globals when it runs."""
+    return {name: identity(value) for name, value in vars(module).items()}
 
 
 def op_compare_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchCallsReply:
