@@ -104,13 +104,13 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
             say(f"checking {side}: {version.name}")
             report = await loop.run(RunOptions(rungs=["correctness"], kernel_source=version.source, origin="compare",
                                                record=False))
-            if not report.device.get("gpu"):
-                raise CompareError("no_gpu", NO_GPU)
-            if not report.ok:
+            if not report.ok:  # first: a kernel stopped by the static prechecks never reached a worker
                 failed = next((r for r in report.results if r.status == "fail"), None)
                 why = (failed.error or failed.summary).splitlines()[0] if failed else "it did not pass"
                 raise CompareError("wrong", f"{side} ({version.name}) fails {failed.name if failed else 'its checks'}: "
                                    f"{why}. A wrong kernel is not compared: `kerneltui check` shows the details")
+            if not report.device.get("gpu"):
+                raise CompareError("no_gpu", NO_GPU)
         return await _interleave(task, pool, a, b, settings, emit, say)
     finally:
         if own_pool:
