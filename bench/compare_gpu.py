@@ -23,8 +23,10 @@ Usage (GPU machine, repository root; torch, triton, numpy and kerneltui only):
     PYTHONPATH=. python3 bench/compare_gpu.py --out OUT_DIR            # about 8 minutes on an H100
     PYTHONPATH=. python3 bench/compare_gpu.py --out OUT_DIR --quick    # about 1 minute
 It prints a table and writes OUT_DIR/compare_gpu.json. ``--budget-s`` bounds the whole run: each
-example gets its share and an experiment that would pass it runs fewer comparisons (the JSON and
-the table say how many ran).
+example gets its share (same pair 30 %, 2 % pair 20 %, ladder 40 %, under load 10 %) and an
+experiment that would overrun its share runs fewer comparisons (the JSON and the table say how many
+ran). Every pair costs a judge and a worker start (seconds); for the full counts of one example in
+one call, give it the whole budget: ``--examples vector_add --budget-s 560``.
 """
 
 from __future__ import annotations
