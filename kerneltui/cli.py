@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "device",
     "doctor",
     "history",
+    "compare",
     "profile",
     "asm",
     "ask",

@@ -7,6 +7,7 @@
     report.py        raw samples to the benchmark rung's verdict (speedups, aggregate, failures)
     roofline.py      a time against the device's roofs (floors, % of roofline)
     device_peaks.py  the device's measured peaks, keyed and cached on disk
+    compare.py       is B faster than A: ABBA blocks to a ratio, its interval and the verdict
 
 The worker side of the benchmark stays with the other worker ops in ``core/worker/`` (``ops_bench``,
 ``ops_judge_bench``, ``recheck``, ``peaks``, ``device_info``); the rung and its batch driver stay

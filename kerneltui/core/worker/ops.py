@@ -12,6 +12,7 @@ OP_MODULES = (
     "kerneltui.core.worker.ops_judge_bench",
     "kerneltui.core.worker.ops_device",
     "kerneltui.core.worker.ops_bench",
+    "kerneltui.core.worker.ops_compare",
     "kerneltui.core.worker.ops_dump",
     "kerneltui.core.worker.ops_trace",
     "kerneltui.core.worker.ops_work",
