@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kerneltui.core.bench import compare
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.events import Emit
 from kerneltui.core.loop import Loop, gpu_likely
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
@@ -29,6 +28,7 @@ from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.settings.bench import BenchSettings
 
 ErrorKind = Literal["no_gpu", "wrong", "worker"]
 NO_GPU = ("compare needs a CUDA GPU and this machine has none: on the CPU, kernels run under an interpreter "

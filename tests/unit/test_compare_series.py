@@ -15,8 +15,8 @@ import random
 from typing import Any
 
 from kerneltui.core.bench import compare
-from kerneltui.core.bench.stats import BenchSettings
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
+from kerneltui.settings.bench import BenchSettings
 
 FAST = BenchSettings(warmup_runs=2, warmup_ms=0.0)
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kerneltui.core.bench import compare, timing
-from kerneltui.core.bench.stats import BenchSettings, median, straggle_verdict
+from kerneltui.core.bench.stats import median, straggle_verdict
 from kerneltui.core.rungs.bench_series import CaseDriver
 from kerneltui.core.worker.process import WorkerProcess
 from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, PoolReply, RecheckReply
+from kerneltui.settings.bench import BenchSettings
 
 
 @dataclass
