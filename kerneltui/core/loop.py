@@ -127,6 +127,7 @@ class Loop:
             self.pool.prestart(("candidate",), count=2)
         results: list[RungResult] = []
         cancelled = False
+        cancel_reason = ""
         # A run of checks alone (no rung with a worker of its own) replaces the spares it takes when
         # it ends, not beside it; a run that needs a further worker before it ends replaces as it goes.
         holding = (contextlib.nullcontext() if any(rung_registry.spec(n).own_worker for n in names)
@@ -145,8 +146,10 @@ class Loop:
                         # GPU rung with a worker of its own will follow: start that worker while the
                         # checks run (the run's judge serves that rung too).
                         self.pool.prestart(("candidate",))
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             cancelled = True
+            # Whoever cancelled says why through the cancel message (core.scheduler: a newer save).
+            cancel_reason = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
             raise
         finally:
             await ctx.release_workers()
@@ -168,7 +171,8 @@ class Loop:
                     except Exception as exc:  # an observer must never lose the run's result
                         self.emit(_notice("error", f"could not record the run: {exc}"))
             self.emit(RunFinished(run_id=run_id, ok=ok, results=results, duration_s=clock.seconds,
-                                  cancelled=cancelled, version_id=report.version_id, device=device))
+                                  cancelled=cancelled, version_id=report.version_id, device=device,
+                                  cancel_reason=cancel_reason))
         return report
 
     async def _run_rung(self, ctx: RunContext, name: str) -> RungResult:

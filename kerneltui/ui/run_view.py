@@ -120,7 +120,7 @@ class RunView:
         app.rungs.run_finished(event.cancelled, event.device)
         s = app.status.state
         s.running_since, s.running_rung = None, ""
-        s.last_cancelled = event.cancelled
+        s.last_cancelled, s.cancel_reason = event.cancelled, event.cancel_reason
         if not event.cancelled:
             s.last_ok, s.last_duration_s = event.ok, event.duration_s
             s.last_at = app.options.wall_time(event.at)
