@@ -66,7 +66,9 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
                 extra = f"  (verdict {time.perf_counter() - saved_at['save']:.2f} s after the save)"
             print(rung_line(event.result) + extra, flush=True)
         elif isinstance(event, RunFinished):
-            if event.cancelled:
+            if event.environment:
+                print(f"ERROR (environment): {event.environment}", flush=True)
+            elif event.cancelled:
                 print("cancelled: " + ("watch stopped" if stopping else event.cancel_reason or OVERTAKEN), flush=True)
             else:
                 print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)

@@ -180,6 +180,7 @@ class RunFinished(Event):
     version_id: str | None = None
     device: dict[str, Any] = field(default_factory=dict)
     cancel_reason: str = ""  # why a cancelled run was: "overtaken by a newer save", "stopped" (core.scheduler)
+    environment: str = ""  # a fault of the machine stopped the run: what to do (core.environment_fault)
 
 
 @register_event

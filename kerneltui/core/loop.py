@@ -23,6 +23,7 @@ from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.bench.stats import BenchSettings
+from kerneltui.core.environment_fault import EnvironmentFault, from_os_error
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
@@ -45,6 +46,9 @@ class RunReport:
     version_id: str | None = None
     version_dir: str | None = None
     data: dict[str, Any] = field(default_factory=dict)  # raw op results (not serialised to JSON output)
+    # A fault of the machine stopped the run (core.environment_fault): what to do. Not the kernel's
+    # verdict: no history row, and `check` exits 3.
+    environment: str | None = None
 
     def result(self, name: str) -> RungResult | None:
         return next((r for r in self.results if r.name == name), None)
@@ -58,6 +62,7 @@ class RunReport:
             "version": self.version_id,
             "duration_s": round(self.duration_s, 3),
             "cancelled": self.cancelled,
+            "environment": self.environment,
             "integrity": summarise_integrity(self.results).to_dict(),
             "rungs": [
                 {"name": r.name, "status": r.status, "summary": r.summary, "metrics": r.metrics, "error": r.error,
@@ -128,6 +133,7 @@ class Loop:
         results: list[RungResult] = []
         cancelled = False
         cancel_reason = ""
+        environment: str | None = None
         # A run of checks alone (no rung with a worker of its own) replaces the spares it takes when
         # it ends, not beside it; a run that needs a further worker before it ends replaces as it goes.
         holding = (contextlib.nullcontext() if any(rung_registry.spec(n).own_worker for n in names)
@@ -135,7 +141,11 @@ class Loop:
         try:
             with holding:
                 for i, name in enumerate(names):
-                    result = await self._run_rung(ctx, name)
+                    try:
+                        result = await self._run_rung(ctx, name)
+                    except EnvironmentFault as fault:
+                        environment = fault.message
+                        break
                     results.append(result)
                     ctx.results[name] = result
                     self.emit(RungFinished(run_id=run_id, result=result))
@@ -154,14 +164,16 @@ class Loop:
         finally:
             await ctx.release_workers()
             device = ctx.device or dict(self.pool.device_info)
-            ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled
+            ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled and environment is None
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
                 duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data.to_dict(),
+                environment=environment,
             )
-            # A run that lost its connection is not this version's result; the retry's is.
+            # A run that lost its connection is not this version's result; the retry's is. A run the
+            # machine stopped is no version's result.
             superseded = not final and lost_connection(results) is not None
-            if not cancelled and not superseded:
+            if not cancelled and not superseded and environment is None:
                 self._save_version(ctx, report)
                 for observer in self.observers:
                     try:
@@ -172,7 +184,7 @@ class Loop:
                         self.emit(_notice("error", f"could not record the run: {exc}"))
             self.emit(RunFinished(run_id=run_id, ok=ok, results=results, duration_s=clock.seconds,
                                   cancelled=cancelled, version_id=report.version_id, device=device,
-                                  cancel_reason=cancel_reason))
+                                  cancel_reason=cancel_reason, environment=environment or ""))
         return report
 
     async def _run_rung(self, ctx: RunContext, name: str) -> RungResult:
@@ -192,8 +204,16 @@ class Loop:
         watch = Stopwatch()
         try:
             result = await spec.run(ctx)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, EnvironmentFault):
             raise
+        except OSError as exc:
+            fault = from_os_error(exc, under=str(ctx.version_dir))
+            if fault is not None:
+                raise fault from exc
+            import traceback
+
+            result = fail(name, f"internal error in the {name} rung: {type(exc).__name__}: {exc}",
+                          details=traceback.format_exc())
         except WorkerFailure as exc:
             result = fail(name, exc.message, details=exc.stderr, location=ctx.location_from(exc.error),
                           metrics={"failure": exc.kind})

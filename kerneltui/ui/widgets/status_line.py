@@ -20,6 +20,7 @@ class StatusState:
     last_ok: bool | None = None
     last_cancelled: bool = False
     cancel_reason: str = ""  # why the last run was cancelled (RunFinished.cancel_reason)
+    environment: str = ""  # the machine stopped the last run: what to do (RunFinished.environment)
     last_duration_s: float = 0.0
     last_at: str = ""  # wall-clock time of the last verdict, "14:02:11"
     failed_rung: str = ""
@@ -66,6 +67,9 @@ class StatusLine(Static):
             text.append(f" · {elapsed:.1f} s")
             if s.origin:
                 text.append(f" · {s.origin}", style="dim")
+        elif s.environment:
+            text.append("ERROR (environment): ", style=f"bold {rich_colour(variables, 'fail')}")
+            text.append(s.environment)
         elif s.last_cancelled:
             text.append(f"cancelled: {s.cancel_reason or 'overtaken by a newer save'}", style="dim")
         elif s.last_ok is not None:
