@@ -58,6 +58,7 @@ class RunScheduler:
         self.on_report = on_report
         self.started_at: float | None = None
         self._current: asyncio.Task[RunReport] | None = None  # the run in flight
+        self._told: asyncio.Task[RunReport] | None = None  # the run already told to stop
         self._driver: asyncio.Task[None] | None = None  # runs the pending request, then the next
         self._pending: RunOptions | None = None  # the newest request not yet started
         self._waiting: list[asyncio.Future[RunReport | None]] = []  # its callers (collapsed requests)
@@ -72,8 +73,7 @@ class RunScheduler:
         answer: asyncio.Future[RunReport | None] = asyncio.get_running_loop().create_future()
         self._pending = options or RunOptions()
         self._waiting.append(answer)
-        if self._current is not None and not self._current.done():
-            self._current.cancel(OVERTAKEN if self._pending.origin == "save" else OVERTAKEN_BY_RUN)
+        self._stop_current(OVERTAKEN if self._pending.origin == "save" else OVERTAKEN_BY_RUN)
         if self._driver is None or self._driver.done():
             self._driver = asyncio.create_task(self._drive())
         return answer
@@ -94,7 +94,7 @@ class RunScheduler:
                 # this driver's own cancellation (nor the other way round).
                 await asyncio.wait({run})
             except asyncio.CancelledError:
-                run.cancel(STOPPED)
+                self._stop_current(STOPPED)
                 await asyncio.wait({run})
                 _answer(waiting, None)
                 raise
@@ -113,13 +113,25 @@ class RunScheduler:
                 self.on_report(report)
             _answer(waiting, report)
 
+    def _stop_current(self, reason: str) -> None:
+        """Cancel the run in flight, once: a second cancel would land in its clean-up (releasing its
+        workers, passing on the engine's last events) and cut it short, leaving a run that never says
+        how it ended and workers nobody released."""
+        run = self._current
+        if run is not None and not run.done() and run is not self._told:
+            self._told = run
+            run.cancel(reason)
+
     async def cancel(self) -> None:
-        """Cancel the run in flight and every request not yet started."""
+        """Cancel the run in flight and every request not yet started; returns once it has ended."""
         self._pending = None
         driver = self._driver
         if driver is not None and not driver.done():
             driver.cancel(STOPPED)
             await asyncio.wait({driver})
+        if self._current is not None and not self._current.done():
+            self._stop_current(STOPPED)
+            await asyncio.wait({self._current})
         _answer(self._waiting, None)
         self._waiting = []
 

@@ -8,9 +8,13 @@ changes nothing since a front end's last completed run is not checked again by i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -234,3 +238,114 @@ async def test_two_front_ends_through_a_burst_each_check_the_last_text_once(exam
         except subprocess.TimeoutExpired:
             watch.kill()
         reader.join(timeout=5)
+
+
+# ----------------------------------------------------------------------------------------------
+# the worker leak: bursts and cancels through the engine, then nothing of kerneltui left running
+# ----------------------------------------------------------------------------------------------
+
+MARK = "KERNELTUI_LEAKCHECK"  # every process of this test carries it (workers get every KERNELTUI_ variable)
+
+
+def _marked(value: str) -> dict[int, str]:
+    """pid → command line of every process started with ``MARK=value`` in its environment."""
+    wanted = f"{MARK}={value}".encode()
+    found: dict[int, str] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted not in Path(entry.path, "environ").read_bytes().split(b"\0"):
+                continue
+            found[int(entry.name)] = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
+def _start_watch(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str], threading.Thread]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kerneltui", "watch", str(folder), "--no-session", "--rungs", ",".join(RUNGS)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
+    )
+    lines: list[str] = []
+    return proc, lines, _watch_lines(proc, lines)
+
+
+def _stop_watch(proc: subprocess.Popen[str], reader: threading.Thread) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # Ctrl+C
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+    reader.join(timeout=5)
+
+
+def _until(predicate, timeout: float, step: float = 0.2) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
+
+
+def _settled(lines: list[str], final: str) -> bool:
+    started, completed, cancelled = _watch_runs(lines)
+    return bool(started) and started[-1][1] == final and len(started) == len(completed) + len(cancelled)
+
+
+@pytest.mark.slow
+def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_task, tmp_path):
+    import uuid
+
+    folder = example_task("vector_add")
+    kernel = folder / "kernel.py"
+    original = kernel.read_text()
+    mark = uuid.uuid4().hex
+    engine_dir = Path(tempfile.mkdtemp(prefix="ktl-", dir="/tmp"))  # a Unix socket path must stay short
+    env = {**os.environ, MARK: mark, "KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(engine_dir),
+           "KERNELTUI_ENGINE_IDLE_S": "4"}
+    assert _marked(mark) == {}
+    watchers = [_start_watch(folder, env), _start_watch(folder, env)]
+    most = 0
+    try:
+        assert _until(lambda: all(any(line.startswith("── run ") for line in w[1]) for w in watchers), 180), \
+            [w[1] for w in watchers]
+        for burst, count in enumerate((SAVES, 10, SAVES)):
+            if burst == 1:
+                # A cancel of another kind: one watcher is stopped with a run in flight and started again.
+                proc, _, reader = watchers[1]
+                _stop_watch(proc, reader)
+                watchers[1] = _start_watch(folder, env)
+            for number in range(count):
+                text = _save(kernel, original, burst * 100 + number)
+                time.sleep(0.115)
+                most = max(most, len(_marked(mark)))
+            final = source_hash(text)
+            settled = _until(lambda final=final: all(_settled(w[1], final) for w in watchers), 300)
+            if not settled:
+                pytest.fail(f"burst {burst} did not settle on {final}:\n" + "\n\n".join("\n".join(w[1]) for w in watchers))
+            for _, lines, _ in watchers:
+                _, _, cancelled = _watch_runs(lines)
+                assert all(line == f"cancelled: {OVERTAKEN}" for line in cancelled), "\n".join(lines)
+    finally:
+        for proc, _, reader in watchers:
+            _stop_watch(proc, reader)
+        errors = "".join(proc.stderr.read() if proc.stderr else "" for proc, _, _ in watchers)
+    assert most > 2, most  # the engine, its reaper and workers carried the mark while they ran
+    left = {}
+    # The engine stops once idle (4 s here) and takes its workers, zygote and reaper with it.
+    if not _until(lambda: not _marked(mark), 90):
+        left = _marked(mark)
+    try:
+        assert left == {}, (left, errors)
+        assert "Traceback" not in errors, errors
+    finally:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(engine_dir, ignore_errors=True)
