@@ -87,3 +87,42 @@ def test_a_read_only_task_folder_is_an_environment_error(example_task, tmp_path)
         assert str(task) in proc.stderr and "writable folder" in proc.stderr, proc.stderr
         assert "Traceback" not in proc.stderr, proc.stderr
         assert not (task / ".kerneltui").exists()
+
+
+def test_the_engine_follows_an_edited_sandbox_setting(example_task, tmp_path):
+    """An engine started with one ``[sandbox]`` does not serve a command whose file now says another."""
+    import tempfile
+
+    from tests.engine_helpers import end_engines_in
+
+    task = example_task("vector_add")
+    config = tmp_path / "config.toml"
+    config.write_text("[sandbox]\nenabled = true\n")
+    folder = Path(tempfile.mkdtemp(prefix="kte-", dir="/tmp"))  # a Unix socket path must stay short
+    env = {"KERNELTUI_CONFIG": str(config), "KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(folder),
+           "KERNELTUI_ENGINE_IDLE_S": "60"}
+    try:
+        first = run_cli("check", str(task), "--no-session", "--rungs", "compile", env=env)
+        assert first.returncode == 0 and "engine" not in first.stderr, first.stdout + first.stderr
+        config.write_text('[sandbox]\nenabled = "false"\n')
+        bad = run_cli("check", str(task), "--no-session", "--rungs", "compile", env=env)
+        assert bad.returncode == EXIT_ENVIRONMENT, bad.stdout + bad.stderr
+        assert "ERROR (environment)" in bad.stderr and "[sandbox] enabled must be true or false" in bad.stderr
+        assert _history_rows(task) == 1  # the first run's
+    finally:
+        end_engines_in(folder, env)
+
+
+def test_an_immutable_task_folder_is_an_environment_error(example_task):
+    task = example_task("vector_add")
+    made = subprocess.run(["chattr", "+i", str(task)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is not possible here (needs root and a file system that has it): {made.stderr}")
+    try:
+        proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "dump")
+    finally:
+        subprocess.run(["chattr", "-i", str(task)], capture_output=True)
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    assert "ERROR (environment): operation not permitted" in proc.stderr, proc.stderr
+    assert str(task / ".kerneltui") in proc.stderr and "chattr -i" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (task / ".kerneltui").exists(), proc.stderr
