@@ -60,6 +60,33 @@ def test_a_setting_the_box_cannot_use_is_an_environment_error(example_task, tmp_
     assert _history_rows(task) == 0
 
 
+def test_watch_says_a_setting_the_box_cannot_use_is_an_environment_error(example_task, tmp_path):
+    import os
+    import sys
+
+    from tests.conftest import ROOT
+
+    task = example_task("vector_add")
+    config = tmp_path / "config.toml"
+    config.write_text('[sandbox]\nenabled = "false"\n')
+    watch = subprocess.Popen([sys.executable, "-m", "kerneltui", "watch", str(task), "--no-engine", "--no-session",
+                              "--rungs", "compile"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=ROOT, env={**os.environ, "KERNELTUI_CONFIG": str(config)})
+    lines: list[str] = []
+    try:
+        assert watch.stdout is not None
+        for line in watch.stdout:  # the first run starts at once and ends at its first worker
+            lines.append(line)
+            if line.startswith(("ERROR", "PASS", "FAIL", "cancelled")):
+                break
+    finally:
+        watch.terminate()
+        watch.wait(timeout=60)
+    assert lines and lines[-1].startswith("ERROR (environment): "), "".join(lines)
+    assert "[sandbox] enabled must be true or false" in lines[-1] and "fix the setting" in lines[-1]
+    assert _history_rows(task) == 0
+
+
 def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
     task = example_task("vector_add")
     with _tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
@@ -89,6 +116,7 @@ def test_a_read_only_task_folder_is_an_environment_error(example_task, tmp_path)
         assert not (task / ".kerneltui").exists()
 
 
+@pytest.mark.slow
 def test_the_engine_follows_an_edited_sandbox_setting(example_task, tmp_path):
     """An engine started with one ``[sandbox]`` does not serve a command whose file now says another."""
     import tempfile
@@ -113,6 +141,7 @@ def test_the_engine_follows_an_edited_sandbox_setting(example_task, tmp_path):
         end_engines_in(folder, env)
 
 
+@pytest.mark.slow
 def test_an_immutable_task_folder_is_an_environment_error(example_task):
     task = example_task("vector_add")
     made = subprocess.run(["chattr", "+i", str(task)], capture_output=True, text=True)
