@@ -162,7 +162,9 @@ class Loop:
             cancel_reason = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
             raise
         finally:
-            await ctx.release_workers()
+            late = await _release_workers(ctx)
+            if late is not None and not cancelled:  # cancelled while it released: a cancelled run
+                cancelled, cancel_reason = True, late
             device = ctx.device or dict(self.pool.device_info)
             ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled and environment is None
             report = RunReport(
@@ -185,6 +187,8 @@ class Loop:
             self.emit(RunFinished(run_id=run_id, ok=ok, results=results, duration_s=clock.seconds,
                                   cancelled=cancelled, version_id=report.version_id, device=device,
                                   cancel_reason=cancel_reason, environment=environment or ""))
+        if late is not None:
+            raise asyncio.CancelledError(late)
         return report
 
     async def _run_rung(self, ctx: RunContext, name: str) -> RungResult:
@@ -257,6 +261,21 @@ def lost_connection(results: list[RungResult]) -> str | None:
         if r.status == "fail" and r.metrics.get("failure") == "connection":
             return r.summary
     return None
+
+
+async def _release_workers(ctx: RunContext) -> str | None:
+    """Release the run's workers to the end even when cancelled meanwhile (a second cancel of a
+    cancelled run, a shutdown): cut short, they would run on unreleased. The reason of such a cancel
+    ("" without one), or None."""
+    release = asyncio.ensure_future(ctx.release_workers())
+    late: str | None = None
+    while not release.done():
+        try:
+            await asyncio.shield(release)
+        except asyncio.CancelledError as exc:
+            late = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
+    release.result()  # its own error, if it had one
+    return late
 
 
 def _with_duration(result: RungResult, seconds: float) -> RungResult:

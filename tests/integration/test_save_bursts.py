@@ -349,3 +349,45 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(engine_dir, ignore_errors=True)
+
+
+def _workers_below(pid: int) -> dict[int, str]:
+    """Worker processes (and their supervisors) below ``pid``, started as new Pythons."""
+    from tests.engine_helpers import descendants
+
+    found: dict[int, str] = {}
+    for child in descendants(pid):
+        try:
+            cmd = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "kerneltui.core.worker.child" in cmd or "kerneltui.core.sandbox.launch" in cmd:
+            found[child] = cmd
+    return found
+
+
+async def test_a_run_cancelled_again_and_again_still_releases_its_workers_and_says_so(example_task, monkeypatch):
+    monkeypatch.setenv("KERNELTUI_SANDBOX_ZYGOTE", "false")  # workers exec'd: their command lines name them
+    task = load_task(str(example_task("vector_add")))
+    record = Recorder()
+    loop = Loop(task, pool=WorkerPool(task.backend, arch=task.arch, replenish=False), emit=record)
+    try:
+        run = asyncio.create_task(loop.run(RunOptions(rungs=["correctness"], seeds=1)))
+        deadline = time.monotonic() + 180
+        while not any(isinstance(e, ev.RungFinished) and e.result.name == "compile" for e in record.events):
+            assert time.monotonic() < deadline and not run.done(), record.events
+            await asyncio.sleep(0.05)
+        assert _workers_below(os.getpid())  # the judge and the candidate's worker
+        run.cancel(OVERTAKEN)
+        while not run.done():  # cancelled again while it cleans up (a shutdown, a caller that insists)
+            await asyncio.sleep(0.005)
+            run.cancel("again")
+        assert run.cancelled()
+        finished = record.finished()
+        assert len(finished) == 1 and finished[0].cancelled and finished[0].cancel_reason == OVERTAKEN
+        deadline = time.monotonic() + 20
+        while _workers_below(os.getpid()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert _workers_below(os.getpid()) == {}
+    finally:
+        await loop.close()
