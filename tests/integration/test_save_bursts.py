@@ -311,6 +311,7 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
            "KERNELTUI_ENGINE_IDLE_S": "4"}
     assert _marked(mark) == {}
     watchers = [_start_watch(folder, env), _start_watch(folder, env)]
+    outputs = [w[1] for w in watchers]  # every watcher's lines, the one stopped midway included
     most = 0
     try:
         assert _until(lambda: all(any(line.startswith("── run ") for line in w[1]) for w in watchers), 180), \
@@ -321,6 +322,8 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
                 proc, _, reader = watchers[1]
                 _stop_watch(proc, reader)
                 watchers[1] = _start_watch(folder, env)
+                outputs.append(watchers[1][1])
+            before = [len(_watch_runs(w[1])[1]) for w in watchers]  # runs completed before the burst
             for number in range(count):
                 text = _save(kernel, original, burst * 100 + number)
                 time.sleep(0.115)
@@ -329,14 +332,20 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
             settled = _until(lambda final=final: all(_settled(w[1], final) for w in watchers), 300)
             if not settled:
                 pytest.fail(f"burst {burst} did not settle on {final}:\n" + "\n\n".join("\n".join(w[1]) for w in watchers))
-            for _, lines, _ in watchers:
-                _, _, cancelled = _watch_runs(lines)
+            for (_, lines, _), done_before in zip(watchers, before, strict=True):
+                started, completed, cancelled = _watch_runs(lines)
                 assert all(line == f"cancelled: {OVERTAKEN}" for line in cancelled), "\n".join(lines)
+                # At most the run in flight when the burst began and the run of its last text.
+                assert len(completed) - done_before <= 2, "\n".join(lines)
+                assert dict(started)[completed[-1]] == final, "\n".join(lines)
     finally:
         for proc, _, reader in watchers:
             _stop_watch(proc, reader)
         errors = "".join(proc.stderr.read() if proc.stderr else "" for proc, _, _ in watchers)
     assert most > 2, most  # the engine, its reaper and workers carried the mark while they ran
+    # The engine recorded each completed run once, and no cancelled one.
+    completed_runs = sorted(run for lines in outputs for run in _watch_runs(lines)[1])
+    assert sorted(run for run, _ in _sqlite_rows(load_task(str(folder)))) == completed_runs
     left = {}
     # The engine stops once idle (4 s here) and takes its workers, zygote and reaper with it.
     if not _until(lambda: not _marked(mark), 90):
