@@ -87,6 +87,7 @@ def test_watch_says_a_setting_the_box_cannot_use_is_an_environment_error(example
     assert _history_rows(task) == 0
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
     task = example_task("vector_add")
     with _tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
@@ -101,6 +102,7 @@ def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
     assert _history_rows(task) == 0
 
 
+@pytest.mark.slow
 def test_a_read_only_task_folder_is_an_environment_error(example_task, tmp_path):
     source = example_task("vector_add")
     with _tmpfs(tmp_path / "ro", "4m") as mount:
