@@ -108,7 +108,8 @@ class RunScheduler:
                         future.set_exception(error)
                 continue
             report = run.result()
-            self._last_key = None if report.cancelled else key
+            # A run the machine stopped checked nothing: the same files saved again run again.
+            self._last_key = None if report.cancelled or report.environment else key
             if self.on_report is not None:
                 self.on_report(report)
             _answer(waiting, report)

@@ -400,3 +400,22 @@ async def test_a_run_cancelled_again_and_again_still_releases_its_workers_and_sa
         assert _workers_below(os.getpid()) == {}
     finally:
         await loop.close()
+
+
+async def test_a_save_after_an_environment_fault_runs_again(example_task, tmp_path, monkeypatch):
+    config = tmp_path / "config.toml"
+    config.write_text('[sandbox]\nenabled = "false"\n')  # no worker can start
+    monkeypatch.setenv("KERNELTUI_CONFIG", str(config))
+    task = load_task(str(example_task("vector_add")))
+    loop, scheduler, record = _in_process_front_end(task)
+    save = RunOptions(rungs=RUNGS, origin="save")
+    try:
+        first = await asyncio.wait_for(scheduler.request(save), 60)
+        assert first is not None and first.environment and not first.ok
+        # The person fixes the setting (or frees the disk) and saves the same text again: it is checked.
+        second = await asyncio.wait_for(scheduler.request(save), 60)
+        assert second is not None and second.run_id != first.run_id
+        assert len(record.started()) == 2 and _sqlite_rows(task) == []
+    finally:
+        await scheduler.cancel()
+        await loop.close()
