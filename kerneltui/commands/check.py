@@ -10,6 +10,7 @@ from typing import Any
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
+    EXIT_ENVIRONMENT,
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
@@ -70,9 +71,10 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
                        allow_ops=tuple(operator_name(op) for op in ops))
 
 
-def error_json(kind: str, message: str, file: str | None = None, line: int | None = None) -> dict[str, Any]:
+def error_json(kind: str, message: str, file: str | None = None, line: int | None = None,
+               exit_code: int = EXIT_USAGE) -> dict[str, Any]:
     """What --json prints when there is no report: the error, where to fix it, and the exit status."""
-    return {"ok": False, "exit_code": EXIT_USAGE,
+    return {"ok": False, "exit_code": exit_code,
             "error": {"kind": kind, "message": message, "file": file, "line": line}}
 
 
@@ -106,7 +108,9 @@ def task_error_rung(report: Any) -> Any:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="run the loop once on a task and print each rung's result",
                        description="Run the loop once on a task. Exit status: 0 passed, 1 the kernel failed, "
-                                   "2 usage or task error (with --json, a JSON error object on stdout).")
+                                   "2 usage or task error, 3 environment error: the machine stopped the run (no "
+                                   "space left, a folder kerneltui may not write, a bad setting; not recorded in "
+                                   "the history) (with --json, a JSON error object on stdout).")
     p.add_argument("task", help="a task directory, a KernelBench problem file or a GPU MODE directory")
     p.add_argument("--kernel", help="check this kernel file instead of the task's own (KernelBench: default "
                                     "<stem>_new.py, <stem>_kernel.py or model_new.py beside the problem; "
@@ -186,11 +190,16 @@ def main(args: argparse.Namespace) -> int:
             loc = broken.location
             data.update(error_json("task", broken.error or broken.summary, loc.file if loc else None,
                                    loc.line if loc else None))
+        if report.environment:
+            data.update(error_json("environment", report.environment, exit_code=EXIT_ENVIRONMENT))
         print_json(data)
     else:
         print(device_line(report.device))
-        verdict = "PASS" if report.ok else "FAIL"
+        verdict = "ERROR (environment)" if report.environment else "PASS" if report.ok else "FAIL"
         print(f"{verdict}  ({report.duration_s:.1f} s)")
+    if report.environment:
+        print(f"kerneltui: ERROR (environment): {report.environment}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     if broken is not None:
         print(f"kerneltui: task error: {broken.error or broken.summary}", file=sys.stderr)
         return EXIT_USAGE

@@ -11,6 +11,7 @@ from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_ENVIRONMENT = 3  # the machine stopped the run (no space, no permission, a bad setting): not the kernel
 
 STATUS_COLOURS = {"ok": "32", "warn": "33", "fail": "31", "skip": "2"}
 

@@ -48,7 +48,7 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
     from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.scheduler import RunScheduler
+    from kerneltui.core.scheduler import OVERTAKEN, RunScheduler
     from kerneltui.core.watcher import watch_task
     from kerneltui.core.worker.pool import WorkerPool, few_cores
 
@@ -66,8 +66,10 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
                 extra = f"  (verdict {time.perf_counter() - saved_at['save']:.2f} s after the save)"
             print(rung_line(event.result) + extra, flush=True)
         elif isinstance(event, RunFinished):
-            if event.cancelled:
-                print("cancelled: " + ("watch stopped" if stopping else "a newer save arrived"), flush=True)
+            if event.environment:
+                print(f"ERROR (environment): {event.environment}", flush=True)
+            elif event.cancelled:
+                print("cancelled: " + ("watch stopped" if stopping else event.cancel_reason or OVERTAKEN), flush=True)
             else:
                 print(("PASS" if event.ok else "FAIL") + f"  ({event.duration_s:.2f} s) · {device_line(event.device)}", flush=True)
 

@@ -179,6 +179,8 @@ class RunFinished(Event):
     cancelled: bool = False
     version_id: str | None = None
     device: dict[str, Any] = field(default_factory=dict)
+    cancel_reason: str = ""  # why a cancelled run was: "overtaken by a newer save", "stopped" (core.scheduler)
+    environment: str = ""  # a fault of the machine stopped the run: what to do (core.environment_fault)
 
 
 @register_event

@@ -22,6 +22,7 @@ from typing import Any
 from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
+from kerneltui.core.environment_fault import EnvironmentFault, from_os_error
 from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
@@ -45,6 +46,9 @@ class RunReport:
     version_id: str | None = None
     version_dir: str | None = None
     data: dict[str, Any] = field(default_factory=dict)  # raw op results (not serialised to JSON output)
+    # A fault of the machine stopped the run (core.environment_fault): what to do. Not the kernel's
+    # verdict: no history row, and `check` exits 3.
+    environment: str | None = None
 
     def result(self, name: str) -> RungResult | None:
         return next((r for r in self.results if r.name == name), None)
@@ -58,6 +62,7 @@ class RunReport:
             "version": self.version_id,
             "duration_s": round(self.duration_s, 3),
             "cancelled": self.cancelled,
+            "environment": self.environment,
             "integrity": summarise_integrity(self.results).to_dict(),
             "rungs": [
                 {"name": r.name, "status": r.status, "summary": r.summary, "metrics": r.metrics, "error": r.error,
@@ -127,6 +132,8 @@ class Loop:
             self.pool.prestart(("candidate",), count=2)
         results: list[RungResult] = []
         cancelled = False
+        cancel_reason = ""
+        environment: str | None = None
         # A run of checks alone (no rung with a worker of its own) replaces the spares it takes when
         # it ends, not beside it; a run that needs a further worker before it ends replaces as it goes.
         holding = (contextlib.nullcontext() if any(rung_registry.spec(n).own_worker for n in names)
@@ -134,7 +141,11 @@ class Loop:
         try:
             with holding:
                 for i, name in enumerate(names):
-                    result = await self._run_rung(ctx, name)
+                    try:
+                        result = await self._run_rung(ctx, name)
+                    except EnvironmentFault as fault:
+                        environment = fault.message
+                        break
                     results.append(result)
                     ctx.results[name] = result
                     self.emit(RungFinished(run_id=run_id, result=result))
@@ -145,20 +156,26 @@ class Loop:
                         # GPU rung with a worker of its own will follow: start that worker while the
                         # checks run (the run's judge serves that rung too).
                         self.pool.prestart(("candidate",))
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             cancelled = True
+            # Whoever cancelled says why through the cancel message (core.scheduler: a newer save).
+            cancel_reason = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
             raise
         finally:
-            await ctx.release_workers()
+            late = await _release_workers(ctx)
+            if late is not None and not cancelled:  # cancelled while it released: a cancelled run
+                cancelled, cancel_reason = True, late
             device = ctx.device or dict(self.pool.device_info)
-            ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled
+            ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled and environment is None
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
                 duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data.to_dict(),
+                environment=environment,
             )
-            # A run that lost its connection is not this version's result; the retry's is.
+            # A run that lost its connection is not this version's result; the retry's is. A run the
+            # machine stopped is no version's result.
             superseded = not final and lost_connection(results) is not None
-            if not cancelled and not superseded:
+            if not cancelled and not superseded and environment is None:
                 self._save_version(ctx, report)
                 for observer in self.observers:
                     try:
@@ -168,7 +185,10 @@ class Loop:
                     except Exception as exc:  # an observer must never lose the run's result
                         self.emit(_notice("error", f"could not record the run: {exc}"))
             self.emit(RunFinished(run_id=run_id, ok=ok, results=results, duration_s=clock.seconds,
-                                  cancelled=cancelled, version_id=report.version_id, device=device))
+                                  cancelled=cancelled, version_id=report.version_id, device=device,
+                                  cancel_reason=cancel_reason, environment=environment or ""))
+        if late is not None:
+            raise asyncio.CancelledError(late)
         return report
 
     async def _run_rung(self, ctx: RunContext, name: str) -> RungResult:
@@ -188,8 +208,16 @@ class Loop:
         watch = Stopwatch()
         try:
             result = await spec.run(ctx)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, EnvironmentFault):
             raise
+        except OSError as exc:
+            fault = from_os_error(exc, under=str(ctx.version_dir))
+            if fault is not None:
+                raise fault from exc
+            import traceback
+
+            result = fail(name, f"internal error in the {name} rung: {type(exc).__name__}: {exc}",
+                          details=traceback.format_exc())
         except WorkerFailure as exc:
             result = fail(name, exc.message, details=exc.stderr, location=ctx.location_from(exc.error),
                           metrics={"failure": exc.kind})
@@ -233,6 +261,21 @@ def lost_connection(results: list[RungResult]) -> str | None:
         if r.status == "fail" and r.metrics.get("failure") == "connection":
             return r.summary
     return None
+
+
+async def _release_workers(ctx: RunContext) -> str | None:
+    """Release the run's workers to the end even when cancelled meanwhile (a second cancel of a
+    cancelled run, a shutdown): cut short, they would run on unreleased. The reason of such a cancel
+    ("" without one), or None."""
+    release = asyncio.ensure_future(ctx.release_workers())
+    late: str | None = None
+    while not release.done():
+        try:
+            await asyncio.shield(release)
+        except asyncio.CancelledError as exc:
+            late = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
+    release.result()  # its own error, if it had one
+    return late
 
 
 def _with_duration(result: RungResult, seconds: float) -> RungResult:

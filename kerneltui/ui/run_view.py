@@ -88,6 +88,7 @@ class RunView:
             app.rungs.run_started(event.rungs, now)
             s = status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
+            s.environment = ""
             status.show(now)
             return
         if not isinstance(event, RUN_EVENTS) or (event.run_id != self.current_run and not app.replaying):
@@ -120,8 +121,9 @@ class RunView:
         app.rungs.run_finished(event.cancelled, event.device)
         s = app.status.state
         s.running_since, s.running_rung = None, ""
-        s.last_cancelled = event.cancelled
-        if not event.cancelled:
+        s.last_cancelled, s.cancel_reason = event.cancelled, event.cancel_reason
+        s.environment = event.environment
+        if not event.cancelled and not event.environment:
             s.last_ok, s.last_duration_s = event.ok, event.duration_s
             s.last_at = app.options.wall_time(event.at)
             failed = next((r for r in event.results if r.status == "fail"), None)

@@ -102,6 +102,7 @@ async def test_save_during_a_run_cancels_it(example_task, settings) -> None:
         await pilot.press("ctrl+s")
         cancelled = await _wait_cancelled(pilot, app, first_run)
         assert cancelled.cancelled and not cancelled.ok
+        assert cancelled.cancel_reason == "overtaken by a newer save"
         final = await _finished_runs(pilot, app, 1, "the run of the saved version")
         assert final.ok and final.run_id != first_run
         # The pane shows the newest run: a change event for the same save can start one more run of
@@ -110,6 +111,25 @@ async def test_save_during_a_run_cancels_it(example_task, settings) -> None:
                        "the rungs pane to settle")
         assert all(r.ok for r in _runs(app) if not r.cancelled), [(r.run_id, r.ok) for r in _runs(app)]
         _assert_green(app)
+
+
+async def test_a_setting_the_box_cannot_use_is_shown_as_an_environment_error(example_task, settings, tmp_path,
+                                                                             monkeypatch) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[sandbox]\nenabled = "false"\n')
+    monkeypatch.setenv("KERNELTUI_CONFIG", str(config))  # what the workers' box is made from
+    task = example_task("vector_add")
+    app = _app(task, settings)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_run_loop()
+        await wait_for(pilot, lambda: bool(_runs(app)), 60, "the run to end")
+        finished = _runs(app)[0]
+        assert "[sandbox] enabled must be true or false" in finished.environment and not finished.ok
+        await pilot.pause()
+        status = app.status.render_state().plain
+        assert "ERROR (environment): " in status and "fix the setting" in status, status
+        assert "FAIL" not in status, status
+    assert not (task / ".kerneltui" / "history.sqlite").exists()
 
 
 async def _wait_cancelled(pilot, app, run_id: str) -> ev.RunFinished:

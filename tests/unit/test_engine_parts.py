@@ -165,6 +165,17 @@ def test_fingerprint_follows_the_workers_environment_only():
     assert fingerprint({**base, "KERNELTUI_BENCHMARK_TORCH_COMPILE": "false"}) == same
 
 
+def test_an_edited_sandbox_setting_in_the_config_file_is_another_engine(tmp_path: Path):
+    config = tmp_path / "config.toml"
+    config.write_text("[sandbox]\nenabled = true\n", encoding="utf-8")
+    env = {"PATH": "/usr/bin", "KERNELTUI_CONFIG": str(config)}
+    before = fingerprint(env)
+    config.write_text('[sandbox]\nenabled = "false"\n', encoding="utf-8")  # the engine must not keep the old box
+    assert fingerprint(env) != before
+    config.write_text("[sandbox]\nenabled = true\n\n[benchmark]\nmin_runs = 20\n", encoding="utf-8")
+    assert fingerprint(env) == before  # the rest of the file travels with each run
+
+
 def test_a_run_request_carries_the_commands_benchmark_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "config.toml"
     config.write_text("[benchmark]\nmin_runs = 20\n", encoding="utf-8")

@@ -183,6 +183,17 @@ def test_observer_records_and_names_the_version(task):
     assert report.version_id == "1"
 
 
+def test_one_run_is_one_row_whoever_records_it(task):
+    """Two stores on one file (two front ends, the engine and a command) recording the same run id."""
+    report = _report(CHECKS, CPU, "text")
+    first = HistoryStore.for_task(task).record(task, "text", report)
+    again = HistoryStore(HistoryStore.for_task(task).path).record(task, "text", report)
+    assert again == first
+    assert [e.number for e in HistoryStore.for_task(task).entries()] == [first]
+    other = RunReport(**{**report.__dict__, "run_id": "another"})
+    assert HistoryStore.for_task(task).record(task, "text", other) == first + 1  # a second run of one text
+
+
 def test_a_history_from_a_newer_kerneltui_is_refused_with_a_reason(task):
     store = HistoryStore.for_task(task)
     store.record(task, "s", _report(CHECKS, CPU, "s"))

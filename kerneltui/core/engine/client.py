@@ -189,16 +189,17 @@ class EngineClient:
                 elif "cancelled" in message:  # not asked for by us: the engine is stopping
                     raise EngineLost(f"the engine (pid {pid}) stopped during the run (`kerneltui engine stop`, "
                                      "or it was told to end); it stopped the run's workers")
-        except asyncio.CancelledError:
-            await self._cancel(channel, emit)
+        except asyncio.CancelledError as exc:
+            await self._cancel(channel, emit, str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else "")
             raise
         finally:
             await channel.close()
 
-    async def _cancel(self, channel: Channel, emit: Emit) -> None:
-        """Tell the engine to stop the run (it kills the run's workers) and pass on its last events."""
+    async def _cancel(self, channel: Channel, emit: Emit, reason: str) -> None:
+        """Tell the engine to stop the run (it kills the run's workers) and why (its ``RunFinished`` says
+        so), and pass on its last events."""
         with contextlib.suppress(Exception):
-            channel.send({"cancel": True})
+            channel.send({"cancel": True, "reason": reason})
             await channel.drain()
             async with asyncio.timeout(CANCEL_GRACE_S):
                 while (message := await channel.receive()) is not None and "cancelled" not in message:

@@ -173,7 +173,7 @@ class Engine:
         finally:
             if not run.done():
                 # The client asked to cancel or hung up: the loop's cancellation kills the run's workers.
-                run.cancel()
+                run.cancel(_cancel_reason(listen))
                 with contextlib.suppress(BaseException):
                     await run
                 channel.send({"cancelled": True})
@@ -220,6 +220,15 @@ class Engine:
             finally:
                 del self._runs[run_key]
                 self._touch()
+
+
+def _cancel_reason(listen: asyncio.Task[dict[str, Any] | None]) -> str:
+    """Why the client cancelled (its cancel message's reason), or that it hung up."""
+    if listen.done() and not listen.cancelled() and listen.exception() is None:
+        reason = (listen.result() or {}).get("reason")
+        if isinstance(reason, str) and reason:
+            return reason[:200]
+    return "the command that asked for it stopped"
 
 
 def _observers(task: Any, options: Any) -> list[Any]:

@@ -2,7 +2,7 @@
 
 One engine runs per user, machine and installation: the files of an engine (socket, key, lock, log)
 are named by a fingerprint of the Python, the kerneltui package (its path and the state of its source
-files) and the environment variables that change what its workers do, so a second checkout, another
+files), the environment variables that change what its workers do and the `[sandbox]` setting, so a second checkout, another
 virtual environment, an edit of the code or another ``CUDA_VISIBLE_DEVICES`` gets an engine of its
 own instead of answering with the wrong code. An engine nobody uses any more stops when idle.
 """
@@ -100,8 +100,17 @@ def fingerprint(env: dict[str, str] | None = None) -> str:
     worker_env = sorted((k, v) for k, v in env.items()
                         if (k.startswith(WORKER_ENV_PREFIXES) or k in WORKER_ENV_NAMES) and not k.startswith(CLIENT_ONLY))
     package = paths.package_dir()
-    text = repr((sys.executable, str(package), __version__, code_state(package), worker_env))
+    text = repr((sys.executable, str(package), __version__, code_state(package), worker_env, sandbox_setting(env)))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def sandbox_setting(env: dict[str, str]) -> str:
+    """The ``[sandbox]`` section as written: an engine applies the box it read when it started, so an
+    edited setting (or one it cannot use) is another engine's, and the next command starts that one."""
+    try:
+        return repr(sorted(load_config(env=env).section("sandbox").items()))
+    except ConfigError as exc:
+        return f"unreadable: {exc}"
 
 
 def code_state(package: Path) -> str:

@@ -27,6 +27,12 @@ async def run(ctx: RunContext) -> RungResult:
         return fail("compile", f"the reference could not be loaded: {where}{exc.message}",
                     details=(exc.error.get("traceback") or "") + exc.stderr,
                     metrics={"failure": "reference" if exc.kind == "error" else exc.kind})
+    except BaseException:  # an environment fault, a cancel: the worker's start ends here too
+        worker_task.cancel()
+        await asyncio.wait({worker_task})
+        if not worker_task.cancelled():
+            worker_task.exception()  # retrieved: the judge's fault is the one to report
+        raise
     worker = await worker_task
     mark = worker.stderr_mark()
     try:

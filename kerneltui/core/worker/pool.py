@@ -21,6 +21,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Iterator
 
+from kerneltui.core.environment_fault import EnvironmentFault
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.runner import Runner, default_runner
 from kerneltui.core.worker.wire import exchange_root
@@ -175,7 +176,7 @@ class WorkerPool:
         task = self._spare[role].pop(0)
         try:
             worker = await task
-        except WorkerFailure:
+        except (WorkerFailure, EnvironmentFault):
             raise
         except Exception as exc:
             raise WorkerFailure("start", f"could not start a worker: {exc}") from exc

@@ -17,6 +17,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from kerneltui import paths
+from kerneltui.config import ConfigError
+from kerneltui.core.environment_fault import bad_setting, from_os_error
 from kerneltui.core.sandbox.box import WorkerBox, forked, open_box
 from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
@@ -122,7 +125,11 @@ class LocalRunner:
     @property
     def settings(self) -> SandboxSettings:
         if self._settings is None:
-            self._settings = load_settings()
+            try:
+                self._settings = load_settings()
+            except ConfigError as exc:  # the machine's setting, not the kernel: no worker starts
+                where = os.environ.get("KERNELTUI_CONFIG") or str(paths.config_file())
+                raise bad_setting(f"{where} (or KERNELTUI_SANDBOX_*): {exc}") from exc
         return self._settings
 
     async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = ()) -> WorkerBox:
@@ -135,7 +142,13 @@ class LocalRunner:
         cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
-        box = await self.open_box(writable)
+        try:
+            box = await self.open_box(writable)
+        except OSError as exc:  # its scratch folder: a full disk, a folder it may not write
+            fault = from_os_error(exc)
+            if fault is None:
+                raise
+            raise fault from exc
         proc: WorkerHandle | None = None
         try:
             try:

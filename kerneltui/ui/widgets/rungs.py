@@ -227,7 +227,7 @@ class RungsPanel(Vertical):
             head = head.splitlines()[0] if head else ""
         else:
             time_text = ""
-            head = {"queued": "queued", "cancelled": "cancelled: a newer save arrived"}.get(row.state, "")
+            head = {"queued": "queued", "cancelled": "cancelled: overtaken by a newer save"}.get(row.state, "")
             if row.state == "idle":
                 head = "on demand (ctrl+p)" if row.on_demand else ""
         name_style = "bold" if row.state in ("running", "fail") else ""

@@ -19,6 +19,8 @@ class StatusState:
     origin: str = ""
     last_ok: bool | None = None
     last_cancelled: bool = False
+    cancel_reason: str = ""  # why the last run was cancelled (RunFinished.cancel_reason)
+    environment: str = ""  # the machine stopped the last run: what to do (RunFinished.environment)
     last_duration_s: float = 0.0
     last_at: str = ""  # wall-clock time of the last verdict, "14:02:11"
     failed_rung: str = ""
@@ -65,8 +67,11 @@ class StatusLine(Static):
             text.append(f" · {elapsed:.1f} s")
             if s.origin:
                 text.append(f" · {s.origin}", style="dim")
+        elif s.environment:
+            text.append("ERROR (environment): ", style=f"bold {rich_colour(variables, 'fail')}")
+            text.append(s.environment)
         elif s.last_cancelled:
-            text.append("cancelled: a newer save arrived", style="dim")
+            text.append(f"cancelled: {s.cancel_reason or 'overtaken by a newer save'}", style="dim")
         elif s.last_ok is not None:
             colour = rich_colour(variables, "pass" if s.last_ok else "fail")
             text.append("PASS" if s.last_ok else "FAIL", style=f"bold {colour}")

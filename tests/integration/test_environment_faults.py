@@ -1,0 +1,159 @@
+"""Faults of the machine are not failures of the kernel (issue 48 item 5): a full disk, a read-only task
+folder, a setting kerneltui cannot use. Each is ``ERROR (environment)`` with what to do, exit 3, and no
+history row. The full disk and the read-only folder are real mounts (a small tmpfs; root only)."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+EXIT_ENVIRONMENT = 3
+
+
+def _history_rows(task: Path) -> int:
+    path = task / ".kerneltui" / "history.sqlite"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, size: str) -> Iterator[Path]:
+    where.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def _fill(folder: Path) -> None:
+    with contextlib.suppress(OSError), open(folder / "filler", "wb") as out:
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
+
+
+def test_a_setting_the_box_cannot_use_is_an_environment_error(example_task, tmp_path):
+    task = example_task("vector_add")
+    config = tmp_path / "config.toml"
+    config.write_text('[sandbox]\nenabled = "false"\n')
+    proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "compile",
+                   env={"KERNELTUI_CONFIG": str(config)})
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    assert "ERROR (environment)" in proc.stderr and f"{config}" in proc.stderr, proc.stderr
+    assert "[sandbox] enabled must be true or false, not 'false'" in proc.stderr, proc.stderr
+    assert "fix the setting" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "FAIL" not in proc.stdout and "the reference could not be loaded" not in proc.stdout, proc.stdout
+    assert _history_rows(task) == 0
+
+
+def test_watch_says_a_setting_the_box_cannot_use_is_an_environment_error(example_task, tmp_path):
+    import os
+    import sys
+
+    from tests.conftest import ROOT
+
+    task = example_task("vector_add")
+    config = tmp_path / "config.toml"
+    config.write_text('[sandbox]\nenabled = "false"\n')
+    watch = subprocess.Popen([sys.executable, "-m", "kerneltui", "watch", str(task), "--no-engine", "--no-session",
+                              "--rungs", "compile"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=ROOT, env={**os.environ, "KERNELTUI_CONFIG": str(config)})
+    lines: list[str] = []
+    try:
+        assert watch.stdout is not None
+        for line in watch.stdout:  # the first run starts at once and ends at its first worker
+            lines.append(line)
+            if line.startswith(("ERROR", "PASS", "FAIL", "cancelled")):
+                break
+    finally:
+        watch.terminate()
+        watch.wait(timeout=60)
+    assert lines and lines[-1].startswith("ERROR (environment): "), "".join(lines)
+    assert "[sandbox] enabled must be true or false" in lines[-1] and "fix the setting" in lines[-1]
+    assert _history_rows(task) == 0
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
+    task = example_task("vector_add")
+    with _tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
+        _fill(versions)
+        proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "dump", "--json")
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    assert "ERROR (environment): no space left on device writing" in proc.stderr, proc.stderr
+    assert str(task / ".kerneltui" / "versions") in proc.stderr and "free space" in proc.stderr, proc.stderr
+    assert '"kind": "environment"' in proc.stdout and '"exit_code": 3' in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert (task / ".kerneltui" / "history.sqlite").parent.exists()  # the history could have been written
+    assert _history_rows(task) == 0
+
+
+@pytest.mark.slow
+def test_a_read_only_task_folder_is_an_environment_error(example_task, tmp_path):
+    source = example_task("vector_add")
+    with _tmpfs(tmp_path / "ro", "4m") as mount:
+        task = mount / "vector_add"
+        shutil.copytree(source, task)
+        remount = subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True, text=True)
+        assert remount.returncode == 0, remount.stderr
+        proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "dump")
+        assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+        assert "ERROR (environment): read-only file system" in proc.stderr, proc.stderr
+        assert str(task) in proc.stderr and "writable folder" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert not (task / ".kerneltui").exists()
+
+
+@pytest.mark.slow
+def test_the_engine_follows_an_edited_sandbox_setting(example_task, tmp_path):
+    """An engine started with one ``[sandbox]`` does not serve a command whose file now says another."""
+    import tempfile
+
+    from tests.engine_helpers import end_engines_in
+
+    task = example_task("vector_add")
+    config = tmp_path / "config.toml"
+    config.write_text("[sandbox]\nenabled = true\n")
+    folder = Path(tempfile.mkdtemp(prefix="kte-", dir="/tmp"))  # a Unix socket path must stay short
+    env = {"KERNELTUI_CONFIG": str(config), "KERNELTUI_ENGINE_ENABLED": "1", "KERNELTUI_ENGINE_DIR": str(folder),
+           "KERNELTUI_ENGINE_IDLE_S": "60"}
+    try:
+        first = run_cli("check", str(task), "--no-session", "--rungs", "compile", env=env)
+        assert first.returncode == 0 and "engine" not in first.stderr, first.stdout + first.stderr
+        config.write_text('[sandbox]\nenabled = "false"\n')
+        bad = run_cli("check", str(task), "--no-session", "--rungs", "compile", env=env)
+        assert bad.returncode == EXIT_ENVIRONMENT, bad.stdout + bad.stderr
+        assert "ERROR (environment)" in bad.stderr and "[sandbox] enabled must be true or false" in bad.stderr
+        assert _history_rows(task) == 1  # the first run's
+    finally:
+        end_engines_in(folder, env)
+
+
+@pytest.mark.slow
+def test_an_immutable_task_folder_is_an_environment_error(example_task):
+    task = example_task("vector_add")
+    made = subprocess.run(["chattr", "+i", str(task)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is not possible here (needs root and a file system that has it): {made.stderr}")
+    try:
+        proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "dump")
+    finally:
+        subprocess.run(["chattr", "-i", str(task)], capture_output=True)
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    assert "ERROR (environment): operation not permitted" in proc.stderr, proc.stderr
+    assert str(task / ".kerneltui") in proc.stderr and "chattr -i" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (task / ".kerneltui").exists(), proc.stderr
