@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS runs (
     gpu INTEGER NOT NULL, device_name TEXT, device_key TEXT NOT NULL,
     torch TEXT, triton TEXT, driver TEXT, cuda TEXT, device_json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_hash ON runs(source_hash);
+CREATE INDEX IF NOT EXISTS runs_by_run_id ON runs(run_id);
 CREATE TABLE IF NOT EXISTS rungs (
     run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, position INTEGER NOT NULL,
     name TEXT NOT NULL, status TEXT NOT NULL, summary TEXT NOT NULL, error TEXT,
@@ -188,10 +189,17 @@ class HistoryStore:
     # -- writing --------------------------------------------------------------------------------
 
     def record(self, task: Task, source: str, report: RunReport, options: RunOptions | None = None) -> int:
-        """Store one finished run; returns its number (the version id shown to the person)."""
+        """Store one finished run; returns its number (the version id shown to the person).
+
+        One row per run id: a run already stored keeps its row and number (the loop that verified a
+        version records it; a second write of the same report, from any front end, adds nothing)."""
         device = dict(report.device or {})
         now = time.time()
         with self._connect(write=True) as conn:
+            stored = conn.execute("SELECT id FROM runs WHERE run_id = ? AND source_hash = ? ORDER BY id LIMIT 1",
+                                  (report.run_id, report.source_hash)).fetchone()
+            if stored is not None:
+                return int(stored["id"])
             conn.execute("INSERT OR IGNORE INTO sources(hash, text, kernel_file, first_seen) VALUES (?, ?, ?, ?)",
                          (report.source_hash, source, task.kernel_file, now))
             cur = conn.execute(

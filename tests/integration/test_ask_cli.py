@@ -303,3 +303,36 @@ def test_auto_refuses_a_speed_goal_without_a_benchmark_before_any_request(exampl
     assert proc.returncode == 2 and not requests
     assert proc.stderr.strip().startswith("kerneltui ask: auto: nothing auto mode could keep: the kernel is already "
                                           "correct, and there is no GPU here and the benchmark needs one")
+
+
+# -- the history auto mode leaves ------------------------------------------------------------------
+
+def test_auto_through_the_engine_records_each_verified_version_once(example_task, env):
+    """The engine records every run it verifies; the chat must not write the same run again."""
+    import sqlite3
+
+    task = example_task("vector_add")
+    kernel = task / "kernel.py"
+    good = kernel.read_text()
+    kernel.write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+    wrong = json.dumps({"rationale": "multiply", "source": good.replace("x + y, mask=mask", "x * y, mask=mask")})
+    fix = json.dumps({"rationale": "add, not subtract", "source": good})
+    server = LLMServer().start()
+    try:
+        server.push(openai_chat_stream(text=["Trying."], tool_calls=[("call_1", "propose_edit", [wrong])]),
+                    openai_chat_stream(text=["That failed."]),
+                    openai_chat_stream(text=["The sign."], tool_calls=[("call_2", "propose_edit", [fix])]),
+                    openai_chat_stream(text=["Done."]))
+        proc = run_cli("ask", str(task), "make it correct", "--provider", "openai", "--model", "gpt-test",
+                       "--base-url", server.url + "/v1", "--auto", "3", "--json",
+                       env=dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789",
+                                KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+    finally:
+        server.stop()
+    data = json.loads(proc.stdout)
+    assert data["auto"]["kept"] == ["p2"] and data["auto"]["reverted"] == ["p1"], proc.stderr
+    with sqlite3.connect(task / ".kerneltui" / "history.sqlite") as conn:
+        rows = conn.execute("SELECT run_id, origin FROM runs ORDER BY id").fetchall()
+    # The baseline, p1's trial and p2's trial: three runs, one row each.
+    assert len({run_id for run_id, _ in rows}) == 3
+    assert len(rows) == 3 and {origin for _, origin in rows} == {"auto"}

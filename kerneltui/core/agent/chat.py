@@ -105,7 +105,11 @@ class AgentChat:
         self._emit = emit or (lambda event: None)
         self._own_pool = pool is None
         self.pool = pool or WorkerPool(task.backend, arch=task.arch)
-        self.loop = Loop(task, pool=self.pool, emit=self._loop_event)
+        from kerneltui.core.history import observer_for
+
+        # The loop that verifies a version records it (here, or the engine's when the front end
+        # routes trials there): one history row per run, never a second write from the chat.
+        self.loop = Loop(task, pool=self.pool, emit=self._loop_event, observers=[observer_for(task)])
         self.target: KernelTarget = target or KernelFile(task.kernel_path)
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))
@@ -501,12 +505,10 @@ class AgentChat:
                             override_folder: str | None = None) -> RunReport:
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
                              seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder)
-        report = await self.loop.run(options)
-        if record and not report.cancelled:
-            await self._record(source, report, options)
-        return report
+        return await self.loop.run(options)  # its observer records the run when ``record``
 
     async def _record(self, source: str, report: RunReport, options: RunOptions) -> None:
+        """Record a run made with ``record=False`` (a trial the person then accepted)."""
         try:
             note = await record_in_history(self.task, source, report, options)
         except Exception as exc:  # the history must never lose a result the person is looking at
