@@ -86,8 +86,9 @@ def test_auto_without_apply_keeps_the_file(example_task, env, tmp_path):
     ]}))
     proc = run_cli("ask", str(task), "make it correct", "--provider", "scripted", "--script", str(script),
                    "--auto", "2", "--json", env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # made it correct (no benchmark: no speed claim)
     data = json.loads(proc.stdout)
+    assert data["ok"] is True and data["outcome"] == "made_correct" and data["auto"]["outcome"] == "made_correct"
     assert data["auto"]["kept"] == ["p1"] and data["kernel_changed"] is False
     assert data["auto"]["stop_reason"].startswith("the kernel is correct now (p1 kept)")
     assert "+    tl.store(out_ptr + offs, x + y, mask=mask)" in data["final_diff"]
@@ -336,3 +337,51 @@ def test_auto_through_the_engine_records_each_verified_version_once(example_task
     # The baseline, p1's trial and p2's trial: three runs, one row each.
     assert len({run_id for run_id, _ in rows}) == 3
     assert len(rows) == 3 and {origin for _, origin in rows} == {"auto"}
+
+
+# -- what auto mode's exit status says ---------------------------------------------------------------
+
+def broken_vector_add(example_task) -> tuple[Path, str]:
+    task = example_task("vector_add")
+    good = (task / "kernel.py").read_text()
+    (task / "kernel.py").write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+    return task, good
+
+
+def run_auto_script(task: Path, turns: list[dict], tmp_path: Path, env: dict[str, str], *extra: str):
+    script = tmp_path / "auto.json"
+    script.write_text(json.dumps({"name": "auto", "turns": turns}))
+    return run_cli("ask", str(task), "make it correct", "--provider", "scripted", "--script", str(script),
+                   "--auto", "3", "--json", *extra, env=dict(env, KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+
+
+def test_auto_stopped_by_the_token_budget_with_nothing_kept_is_not_success(example_task, env, tmp_path):
+    task, good = broken_vector_add(example_task)
+    usage = {"input_tokens": 4000, "output_tokens": 1000}
+    wrong = {"name": "propose_edit", "arguments": {"rationale": "multiply",
+                                                   "source": good.replace("x + y, mask=mask", "x * y, mask=mask")}}
+    proc = run_auto_script(task, [{"text": "Try.", "tool_calls": [wrong], "usage": usage},
+                                  {"text": "ok", "usage": usage}], tmp_path, env, "--max-tokens", "8000")
+    assert proc.returncode == 6, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and data["outcome"] == "budget" and data["auto"]["kept"] == []
+    assert data["auto"]["stop_reason"].startswith("token budget: ")
+    assert "kerneltui ask: budget: " in proc.stderr
+
+
+def test_auto_that_kept_nothing_is_not_success(example_task, env, tmp_path):
+    task, _ = broken_vector_add(example_task)
+    proc = run_auto_script(task, [{"text": "No idea."}, {"text": "Still none."}], tmp_path, env)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and data["outcome"] == "kept_nothing" and data["auto"]["best"]["correct"] is False
+    assert "kerneltui ask: kept_nothing: the agent made no proposal in two iterations" in proc.stderr
+
+
+def test_auto_exit_statuses_are_documented(env):
+    proc = run_cli("ask", "--help", env=env)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for line in ("0 kept a faster version", "4 made an incorrect kernel correct", "5 kept nothing",
+                 "6 a token or money budget stopped it", "3 the provider failed"):
+        assert line in text, text

@@ -32,6 +32,15 @@ if TYPE_CHECKING:
     from kerneltui.core.task import Task
 
 KEEP_FASTER = "kept only if it is correct and faster than the kept version"
+
+# What an auto run came to, for a script (``kerneltui ask`` maps each to its exit status):
+IMPROVED = "improved"  # kept a version faster than the correct kernel it started from
+MADE_CORRECT = "made_correct"  # the kernel failed; a kept version is correct (no speed claim)
+KEPT_NOTHING = "kept_nothing"  # stopped (iterations, an idle agent, a target already met) with nothing kept
+STOPPED_BY_BUDGET = "budget"  # a token or money budget stopped it before anything was kept
+FAILED = "failed"  # the provider failed, or a budget could not be applied
+REFUSED = "refused"  # nothing it could keep here; no request was made
+OUTCOMES = (IMPROVED, MADE_CORRECT, KEPT_NOTHING, STOPPED_BY_BUDGET, FAILED, REFUSED)
 KEEP_CORRECT = "kept if it is correct (there is no benchmark here, so speed cannot be judged)"
 
 
@@ -66,9 +75,22 @@ class AutoResult:
     refused: bool = False  # nothing it could keep here (a correct kernel and no benchmark): no request was made
     requests: int = 0
     cache_read_tokens: int = 0
+    stopped_by_budget: bool = False  # the stop reason is a token or money budget
+
+    @property
+    def outcome(self) -> str:
+        """What happened, one of ``OUTCOMES``: a failure first (whatever was kept before it is in
+        ``kept``), then what was kept, then why nothing was."""
+        if self.refused:
+            return REFUSED
+        if self.error is not None:
+            return FAILED
+        if self.kept:
+            return IMPROVED if self.baseline is not None and self.baseline.correct else MADE_CORRECT
+        return STOPPED_BY_BUDGET if self.stopped_by_budget else KEPT_NOTHING
 
     def to_dict(self) -> dict[str, Any]:
-        return {"iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
+        return {"outcome": self.outcome, "iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
                 "superseded": self.superseded, "stop_reason": self.stop_reason, "refused": self.refused,
                 "baseline": self.baseline.to_dict() if self.baseline else None,
                 "best": self.best.to_dict() if self.best else None, "tokens": self.tokens, "requests": self.requests,
@@ -156,10 +178,11 @@ class AutoPilot:
                                       self.chat.meter.table.lookup(model), model))
         return combine(*checks)
 
-    def finish(self, reason: str) -> AutoResult:
+    def finish(self, reason: str, budget: bool = False) -> AutoResult:
         if self.result.stop_reason:
             return self.result  # already finished (an interrupt reports once)
         self.result.stop_reason = reason
+        self.result.stopped_by_budget = budget
         self.result.tokens, self.result.cost_usd = self.spent()
         meter = self.chat.meter
         self.result.requests = meter.requests - self._start[2]
@@ -225,7 +248,7 @@ class AutoPilot:
         for iteration in range(1, self.limits.iterations + 1):
             stop = self._budget()
             if stop:
-                return self.finish(stop)
+                return self.finish(stop, budget=True)
             self.result.iterations = iteration
             brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
                                        self.limits.target_pct_roofline, self.keep_rule, unmeasurable)
@@ -243,7 +266,7 @@ class AutoPilot:
                 idle += 1
                 last = _no_proposal(turn)
                 if turn.stopped:
-                    return self.finish(turn.stopped)
+                    return self.finish(turn.stopped, budget=turn.stopped_by_budget)
                 if idle >= 2:
                     return self.finish(f"the agent made no proposal in two iterations in a row (the last: {last})")
                 continue
@@ -251,9 +274,11 @@ class AutoPilot:
             proposal = candidates[-1]
             await self._judge(iteration, proposal)
             last = None  # the decision note that goes with the next brief carries the verdict
-            stop = target_stop(self.limits, self.best) or turn.stopped
+            stop = target_stop(self.limits, self.best)
             if stop:
                 return self.finish(stop)
+            if turn.stopped:
+                return self.finish(turn.stopped, budget=turn.stopped_by_budget)
             if unmeasurable is not None and self.best.correct:
                 return self.finish(f"the kernel is correct now ({proposal.id} kept), and {unmeasurable}, so a faster "
                                    f"version could not be told apart")

@@ -89,6 +89,7 @@ class TurnResult:
     error: ProviderError | None = None
     interrupted: bool = False
     stopped: str | None = None  # why the turn ended early (tool-round limit, budget)
+    stopped_by_budget: bool = False  # ``stopped`` is a budget's (auto mode's token or money limit)
     failed_tools: list[str] = field(default_factory=list)  # "call: why" of each tool call that failed
 
 
@@ -326,7 +327,7 @@ class AgentChat:
             if self.budget_guard is not None:
                 check = self.budget_guard(self.estimator.estimate(chars))
                 if check.stop:
-                    result.stopped = check.stop
+                    result.stopped, result.stopped_by_budget = check.stop, True
                     return None
                 if check.max_output_tokens is not None:
                     request.max_tokens = min(self.settings.max_tokens, check.max_output_tokens)
