@@ -280,6 +280,17 @@ class HistoryStore:
                                (number,)).fetchone()
         return row["text"] if row else None
 
+    def source_by_hash(self, prefix: str) -> tuple[str, str] | None:
+        """(hash, text) of the checked version whose hash starts with ``prefix`` (None: none, or several)."""
+        if not self.path.exists() or not prefix:
+            return None
+        with self._connect() as conn:
+            if not _has_table(conn, "sources"):
+                return None
+            rows = conn.execute("SELECT hash, text FROM sources WHERE hash LIKE ? LIMIT 2",
+                                (prefix.replace("%", "").replace("_", "") + "%",)).fetchall()
+        return (rows[0]["hash"], rows[0]["text"]) if len(rows) == 1 else None
+
     def rung_results(self, number: int) -> list[RungResult]:
         if not self.path.exists():
             return []

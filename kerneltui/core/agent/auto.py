@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.agent import prompts
 from kerneltui.core.agent.budget import BudgetCheck, check_money, check_tokens, combine
 from kerneltui.core.agent.errors import BUDGET
+from kerneltui.core.agent.folding import FoldedProposal, fold, folded_line
 from kerneltui.core.agent.proposals import SUPERSEDED, TRIAL_DONE, Proposal
 from kerneltui.core.agent.trials import Perf, TrialSummary, format_time, perf_of
 from kerneltui.core.events import AgentError, Notice, UserMessage
 from kerneltui.core.loop import RunReport
+from kerneltui.core.task import source_hash
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.chat import AgentChat, TurnResult
@@ -245,15 +247,22 @@ class AutoPilot:
             return self.finish(stop)
         last: str | None = None
         idle = 0
+        decided: tuple[int, int, list[Proposal], str] | None = None  # the iteration to fold next
         for iteration in range(1, self.limits.iterations + 1):
             stop = self._budget()
             if stop:
                 return self.finish(stop, budget=True)
             self.result.iterations = iteration
+            if decided is not None:
+                folded = [FoldedProposal(p.id, p.new_hash, self._fate(p)) for p in decided[2]]
+                fold(chat.messages, decided[1], folded_line(decided[0], folded, decided[3]))
             brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
-                                       self.limits.target_pct_roofline, self.keep_rule, unmeasurable)
+                                       self.limits.target_pct_roofline, self.keep_rule, unmeasurable,
+                                       self._kept_file())
+            start = len(chat.messages)
             turn = await chat.run_turn(brief)
             made = [chat.book.get(pid) for pid in turn.proposals]
+            decided = (iteration, start, made, _no_proposal(turn))
             self.result.superseded += [p.id for p in made if p.state == SUPERSEDED]
             candidates = [p for p in made if p.state == TRIAL_DONE]
             if turn.error is not None:
@@ -283,6 +292,21 @@ class AutoPilot:
                 return self.finish(f"the kernel is correct now ({proposal.id} kept), and {unmeasurable}, so a faster "
                                    f"version could not be told apart")
         return self.finish(f"did {self.limits.iterations} iteration(s), the limit")
+
+    def _kept_file(self) -> prompts.KeptFile | None:
+        """The kept text for the brief, unless the system prompt already shows it."""
+        text = self.chat.target.read()
+        version = source_hash(text)
+        if version == self.chat.prompt_kernel_hash:
+            return None
+        return prompts.KeptFile(self.chat.task.kernel_file, version, text)
+
+    def _fate(self, proposal: Proposal) -> str:
+        """What became of a proposal, for its folded line: auto mode's verdict, else its state."""
+        verdict = next((v for v in reversed(self.result.verdicts) if v["proposal"] == proposal.id), None)
+        if verdict is not None:
+            return str(verdict["reason"])
+        return proposal.state.replace("_", " ")
 
     async def _judge(self, iteration: int, proposal: Proposal) -> None:
         """Keep (apply) or revert the iteration's proposal; the verdict goes to the model as a decision note."""

@@ -151,6 +151,7 @@ class AgentChat:
         # Requests of this task with this prompt share a cached prefix; the key groups them.
         self.cache_key = "kerneltui-" + hashlib.sha256(self.system.encode()).hexdigest()[:16]
         self._seen_hash = source_hash(kernel)
+        self.prompt_kernel_hash = self._seen_hash  # the version the system prompt shows
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -492,6 +493,31 @@ class AgentChat:
             raise ToolFailure(f"the context index could not be built: {task.exception()}")
         hits = await asyncio.to_thread(self.index.search, query, limit, under)
         return hits, note
+
+    def version_text(self, prefix: str) -> tuple[str, str, str] | None:
+        """(hash, where it is from, text) of the kernel version whose hash starts with ``prefix``: the file
+        as it is, this session's proposals, then the task's history; None when none or several match."""
+        found: dict[str, tuple[str, str]] = {}
+        current = self.target.read()
+        if source_hash(current).startswith(prefix):
+            found[source_hash(current)] = ("the kernel file now", current)
+        for p in self.book.proposals.values():
+            if p.override:
+                continue
+            if p.new_hash.startswith(prefix):
+                found.setdefault(p.new_hash, (f"proposal {p.id}, {p.state.replace('_', ' ')}", p.new_source))
+            if p.base_hash.startswith(prefix):
+                found.setdefault(p.base_hash, (f"the base of proposal {p.id}", p.base_source))
+        if not found:
+            from kerneltui.core.history import HistoryStore
+
+            stored = HistoryStore.for_task(self.task).source_by_hash(prefix)
+            if stored is not None:
+                found[stored[0]] = ("the task's history", stored[1])
+        if len(found) != 1:
+            return None
+        digest, (where, text) = next(iter(found.items()))
+        return digest, where, text
 
     async def latest_report(self) -> tuple[RunReport, bool]:
         """The latest run of the kernel as it is now; runs the loop when there is none."""
