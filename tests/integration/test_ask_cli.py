@@ -385,3 +385,30 @@ def test_auto_exit_statuses_are_documented(env):
     for line in ("0 kept a faster version", "4 made an incorrect kernel correct", "5 kept nothing",
                  "6 a token or money budget stopped it", "3 the provider failed"):
         assert line in text, text
+
+
+# -- a model server that does not answer -----------------------------------------------------------
+
+def test_a_hung_server_is_retried_where_the_person_sees_it_and_the_setting_is_named(example_task, env):
+    import time
+
+    def hang(_request):
+        time.sleep(4)  # past the 1 s timeout below: the client gives up first
+        return openai_chat_stream(text=["too late"])
+
+    server = LLMServer().start()
+    try:
+        server.push(hang, hang)
+        proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "openai", "--model", "gpt-test",
+                       "--base-url", server.url + "/v1",
+                       env=dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789", KERNELTUI_AGENT_TIMEOUT_S="1",
+                                KERNELTUI_AGENT_MAX_RETRIES="1"))
+        tries = len(server.requests)
+    finally:
+        server.stop()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert tries == 2
+    assert "· openai did not answer in 1 s, retrying in 1 s (2/2) — [agent] timeout_s" in proc.stdout
+    line = proc.stderr.strip()
+    assert line.startswith("kerneltui ask: network: openai at ") and "did not answer in 1 s (2 tries)" in line
+    assert "[agent] timeout_s" in line and "KERNELTUI_AGENT_TIMEOUT_S" in line

@@ -158,10 +158,12 @@ class AutoPilot:
         self.keep_rule = KEEP_FASTER
 
     def spent(self) -> tuple[int, float | None]:
+        """Tokens and money this run spent; the money is unknown (None) while the model has no price,
+        even before its first request (never "$0" for a price nobody knows)."""
         meter = self.chat.meter
         tokens = meter.total_tokens - self._start[0]
         cost0 = self._start[1]
-        if meter.cost_usd is None or cost0 is None:
+        if meter.cost_usd is None or cost0 is None or meter.table.lookup(self.chat.provider.model) is None:
             return tokens, None
         return tokens, meter.cost_usd - cost0
 

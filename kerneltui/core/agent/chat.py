@@ -366,8 +366,11 @@ class AgentChat:
             streamed.append(piece)
             self.emit(AgentTextDelta(turn_id=turn_id, text=piece))
 
+        def on_wait(message: str) -> None:
+            self.emit(Notice(level="warning", source="agent", message=message))
+
         try:
-            return await self.provider.complete(request, on_text)
+            return await self.provider.complete(request, on_text, on_wait)
         except asyncio.CancelledError:
             partial = "".join(streamed)
             if streamed:
