@@ -67,6 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "ray://HOST:PORT), or `local` to start a one-node cluster here")
     p.add_argument("--results", metavar="FILE", help="the results file (default DIR/.kerneltui/suite-results.jsonl)")
     p.add_argument("--restart", action="store_true", help="forget earlier results and verify every item again")
+    p.add_argument("--sample", choices=["first", "best"], default="first",
+                   help="which of a problem's samples counts for fast_p (per problem, as KernelBench counts): the "
+                        "first (default) or the best correct one")
     add_format_options(p, per_problem=True)
     engine_use.add_option(p)
     p.set_defaults(func=main)
@@ -208,7 +211,7 @@ def main(args: argparse.Namespace) -> int:
         final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
                                     say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr))
     wall = time.perf_counter() - started
-    summary = summarise(final, timed)
+    summary = summarise(final, timed, args.sample)
     if args.json:
         print_json({"suite": str(suite.root), "format": suite.format, "runner": "ray" if args.ray else "local",
                     "gpu": timed, "wall_s": round(wall, 3), "results_file": str(results.path), "reused": reused,

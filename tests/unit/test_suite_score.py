@@ -29,6 +29,26 @@ def test_fast_p_counts_every_item_in_the_denominator():
     assert summarise(results, timed=False).fast_p == {}
 
 
+def test_fast_p_counts_problems_not_samples_and_says_which_sample_counts():
+    """KernelBench's layout: several samples a problem. A problem weighs one, whatever its samples."""
+    results = [item("1_a", "sample 0", speedup=2.0), item("1_a", "sample 1", status="failed"),
+               item("1_a", "sample 2", status="failed"),
+               item("2_b", "sample 0", status="failed"), item("2_b", "sample 1", speedup=1.5),
+               item("3_c", "sample 0", speedup=0.5), item("4_d", status="no candidate")]
+    assert fast_p(results, 1.0) == pytest.approx(1 / 4)  # 1_a by its first sample, over 4 problems
+    assert fast_p(results, 1.0, sample="best") == pytest.approx(2 / 4)  # 2_b's second sample counts
+    assert fast_p(results, 0.0) == pytest.approx(2 / 4)
+    assert geomean_speedup(results) == pytest.approx(math.sqrt(2.0 * 0.5))
+    first = summarise(results, timed=True)
+    assert first.fast_p["1"] == pytest.approx(0.25) and first.sample == "first"
+    assert first.to_json()["fast_p_over"] == "problems" and first.to_json()["problems"] == 4
+    assert first.to_json()["sample"] == "first" and first.to_json()["correct_problems"] == 2
+    best = summarise(results, timed=True, sample="best")
+    assert best.fast_p["1"] == pytest.approx(0.5) and best.correct_problems == 3
+    with pytest.raises(ValueError, match="first or best"):
+        fast_p(results, 1.0, sample="mean")
+
+
 @pytest.mark.parametrize(("ranking", "expected"), [("last", 9.0), ("mean", 6.5), ("geom", 6.0)])
 def test_gpumode_score(ranking, expected):
     assert score([4.0e-3, 9.0e-3], ranking) == pytest.approx(expected)

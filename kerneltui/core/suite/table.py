@@ -49,7 +49,10 @@ def format_summary(summary: SuiteSummary, wall_s: float) -> str:
         lines.append("correctness only: no GPU ran this suite, so there are no times, speedups or fast_p")
         return "\n".join(lines)
     fast = "  ".join(f"fast_{p}={v:.2f}" if v is not None else f"fast_{p}=—" for p, v in summary.fast_p.items())
-    lines.append(f"{fast}   (KernelBench's fast_p: correct and speedup > p, over all {summary.items} items)")
+    which = "its first sample" if summary.sample == "first" else "its best correct sample"
+    lines.append(f"{fast}   (KernelBench's fast_p: correct and speedup > p, over all {summary.problems} problems, "
+                 f"each counted by {which}; --sample)")
     geo = f"{summary.geomean_speedup:.2f}×" if summary.geomean_speedup is not None else "—"
-    lines.append(f"geometric-mean speedup over the correct items: {geo} (kerneltui times: medians, L2 flushed)")
+    lines.append(f"geometric-mean speedup over the {summary.correct_problems} correct problems: {geo} "
+                 f"(kerneltui times: medians, L2 flushed)")
     return "\n".join(lines)
