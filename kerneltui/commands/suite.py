@@ -9,8 +9,9 @@ Sizes (KernelBench): ``--set NAME=VALUE`` and ``--scale F`` apply to every probl
 constant; ``--set PROBLEM:NAME=VALUE`` and ``--scale PROBLEM:F`` to that problem alone, on top.
 
 Every finished item is appended to ``DIR/.kerneltui/suite-results.jsonl`` (``--results FILE``);
-a second run with the same sources and options takes those verdicts instead of running again, so
-an interrupted suite resumes (``--restart`` runs everything again).
+a second run with the same sources and options, on the same GPU, driver and kerneltui/torch/DSL
+versions, takes those verdicts instead of running again, so an interrupted suite resumes; it says
+which items it verifies again and why (``--restart`` runs everything again).
 
 Exit status: 0 every candidate correct, 1 some failed or are missing, 2 a usage error or a task
 error in some problem (with ``--json``, a JSON error object when the suite cannot start).
@@ -23,6 +24,7 @@ import difflib
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,11 +182,16 @@ def main(args: argparse.Namespace) -> int:
     results = ResultsFile(Path(args.results) if args.results else suite.root / ".kerneltui" / RESULTS_NAME)
     if args.restart:
         results.clear()
+    from kerneltui.core.suite.environment import ray_cluster, this_machine
+
+    environment = ray_cluster(args.ray) if args.ray else this_machine()
     prepared = suite_run.prepare(suite, load, settings, sizes)
     known = {p.item.key for p in prepared if p.done is not None}  # task errors, no candidate: no run needed
-    reused = suite_run.reuse(prepared, results)
+    resumed = suite_run.reuse(prepared, results, environment)
+    reused = resumed.reused
     for p in prepared:
         if p.item.key in known and p.done is not None:
+            p.done.environment = dict(environment)
             results.append(p.done)
 
     if not args.json:
@@ -193,6 +200,8 @@ def main(args: argparse.Namespace) -> int:
               f"{todo} to verify on {where}", flush=True)
         if reused:
             print(f"resuming: {reused} verdicts from {results.path} (--restart to verify them again)", flush=True)
+        for why, count in Counter(why for _, why in resumed.reverify).items():
+            print(f"verifying {count} again: {why}", flush=True)
         if not timed:
             print("no GPU: correctness only (no benchmark, no speedups, no fast_p)", flush=True)
 
@@ -205,16 +214,20 @@ def main(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.ray:
-        final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress)
+        final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress,
+                                            environment=environment)
         info.update(ray_info)
     else:
         final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
-                                    say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr))
+                                    say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr),
+                                    environment=environment)
     wall = time.perf_counter() - started
     summary = summarise(final, timed, args.sample)
     if args.json:
         print_json({"suite": str(suite.root), "format": suite.format, "runner": "ray" if args.ray else "local",
                     "gpu": timed, "wall_s": round(wall, 3), "results_file": str(results.path), "reused": reused,
+                    "reverified": [{"key": key, "why": why} for key, why in resumed.reverify],
+                    "environment": environment,
                     **info, "summary": summary.to_json(), "results": [r.to_json() for r in final]})
     else:
         print()

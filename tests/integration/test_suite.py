@@ -62,6 +62,35 @@ def test_kernelbench_level_folder_honest_then_resumed(tmp_path):
     assert rescaled["reused"] == 0
 
 
+def test_a_results_file_from_another_machine_or_versions_is_verified_again(tmp_path):
+    """Verdicts and times belong to the GPU, driver and versions that made them: a results file carried
+    elsewhere is not reused, and the suite says which items run again and why."""
+    root = copy_tree(KB, tmp_path / "kb")
+    args = (str(root / "level1"), "--scale", "0.004", "--rungs", "prechecks")
+    code, first, _ = suite(*args)
+    assert code == 0 and first["reused"] == 0
+    environment = first["results"][0]["environment"]
+    assert environment["kerneltui"] and "torch" in environment and "gpu" in environment and "driver" in environment
+    code, again, _ = suite(*args)
+    assert again["reused"] == 4 and again["reverified"] == []
+
+    results_file = root / "level1" / ".kerneltui" / "suite-results.jsonl"
+    lines = [json.loads(line) for line in results_file.read_text().splitlines()]
+    for line in lines:  # as if the file had been made on an H100 with an older torch
+        line["result"]["environment"].update(gpu="NVIDIA H100 80GB HBM3", driver="550.54", torch="2.9.0")
+    results_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, moved, _ = suite(*args)
+    assert code == 0 and moved["reused"] == 0
+    assert {r["key"] for r in moved["reverified"]} == {r["key"] for r in first["results"]}
+    why = moved["reverified"][0]["why"]
+    assert "GPU NVIDIA H100 80GB HBM3 → " in why and "driver 550.54 → " in why and "torch 2.9.0 → " in why
+    proc = run_cli("suite", *args, "--seeds", "1", timeout=900)  # the text says it too (the file matches now)
+    assert "resuming: 4 verdicts" in proc.stdout, proc.stdout
+    results_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    proc = run_cli("suite", *args, "--seeds", "1", timeout=900)
+    assert "verifying 4 again: made on another machine or versions (GPU NVIDIA H100 80GB HBM3 → " in proc.stdout
+
+
 def run_summaries(report: dict) -> dict[str, str]:
     return {r["problem"]: next(g["summary"] for g in r["rungs"] if g["name"] == "run") for r in report["results"]}
 
