@@ -14,7 +14,8 @@ versions, takes those verdicts instead of running again, so an interrupted suite
 which items it verifies again and why (``--restart`` runs everything again).
 
 Exit status: 0 every candidate correct, 1 some failed or are missing, 2 a usage error or a task
-error in some problem (with ``--json``, a JSON error object when the suite cannot start).
+error in some problem (with ``--json``, a JSON error object when the suite cannot start), 130
+interrupted (Ctrl-C: the table of the verdicts so far is printed; the same command resumes).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.commands import engine_use
 from kerneltui.commands.check import add_format_options, load_options, usage_error
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 if TYPE_CHECKING:
     from kerneltui.core.engine.client import EngineClient
@@ -213,16 +216,35 @@ def main(args: argparse.Namespace) -> int:
                   flush=True)
 
     started = time.perf_counter()
-    if args.ray:
-        final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress,
-                                            environment=environment)
-        info.update(ray_info)
-    else:
-        final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
-                                    say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr),
-                                    environment=environment)
+    interrupted = False
+    try:
+        if args.ray:
+            final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress,
+                                                environment=environment)
+            info.update(ray_info)
+        else:
+            final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
+                                        say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr),
+                                        environment=environment)
+    except KeyboardInterrupt:
+        # Ctrl-C: what landed is in the results file already; show it, and how to go on.
+        interrupted = True
+        final = [p.done for p in prepared if p.done is not None]
     wall = time.perf_counter() - started
     summary = summarise(final, timed, args.sample)
+    if interrupted:
+        note = (f"interrupted: {len(final)} of {len(prepared)} items verified; run the same command again to "
+                f"resume from {results.path}")
+        if args.json:
+            print_json({"suite": str(suite.root), "interrupted": True, "note": note, "summary": summary.to_json(),
+                        "results": [r.to_json() for r in final]})
+        else:
+            print()
+            print(format_table(final))
+            print()
+            print(format_summary(summary, wall))
+            print(note, flush=True)
+        return EXIT_INTERRUPTED
     if args.json:
         print_json({"suite": str(suite.root), "format": suite.format, "runner": "ray" if args.ray else "local",
                     "gpu": timed, "wall_s": round(wall, 3), "results_file": str(results.path), "reused": reused,

@@ -91,6 +91,35 @@ def test_a_results_file_from_another_machine_or_versions_is_verified_again(tmp_p
     assert "verifying 4 again: made on another machine or versions (GPU NVIDIA H100 80GB HBM3 → " in proc.stdout
 
 
+def test_an_interrupted_suite_prints_the_table_so_far(tmp_path):
+    """Ctrl-C to a running suite: the verdicts that landed, as a table and a summary, and how to resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = copy_tree(KB, tmp_path / "kb")
+    proc = subprocess.Popen([sys.executable, "-m", "kerneltui", "suite", str(root / "level1"), "--scale", "0.004",
+                             "--seeds", "1", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    assert proc.stdout is not None
+    seen = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        seen.append(line)
+        if line.startswith("  ok ") or not line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    text = "".join(seen) + out
+    assert proc.returncode == 130, text + err
+    assert "interrupted: " in text and "of 4 items verified" in text and "run the same command again" in text
+    table = text[text.index("problem "):]
+    assert "correct" in table and "7_ScaledReLU" in table, text
+
+
 def run_summaries(report: dict) -> dict[str, str]:
     return {r["problem"]: next(g["summary"] for g in r["rungs"] if g["name"] == "run") for r in report["results"]}
 
