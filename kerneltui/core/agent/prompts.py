@@ -90,7 +90,7 @@ def auto_brief(iteration: int, total: int, goal: str, best: str, last: str | Non
     the system prompt shows), the last verdict, the rule."""
     lines = [f"Auto mode, iteration {iteration} of {total}. Goal: {goal or DEFAULT_AUTO_GOAL}."]
     if unmeasurable is not None:
-        lines.append(f"Here {unmeasurable}: make the kernel correct; speed cannot be judged.")
+        lines.append(f"This run can only make the kernel correct; speed cannot be judged, as {unmeasurable}.")
     lines.append(f"The kept version now: {best}.")
     if kept_file is not None:
         lines.append(f"{kept_file.name} as kept now (version {kept_file.version}):\n```\n{kept_file.text.rstrip()}\n```")
