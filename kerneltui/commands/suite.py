@@ -141,7 +141,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.suite.discover import SuiteError, discover
     from kerneltui.core.suite.record import RESULTS_NAME, ItemResult, ResultsFile
     from kerneltui.core.suite.score import summarise
-    from kerneltui.core.suite.table import format_summary, format_table
+    from kerneltui.core.suite.table import format_summary, format_table, progress_line
 
     try:
         suite = discover(Path(args.dir), Path(args.candidates) if args.candidates else None)
@@ -210,10 +210,7 @@ def main(args: argparse.Namespace) -> int:
 
     def progress(result: ItemResult) -> None:
         if not args.json:
-            mark = colour("ok  ", "32") if result.correct else colour("FAIL", "31")
-            note = f"  {result.failure.splitlines()[0][:120]}" if result.failure else ""
-            print(f"  {mark} {result.problem} · {result.candidate}  ({result.where}, {result.duration_s:.1f} s){note}",
-                  flush=True)
+            print(progress_line(result, colour), flush=True)
 
     started = time.perf_counter()
     interrupted = False

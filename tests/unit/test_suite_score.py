@@ -84,3 +84,32 @@ def test_results_file_keeps_the_last_line_per_key_and_drops_a_torn_one(tmp_path)
     loaded = results.load()
     assert sorted(loaded) == ["a::c", "b::c"] and loaded["a::c"].speedup == 1.5
     assert results.dropped == 1
+
+
+def test_a_missing_candidate_under_candidates_names_that_folder():
+    """With --candidates given, "pass --candidates" is no help: the message names the folder and the names."""
+    from kerneltui.core.suite.discover import discover
+    from kerneltui.core.suite.run import prepare
+    from kerneltui.core.task import LoadOptions
+    from tests.conftest import DATA
+
+    runs = DATA / "kernelbench" / "runs" / "torch_only"
+    suite = discover(DATA / "kernelbench" / "level1", runs)
+    missing = {p.item.problem: p.done.failure for p in prepare(suite, LoadOptions(), {})
+               if p.done is not None and p.done.status == "no candidate"}
+    assert set(missing) == {"7_ScaledReLU", "30_SoftsignWide", "40_TallMatmul"}
+    text = missing["7_ScaledReLU"]
+    assert "pass --candidates" not in text and str(runs.resolve()) in text
+    assert "level_1_problem_7_sample_<s>_kernel.py" in text and "7_ScaledReLU_new.py" in text
+    beside = {p.item.problem: p.done.failure for p in prepare(discover(DATA / "kernelbench" / "level1"), LoadOptions(), {})
+              if p.done is not None and p.done.status == "no candidate"}
+    assert all("--candidates" in text for text in beside.values())
+
+
+def test_the_progress_line_says_what_the_table_says():
+    from kerneltui.core.suite.table import progress_line
+
+    for status, word in (("correct", "ok"), ("failed", "FAILED"), ("task error", "TASK ERROR"),
+                         ("no candidate", "missing")):
+        line = progress_line(item("1_a", "sample 0", status=status))
+        assert line.split()[0] == word.split()[0] and word in line, line

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.batch import Candidate, CandidateResult, Slot, verify_pairs
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.suite import record
-from kerneltui.core.suite.discover import Suite, SuiteItem
+from kerneltui.core.suite.discover import Suite, SuiteItem, kernelbench_level
 from kerneltui.core.suite.environment import Environment, differences
 from kerneltui.core.suite.record import ItemResult, ResultsFile
 from kerneltui.core.task import LoadOptions, Task, TaskError
@@ -114,6 +114,15 @@ def _raw_sources(item: SuiteItem) -> dict[str, str]:
 
 
 def _no_candidate(suite: Suite, item: SuiteItem) -> str:
+    if suite.candidates is not None:
+        if suite.format == "kernelbench":
+            level = kernelbench_level(suite.root)
+            number = item.problem.split("_", 1)[0]
+            layout = f"level_{level if level is not None else '<L>'}_problem_{number}_sample_<s>_kernel.py, "
+            return (f"no candidate in {suite.candidates}: none of its files is named for this problem ({layout}"
+                    f"{item.problem}_new.py or {item.problem}.py)")
+        return (f"no candidate in {suite.candidates}: no folder {item.problem}/ with a kernel file, and no "
+                f"{item.problem}.py")
     if suite.format == "kernelbench":
         return (f"no candidate: put {item.problem}_new.py beside the problem, or pass --candidates with "
                 f"level_<L>_problem_<id>_sample_<s>_kernel.py files")

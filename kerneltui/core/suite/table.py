@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kerneltui.core.suite.record import ItemResult
 from kerneltui.core.suite.score import SuiteSummary, ranked, ranks
 
 NOTE_WIDTH = 90
+# The verdict words of the table, and of the progress line as each item lands.
+VERDICTS = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing"}
+
+
+def progress_line(result: ItemResult, colour: Callable[[str, str], str] = lambda text, code: text) -> str:
+    """The line printed as an item lands: the table's verdict word ("ok" for a correct one)."""
+    mark = colour("ok  ", "32") if result.correct else colour(VERDICTS[result.status], "31")
+    note = f"  {result.failure.splitlines()[0][:120]}" if result.failure else ""
+    return f"  {mark} {result.problem} · {result.candidate}  ({result.where}, {result.duration_s:.1f} s){note}"
 
 
 def _ms(value: float | None) -> str:
@@ -23,7 +34,7 @@ def format_table(results: list[ItemResult]) -> str:
     for r in ranked(results):
         score = f"{r.score_us:.1f} µs ({r.ranking_by})" if r.score_us is not None else "—"
         speed = f"{r.speedup:.2f}×" if r.speedup is not None else "—"
-        verdict = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing"}[r.status]
+        verdict = VERDICTS[r.status]
         note = (r.failure or "").splitlines()[0][:NOTE_WIDTH] if r.failure else ""
         rows.append((r.problem, r.candidate, str(place[r.key]) if several else "", verdict, _ms(r.candidate_ms),
                      _ms(r.reference_ms), speed, score, note))
