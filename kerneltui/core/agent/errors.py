@@ -22,7 +22,7 @@ class ProviderError(Exception):
     """
 
     def __init__(self, kind: str, message: str, usage: Usage | None = None, retry: str | None = None,
-                 timed_out: bool = False, final: str | None = None) -> None:
+                 timed_out: bool = False, final: str | None = None, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -32,6 +32,7 @@ class ProviderError(Exception):
         self.retry = retry
         self.timed_out = timed_out
         self.final = final
+        self.wait_s = wait_s  # how long the server asked to wait before asking again (Retry-After)
 
     def after_tries(self, tries: int) -> ProviderError:
         """The error as reported once every try failed: how many were made, and what to change."""

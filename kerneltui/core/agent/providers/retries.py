@@ -18,6 +18,7 @@ from kerneltui.core.agent.errors import ProviderError
 
 WaitSink = Callable[[str], None]
 MAX_BACKOFF_S = 8.0
+MAX_SERVER_WAIT_S = 60.0  # a longer Retry-After is not waited out: the failure is reported instead
 
 
 def backoff_s(retry: int) -> float:
@@ -38,9 +39,9 @@ async def with_retries(attempt: Callable[[], Awaitable[ModelReply]], max_retries
         except ProviderError as exc:
             if exc.retry is None:
                 raise
-            if n == tries:
-                raise exc.after_tries(tries) from exc
-            delay = backoff_s(n)
+            if n == tries or (exc.wait_s is not None and exc.wait_s > MAX_SERVER_WAIT_S):
+                raise exc.after_tries(n) from exc
+            delay = exc.wait_s if exc.wait_s is not None else backoff_s(n)
             if on_wait is not None:
                 on_wait(f"{exc.retry}, retrying in {delay:g} s ({n + 1}/{tries}) — {setting_for(exc)}")
             await asyncio.sleep(delay)

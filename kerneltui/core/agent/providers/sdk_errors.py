@@ -66,7 +66,8 @@ def provider_error(exc: BaseException, provider: str, where: str, key_source: st
     """
     secrets = list(secrets)
     if isinstance(exc, ProviderError):
-        return ProviderError(exc.kind, redact(exc.message, secrets), exc.usage, exc.retry, exc.timed_out, exc.final)
+        return ProviderError(exc.kind, redact(exc.message, secrets), exc.usage, exc.retry, exc.timed_out, exc.final,
+                             exc.wait_s)
     connection = _sdk_classes("APIConnectionError")
     status_cls = _sdk_classes("APIStatusError")
     limit = f"{timeout_s:g} s" if timeout_s is not None else "the time limit"
@@ -97,13 +98,18 @@ def provider_error(exc: BaseException, provider: str, where: str, key_source: st
             return ProviderError(AUTH, redact(message, secrets))
         if status == 429:
             retry = ""
+            wait_s: float | None = None
             response = getattr(exc, "response", None)
             headers = getattr(response, "headers", None)
             if headers is not None and headers.get("retry-after"):
                 retry = f"; the server asks to retry after {headers.get('retry-after')} s"
+                try:
+                    wait_s = max(0.0, float(headers.get("retry-after")))
+                except ValueError:
+                    wait_s = None  # an HTTP date: the usual backoff
             message = f"rate limited by {provider} (429 {detail}){retry}; wait and retry, or use a smaller model"
             return ProviderError(RATE_LIMIT, redact(message, secrets), retry=f"rate limited by {provider} (429)",
-                                 final=redact(f"{message} ({{tries}}; {RETRIES_HINT})", secrets))
+                                 final=redact(f"{message} ({{tries}}; {RETRIES_HINT})", secrets), wait_s=wait_s)
         if status == 404:
             message = f"{provider} at {where} answered 404 ({detail}); check --model and --base-url"
             return ProviderError(PROVIDER, redact(message, secrets))
