@@ -32,6 +32,7 @@ from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest,
 from kerneltui.core.agent.diffs import DiffError, apply_hunk_subset, unified_diff
 from kerneltui.core.agent.errors import CUT_OFF, TOOL, ProviderError, redact
 from kerneltui.core.agent.feedback import PathScrub, run_feedback
+from kerneltui.core.agent.folding import without_decided_texts
 from kerneltui.core.agent.override_proposals import accept_override
 from kerneltui.core.agent.prices import CostMeter, PriceTable
 from kerneltui.core.agent.proposals import (
@@ -299,6 +300,9 @@ class AgentChat:
         return self.scrub("\n\n".join(parts)) if parts else "Continue."
 
     async def _turn(self, text: str | None, result: TurnResult) -> None:
+        decided = {p.call_id: (p.new_hash, p.state.replace("_", " ")) for p in self.book.proposals.values()
+                   if p.call_id and not p.is_open and not p.override}
+        without_decided_texts(self.messages, decided)
         self.messages.append(Message(role="user", text=self._compose(text)))
         for _ in range(max(1, self.settings.max_tool_rounds)):
             turn_id = uuid.uuid4().hex[:12]

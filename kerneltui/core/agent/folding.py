@@ -1,4 +1,8 @@
-"""Auto mode's conversation kept to one size: each decided iteration folded into one line.
+"""The conversation kept to a size: decided proposals' texts replaced by their version, and in auto
+mode each decided iteration folded into one line.
+
+In every chat, once a proposal is decided, the whole file (or diff) in its ``propose_edit`` call is
+replaced by its version's hash and state (``without_decided_texts``).
 
 Without folding every request carries every earlier proposal's whole file and every trial's
 feedback, so a long kernel over many iterations sends hundreds of KB a request. Once an iteration
@@ -14,7 +18,7 @@ new one are written anew.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kerneltui.core.agent.conversation import Message
 
@@ -49,3 +53,28 @@ def fold(messages: list[Message], start: int, line: str) -> None:
     by the iteration's folded line."""
     if start < len(messages):
         messages[start:] = [Message(role="user", text=line)]
+
+
+def placeholder(version: str, state: str) -> str:
+    """What stands for a decided proposal's text in its tool call once it is decided."""
+    short = version[:HASH_CHARS]
+    return f"[version {short}, {state}: its text left the conversation; read_version('{short}') shows it]"
+
+
+def without_decided_texts(messages: list[Message], decided: dict[str, tuple[str, str]]) -> None:
+    """Replace the text (``source`` or ``diff``) of every decided proposal's call, by call id:
+    ``decided`` maps a call id to (version, state). Messages are replaced, never changed in place (a
+    request already sent holds the old ones); a replaced call stays the same from then on, so the
+    conversation before it remains a stable cached prefix."""
+    for n, message in enumerate(messages):
+        if message.role != "assistant" or not any(c.id in decided for c in message.tool_calls):
+            continue
+        calls = []
+        for call in message.tool_calls:
+            found = decided.get(call.id)
+            if found is not None and ("source" in call.arguments or "diff" in call.arguments):
+                arguments = {k: v for k, v in call.arguments.items() if k not in ("source", "diff")}
+                arguments["source"] = placeholder(*found)
+                call = replace(call, arguments=arguments, raw_arguments="")
+            calls.append(call)
+        messages[n] = replace(message, tool_calls=calls)
