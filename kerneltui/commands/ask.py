@@ -6,8 +6,9 @@ Nothing touches the kernel file unless ``--apply`` is given: then proposals whos
 applied (checkpointed), and auto mode writes each kept version. Provider failures (no key, 401, 429,
 no network, a reply cut off twice) exit with status 3 and a one-line reason on stderr, after what
 was kept and applied before the failure is printed (and put in the JSON: ``applied``,
-``kernel_changed``, ``final_diff``). Auto mode that could keep nothing here (a correct kernel and no
-benchmark) exits with status 2 before any request.
+``kernel_changed``, ``final_diff``). Auto mode's exit status says what it came to (``AUTO_EXIT``,
+listed in ``--help``), and its JSON says the same as ``outcome``; ``ok`` is true only when a version
+was kept.
 """
 
 from __future__ import annotations
@@ -23,10 +24,24 @@ from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, print_json
 
 EXIT_AGENT = 3
+# Auto mode's outcome (core.agent.auto.OUTCOMES) → exit status; a script reads what happened from it.
+AUTO_EXIT = {"improved": EXIT_OK, "made_correct": 4, "kept_nothing": 5, "budget": 6, "failed": EXIT_AGENT,
+             "refused": EXIT_USAGE}
+EXIT_STATUSES = """\
+exit status:
+  0 kept a faster version (auto mode), or the turn finished (one turn)
+  4 made an incorrect kernel correct (auto mode: kept a correct version; no speed claim)
+  5 kept nothing (auto mode: the iterations ran out or the agent stopped proposing)
+  6 a token or money budget stopped it before anything was kept (auto mode)
+  3 the provider failed (no key, 401, 429, no network, a reply cut off twice) or a budget has no price;
+    what was kept before is in the output
+  2 usage: a bad option, or auto mode could keep nothing here (a correct kernel and no benchmark)
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ask", help="ask the agent about a task (one turn, or --auto N iterations), headless")
+    p = sub.add_parser("ask", help="ask the agent about a task (one turn, or --auto N iterations), headless",
+                       epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", help="a task directory, a KernelBench problem file or a GPU MODE directory")
     p.add_argument("message", help="what to ask (in auto mode: the goal)")
     p.add_argument("--provider", help="anthropic, openai, openai-compatible (vllm, ollama, llamacpp) or scripted")
@@ -207,12 +222,20 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
         printer.out(f"tokens: {chat.meter.describe()}")
     if error is not None:
         return _fail(args, printer, error.kind, error.message, result)
-    if result["auto"] is not None and result["auto"]["refused"]:
-        return _fail(args, printer, "auto", result["auto"]["stop_reason"], result, EXIT_USAGE)
+    if result["auto"] is not None:
+        outcome = result["auto"]["outcome"]
+        result["outcome"] = outcome
+        if result["auto"]["refused"]:
+            return _fail(args, printer, "auto", result["auto"]["stop_reason"], result, EXIT_USAGE)
+        if outcome not in ("improved", "made_correct"):
+            return _fail(args, printer, outcome, result["auto"]["stop_reason"], result, AUTO_EXIT[outcome])
+        status = AUTO_EXIT[outcome]
+    else:
+        status = EXIT_OK
     if args.json:
         result["ok"] = True
         print_json(result)
-    return EXIT_OK
+    return status
 
 
 def _print_outcome(args: argparse.Namespace, printer: Printer, kernel_file: str, proposals: list[dict[str, Any]],
@@ -238,6 +261,8 @@ def _fail(args: argparse.Namespace, printer: Printer, kind: str, message: str,
           result: dict[str, Any] | None = None, status: int = EXIT_AGENT) -> int:
     if args.json:
         data = dict(result or {})
+        if data.get("auto") is not None:
+            data["outcome"] = data["auto"]["outcome"]
         data.update(ok=False, error={"kind": kind, "message": message})
         print_json(data)
     print(f"kerneltui ask: {kind}: {message}", file=sys.stderr)

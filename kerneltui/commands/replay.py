@@ -91,8 +91,8 @@ def list_main(args: argparse.Namespace) -> int:
     if not found:
         print(f"no sessions in {sessions_dir(config)}")
         return EXIT_OK
-    from kerneltui.ui.screens.sessions import describe
+    from kerneltui.core.session.store import describe_session
 
     for info in found:
-        print(describe(info))
+        print(describe_session(info, found))
     return EXIT_OK

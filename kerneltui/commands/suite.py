@@ -9,11 +9,13 @@ Sizes (KernelBench): ``--set NAME=VALUE`` and ``--scale F`` apply to every probl
 constant; ``--set PROBLEM:NAME=VALUE`` and ``--scale PROBLEM:F`` to that problem alone, on top.
 
 Every finished item is appended to ``DIR/.kerneltui/suite-results.jsonl`` (``--results FILE``);
-a second run with the same sources and options takes those verdicts instead of running again, so
-an interrupted suite resumes (``--restart`` runs everything again).
+a second run with the same sources and options, on the same GPU, driver and kerneltui/torch/DSL
+versions, takes those verdicts instead of running again, so an interrupted suite resumes; it says
+which items it verifies again and why (``--restart`` runs everything again).
 
 Exit status: 0 every candidate correct, 1 some failed or are missing, 2 a usage error or a task
-error in some problem (with ``--json``, a JSON error object when the suite cannot start).
+error in some problem (with ``--json``, a JSON error object when the suite cannot start), 130
+interrupted (Ctrl-C: the table of the verdicts so far is printed; the same command resumes).
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ import difflib
 import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.check import add_format_options, load_options, usage_error
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 if TYPE_CHECKING:
     from kerneltui.core.engine.client import EngineClient
@@ -67,6 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                     "ray://HOST:PORT), or `local` to start a one-node cluster here")
     p.add_argument("--results", metavar="FILE", help="the results file (default DIR/.kerneltui/suite-results.jsonl)")
     p.add_argument("--restart", action="store_true", help="forget earlier results and verify every item again")
+    p.add_argument("--sample", choices=["first", "best"], default="first",
+                   help="which of a problem's samples counts for fast_p (per problem, as KernelBench counts): the "
+                        "first (default) or the best correct one")
     add_format_options(p, per_problem=True)
     engine_use.add_option(p)
     p.set_defaults(func=main)
@@ -133,7 +141,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.suite.discover import SuiteError, discover
     from kerneltui.core.suite.record import RESULTS_NAME, ItemResult, ResultsFile
     from kerneltui.core.suite.score import summarise
-    from kerneltui.core.suite.table import format_summary, format_table
+    from kerneltui.core.suite.table import format_summary, format_table, progress_line
 
     try:
         suite = discover(Path(args.dir), Path(args.candidates) if args.candidates else None)
@@ -177,11 +185,16 @@ def main(args: argparse.Namespace) -> int:
     results = ResultsFile(Path(args.results) if args.results else suite.root / ".kerneltui" / RESULTS_NAME)
     if args.restart:
         results.clear()
+    from kerneltui.core.suite.environment import ray_cluster, this_machine
+
+    environment = ray_cluster(args.ray) if args.ray else this_machine()
     prepared = suite_run.prepare(suite, load, settings, sizes)
     known = {p.item.key for p in prepared if p.done is not None}  # task errors, no candidate: no run needed
-    reused = suite_run.reuse(prepared, results)
+    resumed = suite_run.reuse(prepared, results, environment)
+    reused = resumed.reused
     for p in prepared:
         if p.item.key in known and p.done is not None:
+            p.done.environment = dict(environment)
             results.append(p.done)
 
     if not args.json:
@@ -190,28 +203,50 @@ def main(args: argparse.Namespace) -> int:
               f"{todo} to verify on {where}", flush=True)
         if reused:
             print(f"resuming: {reused} verdicts from {results.path} (--restart to verify them again)", flush=True)
+        for why, count in Counter(why for _, why in resumed.reverify).items():
+            print(f"verifying {count} again: {why}", flush=True)
         if not timed:
             print("no GPU: correctness only (no benchmark, no speedups, no fast_p)", flush=True)
 
     def progress(result: ItemResult) -> None:
         if not args.json:
-            mark = colour("ok  ", "32") if result.correct else colour("FAIL", "31")
-            note = f"  {result.failure.splitlines()[0][:120]}" if result.failure else ""
-            print(f"  {mark} {result.problem} · {result.candidate}  ({result.where}, {result.duration_s:.1f} s){note}",
-                  flush=True)
+            print(progress_line(result, colour), flush=True)
 
     started = time.perf_counter()
-    if args.ray:
-        final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress)
-        info.update(ray_info)
-    else:
-        final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
-                                    say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr))
+    interrupted = False
+    try:
+        if args.ray:
+            final, ray_info = suite_run.run_ray(prepared, args.ray, options, results, on_result=progress,
+                                                environment=environment)
+            info.update(ray_info)
+        else:
+            final = suite_run.run_local(prepared, slots, options, results, on_result=progress, engine=engine,
+                                        say=lambda message: print(f"kerneltui suite: {message}", file=sys.stderr),
+                                        environment=environment)
+    except KeyboardInterrupt:
+        # Ctrl-C: what landed is in the results file already; show it, and how to go on.
+        interrupted = True
+        final = [p.done for p in prepared if p.done is not None]
     wall = time.perf_counter() - started
-    summary = summarise(final, timed)
+    summary = summarise(final, timed, args.sample)
+    if interrupted:
+        note = (f"interrupted: {len(final)} of {len(prepared)} items verified; run the same command again to "
+                f"resume from {results.path}")
+        if args.json:
+            print_json({"suite": str(suite.root), "interrupted": True, "note": note, "summary": summary.to_json(),
+                        "results": [r.to_json() for r in final]})
+        else:
+            print()
+            print(format_table(final))
+            print()
+            print(format_summary(summary, wall))
+            print(note, flush=True)
+        return EXIT_INTERRUPTED
     if args.json:
         print_json({"suite": str(suite.root), "format": suite.format, "runner": "ray" if args.ray else "local",
                     "gpu": timed, "wall_s": round(wall, 3), "results_file": str(results.path), "reused": reused,
+                    "reverified": [{"key": key, "why": why} for key, why in resumed.reverify],
+                    "environment": environment,
                     **info, "summary": summary.to_json(), "results": [r.to_json() for r in final]})
     else:
         print()

@@ -191,8 +191,8 @@ class HistoryStore:
     def record(self, task: Task, source: str, report: RunReport, options: RunOptions | None = None) -> int:
         """Store one finished run; returns its number (the version id shown to the person).
 
-        One row per run id: a run recorded again (by a second observer, a retried write) returns the
-        number it already has."""
+        One row per run id: a run recorded again (by a second observer, a retried write, a front end
+        writing the report the loop that verified it already recorded) returns the number it has."""
         device = dict(report.device or {})
         now = time.time()
         with self._connect(write=True) as conn:
@@ -280,6 +280,17 @@ class HistoryStore:
             row = conn.execute("SELECT s.text FROM runs r JOIN sources s ON s.hash = r.source_hash WHERE r.id = ?",
                                (number,)).fetchone()
         return row["text"] if row else None
+
+    def source_by_hash(self, prefix: str) -> tuple[str, str] | None:
+        """(hash, text) of the checked version whose hash starts with ``prefix`` (None: none, or several)."""
+        if not self.path.exists() or not prefix:
+            return None
+        with self._connect() as conn:
+            if not _has_table(conn, "sources"):
+                return None
+            rows = conn.execute("SELECT hash, text FROM sources WHERE hash LIKE ? LIMIT 2",
+                                (prefix.replace("%", "").replace("_", "") + "%",)).fetchall()
+        return (rows[0]["hash"], rows[0]["text"]) if len(rows) == 1 else None
 
     def rung_results(self, number: int) -> list[RungResult]:
         if not self.path.exists():

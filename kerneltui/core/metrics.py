@@ -129,9 +129,14 @@ def gate(m: dict[str, Any], tol: Tolerances) -> Verdict:
     return Verdict(
         False,
         f"{m['mismatches']} of {m['numel']} elements outside atol={tol.atol:g} rtol={tol.rtol:g} "
-        f"(max abs {m['max_abs']:.3g}, max rel {m['max_rel']:.3g}, {_rel_l2_words(rel_l2)}){where}"
+        f"(max abs {m['max_abs']:.3g}, {_max_rel_words(m.get('max_rel'))}, {_rel_l2_words(rel_l2)}){where}"
         + _golden_note(m, tol),
     )
+
+
+def _max_rel_words(max_rel: float | None) -> str:
+    return "no max rel: the reference is 0 everywhere" if max_rel is None else \
+        f"max rel {max_rel:.3g} where the reference is not 0"
 
 
 def _rel_l2_words(rel_l2: float | None) -> str:
@@ -206,8 +211,10 @@ def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_
     of, rf = torch.where(finite, o, 0.0), torch.where(finite, r, 0.0)
     diff = (of - rf).abs()
     max_abs = float(diff.max().item())
-    rel = diff / rf.abs().clamp_min(torch.finfo(torch.float64).tiny)
-    rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
+    # Relative to a zero of the reference there is no relative error (dividing by the smallest
+    # double read "max rel 9.02e+307"): those elements are left out; None when the reference is all 0.
+    nonzero = finite & (rf != 0)
+    rel = torch.where(nonzero, diff / torch.where(nonzero, rf.abs(), 1.0), 0.0)
     close = diff <= tol.atol + tol.rtol * rf.abs()
     bad = ~close & finite
     mismatches = int(bad.sum().item())
@@ -218,7 +225,7 @@ def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_
     peak = float(rf.abs().max().item())
     m.update(
         max_abs=max_abs,
-        max_rel=float(rel.max().item()),
+        max_rel=float(rel.max().item()) if bool(nonzero.any().item()) else None,
         mse=mse,
         rmse=math.sqrt(mse),
         ref_rms=ref_rms,

@@ -161,3 +161,17 @@ async def test_interrupt_stops_it_and_reverts_the_open_proposal(example_task, tm
     assert rec.states("p1")[-1] == "rejected"
     assert session.book.get("p1").decision["reason"] == "auto mode was interrupted"
     assert not session.busy
+
+
+async def test_a_budget_without_a_price_says_the_cost_is_unknown(example_task, tmp_path):
+    usage = {"input_tokens": 4000, "output_tokens": 1000}
+    turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)], "usage": usage}, {"text": "ok", "usage": usage}]
+    session, rec, _ = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks",
+                                prices=PriceTable({}))
+    try:
+        result = await session.run_auto("", AutoLimits(iterations=5, max_tokens=100))
+    finally:
+        await session.close()
+    assert result.stop_reason.startswith("token budget: ") and result.cost_usd is None
+    stopped = [e.message for e in rec.of(Notice) if e.message.startswith("auto mode stopped")]
+    assert stopped and stopped[0].endswith("in 0 request(s), cost unknown")

@@ -341,3 +341,26 @@ async def test_a_decision_note_not_yet_sent_survives_a_resume(example_task, tmp_
         assert note["decision"] == "accepted" and note["proposal"] == "p1" and note["reason"] == "looks right"
     finally:
         await resumed.close()
+
+
+async def test_a_decided_proposals_text_leaves_the_conversation_for_its_hash_and_verdict(example_task, tmp_path):
+    """Each later request would carry every decided proposal's whole file; it carries its version instead."""
+    task_dir = example_task("vector_add")
+    original = (task_dir / "kernel.py").read_text()
+    rewritten = original.replace("BLOCK = 1024", "BLOCK = 4096") + "\n# a whole-file rewrite\n"
+    turns = [{"text": "Rewriting.", "tool_calls": [propose("bigger block", source=rewritten)]},
+             {"text": "Your call."},
+             {"text": "Understood."}]
+    session, _, provider = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks")
+    try:
+        await session.send("make it faster")
+        await session.decide("p1", "reject", reason="not now")
+    finally:
+        await session.close()
+    before, after = provider.requests[1], provider.requests[2]
+    sent_then = [c.arguments for m in before.messages for c in m.tool_calls]
+    sent_now = [c.arguments for m in after.messages for c in m.tool_calls]
+    assert sent_then[0]["source"] == rewritten  # the open proposal: its text, as the model wrote it
+    digest = session.book.get("p1").new_hash[:12]
+    assert sent_now[0]["rationale"] == "bigger block" and "# a whole-file rewrite" not in sent_now[0]["source"]
+    assert f"version {digest}, rejected" in sent_now[0]["source"] and "read_version" in sent_now[0]["source"]

@@ -208,3 +208,24 @@ async def test_compatible_servers_get_no_cache_key(server):
     await provider.complete(req, lambda _: None)
     await provider.close()
     assert "prompt_cache_key" not in server.requests[0].body
+
+
+async def test_a_rate_limit_is_retried_after_the_servers_wait_and_said_as_it_starts(server):
+    from tests.integration.test_agent_providers import request
+    from tests.llm_server import openai_error
+
+    provider = OpenAIChatProvider("gpt-test", KEY, "env OPENAI_API_KEY", base_url=server.url + "/v1", max_retries=1,
+                                  timeout_s=10)
+    waits: list[str] = []
+    server.push(openai_error(429, "slow down", "rate_limit_exceeded", headers={"retry-after": "0"}),
+                openai_chat_stream(text=["hi"]))
+    reply = await provider.complete(request(), lambda _: None, waits.append)
+    assert reply.text == "hi" and len(server.requests) == 2
+    assert waits == ["rate limited by openai (429), retrying in 0 s (2/2) — [agent] max_retries"]
+    # A wait longer than a person would sit through is not waited out: the failure says so at once.
+    server.push(openai_error(429, "slow down", "rate_limit_exceeded", headers={"retry-after": "3600"}))
+    with pytest.raises(ProviderError) as info:
+        await provider.complete(request(), lambda _: None, waits.append)
+    await provider.close()
+    assert len(server.requests) == 3 and len(waits) == 1
+    assert "retry after 3600 s" in info.value.message and "(1 try; [agent] max_retries" in info.value.message

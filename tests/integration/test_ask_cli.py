@@ -86,8 +86,9 @@ def test_auto_without_apply_keeps_the_file(example_task, env, tmp_path):
     ]}))
     proc = run_cli("ask", str(task), "make it correct", "--provider", "scripted", "--script", str(script),
                    "--auto", "2", "--json", env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # made it correct (no benchmark: no speed claim)
     data = json.loads(proc.stdout)
+    assert data["ok"] is True and data["outcome"] == "made_correct" and data["auto"]["outcome"] == "made_correct"
     assert data["auto"]["kept"] == ["p1"] and data["kernel_changed"] is False
     assert data["auto"]["stop_reason"].startswith("the kernel is correct now (p1 kept)")
     assert "+    tl.store(out_ptr + offs, x + y, mask=mask)" in data["final_diff"]
@@ -303,3 +304,111 @@ def test_auto_refuses_a_speed_goal_without_a_benchmark_before_any_request(exampl
     assert proc.returncode == 2 and not requests
     assert proc.stderr.strip().startswith("kerneltui ask: auto: nothing auto mode could keep: the kernel is already "
                                           "correct, and there is no GPU here and the benchmark needs one")
+
+
+# -- the history auto mode leaves ------------------------------------------------------------------
+
+def test_auto_through_the_engine_records_each_verified_version_once(example_task, env):
+    """The engine records every run it verifies; the chat must not write the same run again."""
+    import sqlite3
+
+    task = example_task("vector_add")
+    kernel = task / "kernel.py"
+    good = kernel.read_text()
+    kernel.write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+    wrong = json.dumps({"rationale": "multiply", "source": good.replace("x + y, mask=mask", "x * y, mask=mask")})
+    fix = json.dumps({"rationale": "add, not subtract", "source": good})
+    server = LLMServer().start()
+    try:
+        server.push(openai_chat_stream(text=["Trying."], tool_calls=[("call_1", "propose_edit", [wrong])]),
+                    openai_chat_stream(text=["That failed."]),
+                    openai_chat_stream(text=["The sign."], tool_calls=[("call_2", "propose_edit", [fix])]),
+                    openai_chat_stream(text=["Done."]))
+        proc = run_cli("ask", str(task), "make it correct", "--provider", "openai", "--model", "gpt-test",
+                       "--base-url", server.url + "/v1", "--auto", "3", "--json",
+                       env=dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789",
+                                KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+    finally:
+        server.stop()
+    data = json.loads(proc.stdout)
+    assert data["auto"]["kept"] == ["p2"] and data["auto"]["reverted"] == ["p1"], proc.stderr
+    with sqlite3.connect(task / ".kerneltui" / "history.sqlite") as conn:
+        rows = conn.execute("SELECT run_id, origin FROM runs ORDER BY id").fetchall()
+    # The baseline, p1's trial and p2's trial: three runs, one row each.
+    assert len({run_id for run_id, _ in rows}) == 3
+    assert len(rows) == 3 and {origin for _, origin in rows} == {"auto"}
+
+
+# -- what auto mode's exit status says ---------------------------------------------------------------
+
+def broken_vector_add(example_task) -> tuple[Path, str]:
+    task = example_task("vector_add")
+    good = (task / "kernel.py").read_text()
+    (task / "kernel.py").write_text(good.replace("x + y, mask=mask", "x - y, mask=mask"))
+    return task, good
+
+
+def run_auto_script(task: Path, turns: list[dict], tmp_path: Path, env: dict[str, str], *extra: str):
+    script = tmp_path / "auto.json"
+    script.write_text(json.dumps({"name": "auto", "turns": turns}))
+    return run_cli("ask", str(task), "make it correct", "--provider", "scripted", "--script", str(script),
+                   "--auto", "3", "--json", *extra, env=dict(env, KERNELTUI_AGENT_TRIAL_RUNGS="correctness"))
+
+
+def test_auto_stopped_by_the_token_budget_with_nothing_kept_is_not_success(example_task, env, tmp_path):
+    task, good = broken_vector_add(example_task)
+    usage = {"input_tokens": 4000, "output_tokens": 1000}
+    wrong = {"name": "propose_edit", "arguments": {"rationale": "multiply",
+                                                   "source": good.replace("x + y, mask=mask", "x * y, mask=mask")}}
+    proc = run_auto_script(task, [{"text": "Try.", "tool_calls": [wrong], "usage": usage},
+                                  {"text": "ok", "usage": usage}], tmp_path, env, "--max-tokens", "8000")
+    assert proc.returncode == 6, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and data["outcome"] == "budget" and data["auto"]["kept"] == []
+    assert data["auto"]["stop_reason"].startswith("token budget: ")
+    assert "kerneltui ask: budget: " in proc.stderr
+
+
+def test_auto_that_kept_nothing_is_not_success(example_task, env, tmp_path):
+    task, _ = broken_vector_add(example_task)
+    proc = run_auto_script(task, [{"text": "No idea."}, {"text": "Still none."}], tmp_path, env)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and data["outcome"] == "kept_nothing" and data["auto"]["best"]["correct"] is False
+    assert "kerneltui ask: kept_nothing: the agent made no proposal in two iterations" in proc.stderr
+
+
+def test_auto_exit_statuses_are_documented(env):
+    proc = run_cli("ask", "--help", env=env)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for line in ("0 kept a faster version", "4 made an incorrect kernel correct", "5 kept nothing",
+                 "6 a token or money budget stopped it", "3 the provider failed"):
+        assert line in text, text
+
+
+# -- a model server that does not answer -----------------------------------------------------------
+
+def test_a_hung_server_is_retried_where_the_person_sees_it_and_the_setting_is_named(example_task, env):
+    import time
+
+    def hang(_request):
+        time.sleep(4)  # past the 1 s timeout below: the client gives up first
+        return openai_chat_stream(text=["too late"])
+
+    server = LLMServer().start()
+    try:
+        server.push(hang, hang)
+        proc = run_cli("ask", str(example_task("vector_add")), "hi", "--provider", "openai", "--model", "gpt-test",
+                       "--base-url", server.url + "/v1",
+                       env=dict(env, KERNELTUI_AGENT_API_KEY="sk-test-0123456789", KERNELTUI_AGENT_TIMEOUT_S="1",
+                                KERNELTUI_AGENT_MAX_RETRIES="1"))
+        tries = len(server.requests)
+    finally:
+        server.stop()
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert tries == 2
+    assert "· openai did not answer in 1 s, retrying in 1 s (2/2) — [agent] timeout_s" in proc.stdout
+    line = proc.stderr.strip()
+    assert line.startswith("kerneltui ask: network: openai at ") and "did not answer in 1 s (2 tries)" in line
+    assert "[agent] timeout_s" in line and "KERNELTUI_AGENT_TIMEOUT_S" in line

@@ -47,4 +47,4 @@ def test_suite_on_ray(ray_cluster, tmp_path: Path) -> None:
     assert "of 25088 elements" in (softsign.failure or "")
 
     again = suite_run.prepare(suite, LoadOptions(scale=0.004), settings)
-    assert suite_run.reuse(again, results) == 5
+    assert suite_run.reuse(again, results).reused == 5

@@ -62,6 +62,64 @@ def test_kernelbench_level_folder_honest_then_resumed(tmp_path):
     assert rescaled["reused"] == 0
 
 
+def test_a_results_file_from_another_machine_or_versions_is_verified_again(tmp_path):
+    """Verdicts and times belong to the GPU, driver and versions that made them: a results file carried
+    elsewhere is not reused, and the suite says which items run again and why."""
+    root = copy_tree(KB, tmp_path / "kb")
+    args = (str(root / "level1"), "--scale", "0.004", "--rungs", "prechecks")
+    code, first, _ = suite(*args)
+    assert code == 0 and first["reused"] == 0
+    environment = first["results"][0]["environment"]
+    assert environment["kerneltui"] and "torch" in environment and "gpu" in environment and "driver" in environment
+    code, again, _ = suite(*args)
+    assert again["reused"] == 4 and again["reverified"] == []
+
+    results_file = root / "level1" / ".kerneltui" / "suite-results.jsonl"
+    lines = [json.loads(line) for line in results_file.read_text().splitlines()]
+    for line in lines:  # as if the file had been made on an H100 with an older torch
+        line["result"]["environment"].update(gpu="NVIDIA H100 80GB HBM3", driver="550.54", torch="2.9.0")
+    results_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, moved, _ = suite(*args)
+    assert code == 0 and moved["reused"] == 0
+    assert {r["key"] for r in moved["reverified"]} == {r["key"] for r in first["results"]}
+    why = moved["reverified"][0]["why"]
+    assert "GPU NVIDIA H100 80GB HBM3 → " in why and "driver 550.54 → " in why and "torch 2.9.0 → " in why
+    proc = run_cli("suite", *args, "--seeds", "1", timeout=900)  # the text says it too (the file matches now)
+    assert "resuming: 4 verdicts" in proc.stdout, proc.stdout
+    results_file.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    proc = run_cli("suite", *args, "--seeds", "1", timeout=900)
+    assert "verifying 4 again: made on another machine or versions (GPU NVIDIA H100 80GB HBM3 → " in proc.stdout
+
+
+def test_an_interrupted_suite_prints_the_table_so_far(tmp_path):
+    """Ctrl-C to a running suite: the verdicts that landed, as a table and a summary, and how to resume."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = copy_tree(KB, tmp_path / "kb")
+    proc = subprocess.Popen([sys.executable, "-m", "kerneltui", "suite", str(root / "level1"), "--scale", "0.004",
+                             "--seeds", "1", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ))
+    assert proc.stdout is not None
+    seen = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        seen.append(line)
+        if line.startswith("  ok ") or not line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    text = "".join(seen) + out
+    assert proc.returncode == 130, text + err
+    assert "interrupted: " in text and "of 4 items verified" in text and "run the same command again" in text
+    table = text[text.index("problem "):]
+    assert "correct" in table and "7_ScaledReLU" in table, text
+
+
 def run_summaries(report: dict) -> dict[str, str]:
     return {r["problem"]: next(g["summary"] for g in r["rungs"] if g["name"] == "run") for r in report["results"]}
 

@@ -24,6 +24,12 @@ def test_defaults_and_aliases():
     assert info.value.kind == CONFIG and "anthropic" in info.value.message
 
 
+def test_the_default_timeout_suits_an_interactive_tool():
+    """Two minutes of silence before a retry that is shown, not ten minutes of nothing."""
+    s = AgentSettings.from_config(None)
+    assert (s.timeout_s, s.max_retries) == (120.0, 2)
+
+
 def test_config_file_and_env_override(tmp_path: Path):
     cfg = tmp_path / "config.toml"
     cfg.write_text('[agent]\nprovider = "openai"\nmodel = "gpt-4.1"\n[prices]\n"my-model" = { input = 1.0, output = 2.0 }\n')

@@ -194,6 +194,16 @@ def test_one_run_is_one_row_whoever_records_it(task):
     assert HistoryStore.for_task(task).record(task, "text", other) == first + 1  # a second run of one text
 
 
+def test_one_row_per_run_id_whoever_writes_it(task):
+    """A run recorded by the loop that verified it and written again by a front end stays one version."""
+    store = HistoryStore.for_task(task)
+    report = _report(CHECKS, CPU, "text")
+    first = store.record(task, "text", report, RunOptions(origin="auto"))
+    assert store.record(task, "text", report, RunOptions(origin="auto")) == first
+    other = store.record(task, "text", _report(CHECKS, CPU, "other"))
+    assert [e.number for e in store.entries()] == [first, other]
+
+
 def test_a_history_from_a_newer_kerneltui_is_refused_with_a_reason(task):
     store = HistoryStore.for_task(task)
     store.record(task, "s", _report(CHECKS, CPU, "s"))

@@ -51,6 +51,16 @@ def test_a_wrong_output_against_all_zeros_says_why_there_is_no_relative_error():
     assert "nan" not in v.reason and "no rel L2: the expected output is all zeros" in v.reason
 
 
+def test_max_rel_leaves_out_the_elements_where_the_reference_is_zero():
+    # A relative error at a zero of the reference divided by the smallest double: "max rel 9.02e+307".
+    ref = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    m, v = compare(torch.tensor([2.0, 1.5, 2.0, 0.0]), ref)
+    assert not v.ok and m["max_rel"] == 0.5
+    assert "e+30" not in v.reason and "max rel 0.5 where the reference is not 0" in v.reason
+    m, v = compare(torch.full((8,), 0.05), torch.zeros(8))
+    assert m["max_rel"] is None and "e+30" not in v.reason
+
+
 def test_nan_placement_both_ways():
     ref = torch.tensor([1.0, float("nan"), 3.0])
     out = torch.tensor([1.0, 2.0, 3.0])

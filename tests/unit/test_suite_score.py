@@ -29,6 +29,26 @@ def test_fast_p_counts_every_item_in_the_denominator():
     assert summarise(results, timed=False).fast_p == {}
 
 
+def test_fast_p_counts_problems_not_samples_and_says_which_sample_counts():
+    """KernelBench's layout: several samples a problem. A problem weighs one, whatever its samples."""
+    results = [item("1_a", "sample 0", speedup=2.0), item("1_a", "sample 1", status="failed"),
+               item("1_a", "sample 2", status="failed"),
+               item("2_b", "sample 0", status="failed"), item("2_b", "sample 1", speedup=1.5),
+               item("3_c", "sample 0", speedup=0.5), item("4_d", status="no candidate")]
+    assert fast_p(results, 1.0) == pytest.approx(1 / 4)  # 1_a by its first sample, over 4 problems
+    assert fast_p(results, 1.0, sample="best") == pytest.approx(2 / 4)  # 2_b's second sample counts
+    assert fast_p(results, 0.0) == pytest.approx(2 / 4)
+    assert geomean_speedup(results) == pytest.approx(math.sqrt(2.0 * 0.5))
+    first = summarise(results, timed=True)
+    assert first.fast_p["1"] == pytest.approx(0.25) and first.sample == "first"
+    assert first.to_json()["fast_p_over"] == "problems" and first.to_json()["problems"] == 4
+    assert first.to_json()["sample"] == "first" and first.to_json()["correct_problems"] == 2
+    best = summarise(results, timed=True, sample="best")
+    assert best.fast_p["1"] == pytest.approx(0.5) and best.correct_problems == 3
+    with pytest.raises(ValueError, match="first or best"):
+        fast_p(results, 1.0, sample="mean")
+
+
 @pytest.mark.parametrize(("ranking", "expected"), [("last", 9.0), ("mean", 6.5), ("geom", 6.0)])
 def test_gpumode_score(ranking, expected):
     assert score([4.0e-3, 9.0e-3], ranking) == pytest.approx(expected)
@@ -64,3 +84,32 @@ def test_results_file_keeps_the_last_line_per_key_and_drops_a_torn_one(tmp_path)
     loaded = results.load()
     assert sorted(loaded) == ["a::c", "b::c"] and loaded["a::c"].speedup == 1.5
     assert results.dropped == 1
+
+
+def test_a_missing_candidate_under_candidates_names_that_folder():
+    """With --candidates given, "pass --candidates" is no help: the message names the folder and the names."""
+    from kerneltui.core.suite.discover import discover
+    from kerneltui.core.suite.run import prepare
+    from kerneltui.core.task import LoadOptions
+    from tests.conftest import DATA
+
+    runs = DATA / "kernelbench" / "runs" / "torch_only"
+    suite = discover(DATA / "kernelbench" / "level1", runs)
+    missing = {p.item.problem: p.done.failure for p in prepare(suite, LoadOptions(), {})
+               if p.done is not None and p.done.status == "no candidate"}
+    assert set(missing) == {"7_ScaledReLU", "30_SoftsignWide", "40_TallMatmul"}
+    text = missing["7_ScaledReLU"]
+    assert "pass --candidates" not in text and str(runs.resolve()) in text
+    assert "level_1_problem_7_sample_<s>_kernel.py" in text and "7_ScaledReLU_new.py" in text
+    beside = {p.item.problem: p.done.failure for p in prepare(discover(DATA / "kernelbench" / "level1"), LoadOptions(), {})
+              if p.done is not None and p.done.status == "no candidate"}
+    assert all("--candidates" in text for text in beside.values())
+
+
+def test_the_progress_line_says_what_the_table_says():
+    from kerneltui.core.suite.table import progress_line
+
+    for status, word in (("correct", "ok"), ("failed", "FAILED"), ("task error", "TASK ERROR"),
+                         ("no candidate", "missing")):
+        line = progress_line(item("1_a", "sample 0", status=status))
+        assert line.split()[0] == word.split()[0] and word in line, line

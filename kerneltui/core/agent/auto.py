@@ -22,16 +22,27 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.agent import prompts
 from kerneltui.core.agent.budget import BudgetCheck, check_money, check_tokens, combine
 from kerneltui.core.agent.errors import BUDGET
+from kerneltui.core.agent.folding import FoldedProposal, fold, folded_line
 from kerneltui.core.agent.proposals import SUPERSEDED, TRIAL_DONE, Proposal
 from kerneltui.core.agent.trials import Perf, TrialSummary, format_time, perf_of
 from kerneltui.core.events import AgentError, Notice, UserMessage
 from kerneltui.core.loop import RunReport
+from kerneltui.core.task import source_hash
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.chat import AgentChat, TurnResult
     from kerneltui.core.task import Task
 
 KEEP_FASTER = "kept only if it is correct and faster than the kept version"
+
+# What an auto run came to, for a script (``kerneltui ask`` maps each to its exit status):
+IMPROVED = "improved"  # kept a version faster than the correct kernel it started from
+MADE_CORRECT = "made_correct"  # the kernel failed; a kept version is correct (no speed claim)
+KEPT_NOTHING = "kept_nothing"  # stopped (iterations, an idle agent, a target already met) with nothing kept
+STOPPED_BY_BUDGET = "budget"  # a token or money budget stopped it before anything was kept
+FAILED = "failed"  # the provider failed, or a budget could not be applied
+REFUSED = "refused"  # nothing it could keep here; no request was made
+OUTCOMES = (IMPROVED, MADE_CORRECT, KEPT_NOTHING, STOPPED_BY_BUDGET, FAILED, REFUSED)
 KEEP_CORRECT = "kept if it is correct (there is no benchmark here, so speed cannot be judged)"
 
 
@@ -66,9 +77,22 @@ class AutoResult:
     refused: bool = False  # nothing it could keep here (a correct kernel and no benchmark): no request was made
     requests: int = 0
     cache_read_tokens: int = 0
+    stopped_by_budget: bool = False  # the stop reason is a token or money budget
+
+    @property
+    def outcome(self) -> str:
+        """What happened, one of ``OUTCOMES``: a failure first (whatever was kept before it is in
+        ``kept``), then what was kept, then why nothing was."""
+        if self.refused:
+            return REFUSED
+        if self.error is not None:
+            return FAILED
+        if self.kept:
+            return IMPROVED if self.baseline is not None and self.baseline.correct else MADE_CORRECT
+        return STOPPED_BY_BUDGET if self.stopped_by_budget else KEPT_NOTHING
 
     def to_dict(self) -> dict[str, Any]:
-        return {"iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
+        return {"outcome": self.outcome, "iterations": self.iterations, "kept": self.kept, "reverted": self.reverted,
                 "superseded": self.superseded, "stop_reason": self.stop_reason, "refused": self.refused,
                 "baseline": self.baseline.to_dict() if self.baseline else None,
                 "best": self.best.to_dict() if self.best else None, "tokens": self.tokens, "requests": self.requests,
@@ -134,10 +158,12 @@ class AutoPilot:
         self.keep_rule = KEEP_FASTER
 
     def spent(self) -> tuple[int, float | None]:
+        """Tokens and money this run spent; the money is unknown (None) while the model has no price,
+        even before its first request (never "$0" for a price nobody knows)."""
         meter = self.chat.meter
         tokens = meter.total_tokens - self._start[0]
         cost0 = self._start[1]
-        if meter.cost_usd is None or cost0 is None:
+        if meter.cost_usd is None or cost0 is None or meter.table.lookup(self.chat.provider.model) is None:
             return tokens, None
         return tokens, meter.cost_usd - cost0
 
@@ -156,10 +182,11 @@ class AutoPilot:
                                       self.chat.meter.table.lookup(model), model))
         return combine(*checks)
 
-    def finish(self, reason: str) -> AutoResult:
+    def finish(self, reason: str, budget: bool = False) -> AutoResult:
         if self.result.stop_reason:
             return self.result  # already finished (an interrupt reports once)
         self.result.stop_reason = reason
+        self.result.stopped_by_budget = budget
         self.result.tokens, self.result.cost_usd = self.spent()
         meter = self.chat.meter
         self.result.requests = meter.requests - self._start[2]
@@ -222,15 +249,22 @@ class AutoPilot:
             return self.finish(stop)
         last: str | None = None
         idle = 0
+        decided: tuple[int, int, list[Proposal], str] | None = None  # the iteration to fold next
         for iteration in range(1, self.limits.iterations + 1):
             stop = self._budget()
             if stop:
-                return self.finish(stop)
+                return self.finish(stop, budget=True)
             self.result.iterations = iteration
+            if decided is not None:
+                folded = [FoldedProposal(p.id, p.new_hash, self._fate(p)) for p in decided[2]]
+                fold(chat.messages, decided[1], folded_line(decided[0], folded, decided[3]))
             brief = prompts.auto_brief(iteration, self.limits.iterations, self.goal, self.best.describe(), last,
-                                       self.limits.target_pct_roofline, self.keep_rule, unmeasurable)
+                                       self.limits.target_pct_roofline, self.keep_rule, unmeasurable,
+                                       self._kept_file())
+            start = len(chat.messages)
             turn = await chat.run_turn(brief)
             made = [chat.book.get(pid) for pid in turn.proposals]
+            decided = (iteration, start, made, _no_proposal(turn))
             self.result.superseded += [p.id for p in made if p.state == SUPERSEDED]
             candidates = [p for p in made if p.state == TRIAL_DONE]
             if turn.error is not None:
@@ -243,7 +277,7 @@ class AutoPilot:
                 idle += 1
                 last = _no_proposal(turn)
                 if turn.stopped:
-                    return self.finish(turn.stopped)
+                    return self.finish(turn.stopped, budget=turn.stopped_by_budget)
                 if idle >= 2:
                     return self.finish(f"the agent made no proposal in two iterations in a row (the last: {last})")
                 continue
@@ -251,13 +285,30 @@ class AutoPilot:
             proposal = candidates[-1]
             await self._judge(iteration, proposal)
             last = None  # the decision note that goes with the next brief carries the verdict
-            stop = target_stop(self.limits, self.best) or turn.stopped
+            stop = target_stop(self.limits, self.best)
             if stop:
                 return self.finish(stop)
+            if turn.stopped:
+                return self.finish(turn.stopped, budget=turn.stopped_by_budget)
             if unmeasurable is not None and self.best.correct:
                 return self.finish(f"the kernel is correct now ({proposal.id} kept), and {unmeasurable}, so a faster "
                                    f"version could not be told apart")
         return self.finish(f"did {self.limits.iterations} iteration(s), the limit")
+
+    def _kept_file(self) -> prompts.KeptFile | None:
+        """The kept text for the brief, unless the system prompt already shows it."""
+        text = self.chat.target.read()
+        version = source_hash(text)
+        if version == self.chat.prompt_kernel_hash:
+            return None
+        return prompts.KeptFile(self.chat.task.kernel_file, version, text)
+
+    def _fate(self, proposal: Proposal) -> str:
+        """What became of a proposal, for its folded line: auto mode's verdict, else its state."""
+        verdict = next((v for v in reversed(self.result.verdicts) if v["proposal"] == proposal.id), None)
+        if verdict is not None:
+            return str(verdict["reason"])
+        return proposal.state.replace("_", " ")
 
     async def _judge(self, iteration: int, proposal: Proposal) -> None:
         """Keep (apply) or revert the iteration's proposal; the verdict goes to the model as a decision note."""

@@ -32,6 +32,7 @@ from kerneltui.core.agent.conversation import Message, ModelReply, ModelRequest,
 from kerneltui.core.agent.diffs import DiffError, apply_hunk_subset, unified_diff
 from kerneltui.core.agent.errors import CUT_OFF, TOOL, ProviderError, redact
 from kerneltui.core.agent.feedback import PathScrub, run_feedback
+from kerneltui.core.agent.folding import without_decided_texts
 from kerneltui.core.agent.override_proposals import accept_override
 from kerneltui.core.agent.prices import CostMeter, PriceTable
 from kerneltui.core.agent.proposals import (
@@ -89,6 +90,7 @@ class TurnResult:
     error: ProviderError | None = None
     interrupted: bool = False
     stopped: str | None = None  # why the turn ended early (tool-round limit, budget)
+    stopped_by_budget: bool = False  # ``stopped`` is a budget's (auto mode's token or money limit)
     failed_tools: list[str] = field(default_factory=list)  # "call: why" of each tool call that failed
 
 
@@ -105,7 +107,11 @@ class AgentChat:
         self._emit = emit or (lambda event: None)
         self._own_pool = pool is None
         self.pool = pool or WorkerPool(task.backend, arch=task.arch)
-        self.loop = Loop(task, pool=self.pool, emit=self._loop_event)
+        from kerneltui.core.history import observer_for
+
+        # The loop that verifies a version records it (here, or the engine's when the front end
+        # routes trials there): one history row per run, never a second write from the chat.
+        self.loop = Loop(task, pool=self.pool, emit=self._loop_event, observers=[observer_for(task)])
         self.target: KernelTarget = target or KernelFile(task.kernel_path)
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))
@@ -146,6 +152,7 @@ class AgentChat:
         # Requests of this task with this prompt share a cached prefix; the key groups them.
         self.cache_key = "kerneltui-" + hashlib.sha256(self.system.encode()).hexdigest()[:16]
         self._seen_hash = source_hash(kernel)
+        self.prompt_kernel_hash = self._seen_hash  # the version the system prompt shows
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -293,6 +300,9 @@ class AgentChat:
         return self.scrub("\n\n".join(parts)) if parts else "Continue."
 
     async def _turn(self, text: str | None, result: TurnResult) -> None:
+        decided = {p.call_id: (p.new_hash, p.state.replace("_", " ")) for p in self.book.proposals.values()
+                   if p.call_id and not p.is_open and not p.override}
+        without_decided_texts(self.messages, decided)
         self.messages.append(Message(role="user", text=self._compose(text)))
         for _ in range(max(1, self.settings.max_tool_rounds)):
             turn_id = uuid.uuid4().hex[:12]
@@ -322,7 +332,7 @@ class AgentChat:
             if self.budget_guard is not None:
                 check = self.budget_guard(self.estimator.estimate(chars))
                 if check.stop:
-                    result.stopped = check.stop
+                    result.stopped, result.stopped_by_budget = check.stop, True
                     return None
                 if check.max_output_tokens is not None:
                     request.max_tokens = min(self.settings.max_tokens, check.max_output_tokens)
@@ -360,8 +370,11 @@ class AgentChat:
             streamed.append(piece)
             self.emit(AgentTextDelta(turn_id=turn_id, text=piece))
 
+        def on_wait(message: str) -> None:
+            self.emit(Notice(level="warning", source="agent", message=message))
+
         try:
-            return await self.provider.complete(request, on_text)
+            return await self.provider.complete(request, on_text, on_wait)
         except asyncio.CancelledError:
             partial = "".join(streamed)
             if streamed:
@@ -488,6 +501,31 @@ class AgentChat:
         hits = await asyncio.to_thread(self.index.search, query, limit, under)
         return hits, note
 
+    def version_text(self, prefix: str) -> tuple[str, str, str] | None:
+        """(hash, where it is from, text) of the kernel version whose hash starts with ``prefix``: the file
+        as it is, this session's proposals, then the task's history; None when none or several match."""
+        found: dict[str, tuple[str, str]] = {}
+        current = self.target.read()
+        if source_hash(current).startswith(prefix):
+            found[source_hash(current)] = ("the kernel file now", current)
+        for p in self.book.proposals.values():
+            if p.override:
+                continue
+            if p.new_hash.startswith(prefix):
+                found.setdefault(p.new_hash, (f"proposal {p.id}, {p.state.replace('_', ' ')}", p.new_source))
+            if p.base_hash.startswith(prefix):
+                found.setdefault(p.base_hash, (f"the base of proposal {p.id}", p.base_source))
+        if not found:
+            from kerneltui.core.history import HistoryStore
+
+            stored = HistoryStore.for_task(self.task).source_by_hash(prefix)
+            if stored is not None:
+                found[stored[0]] = ("the task's history", stored[1])
+        if len(found) != 1:
+            return None
+        digest, (where, text) = next(iter(found.items()))
+        return digest, where, text
+
     async def latest_report(self) -> tuple[RunReport, bool]:
         """The latest run of the kernel as it is now; runs the loop when there is none."""
         text = self.target.read()
@@ -501,12 +539,10 @@ class AgentChat:
                             override_folder: str | None = None) -> RunReport:
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
                              seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder)
-        report = await self.loop.run(options)
-        if record and not report.cancelled:
-            await self._record(source, report, options)
-        return report
+        return await self.loop.run(options)  # its observer records the run when ``record``
 
     async def _record(self, source: str, report: RunReport, options: RunOptions) -> None:
+        """Record a run made with ``record=False`` (a trial the person then accepted)."""
         try:
             note = await record_in_history(self.task, source, report, options)
         except Exception as exc:  # the history must never lose a result the person is looking at

@@ -21,11 +21,23 @@ class ProviderError(Exception):
     off mid-stream was still paid for), or None.
     """
 
-    def __init__(self, kind: str, message: str, usage: Usage | None = None) -> None:
+    def __init__(self, kind: str, message: str, usage: Usage | None = None, retry: str | None = None,
+                 timed_out: bool = False, final: str | None = None, wait_s: float | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.usage = usage
+        # A failure before the reply began that may pass when asked again: what to say while waiting
+        # ("openai did not answer in 120 s"), and, after the last try, the message (``{tries}`` filled in).
+        self.retry = retry
+        self.timed_out = timed_out
+        self.final = final
+        self.wait_s = wait_s  # how long the server asked to wait before asking again (Retry-After)
+
+    def after_tries(self, tries: int) -> ProviderError:
+        """The error as reported once every try failed: how many were made, and what to change."""
+        message = (self.final or self.message).replace("{tries}", f"{tries} tr{'y' if tries == 1 else 'ies'}")
+        return ProviderError(self.kind, message, self.usage)
 
 
 def cut_off(provider: str, why: str, usage: Usage | None = None) -> ProviderError:

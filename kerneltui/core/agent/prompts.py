@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from kerneltui.core.task import Task
@@ -74,17 +75,29 @@ def kernel_changed_note(file: str, text: str, digest: str, max_lines: int = 400)
 DEFAULT_AUTO_GOAL = "make the kernel faster while keeping it correct"
 
 
+@dataclass(frozen=True)
+class KeptFile:
+    """The kernel file as auto mode keeps it now, for a brief to carry (once: earlier briefs are folded)."""
+
+    name: str
+    version: str
+    text: str
+
+
 def auto_brief(iteration: int, total: int, goal: str, best: str, last: str | None, target: float | None,
-               keep_rule: str, unmeasurable: str | None = None) -> str:
-    """Auto mode's message for one iteration: the goal, the kept version, the last verdict, the rule."""
+               keep_rule: str, unmeasurable: str | None = None, kept_file: KeptFile | None = None) -> str:
+    """Auto mode's message for one iteration: the goal, the kept version (its text when it is not the one
+    the system prompt shows), the last verdict, the rule."""
     lines = [f"Auto mode, iteration {iteration} of {total}. Goal: {goal or DEFAULT_AUTO_GOAL}."]
     if unmeasurable is not None:
-        lines.append(f"Here {unmeasurable}: make the kernel correct; speed cannot be judged.")
+        lines.append(f"This run can only make the kernel correct; speed cannot be judged, as {unmeasurable}.")
     lines.append(f"The kept version now: {best}.")
+    if kept_file is not None:
+        lines.append(f"{kept_file.name} as kept now (version {kept_file.version}):\n```\n{kept_file.text.rstrip()}\n```")
     if last:
         lines.append(f"Last iteration: {last}.")
     if target is not None and unmeasurable is None:
         lines.append(f"Stop target: {target:g}% of roofline.")
     lines.append(f"Make exactly one proposal with propose_edit. It is {keep_rule}; otherwise it is reverted and you "
-                 f"get the reason.")
+                 f"get the reason. Earlier iterations are folded to one line each; read_version shows any version.")
     return "\n".join(lines)

@@ -27,8 +27,11 @@ AGENT_DEFAULTS: dict[str, Any] = {
     "api_key": "",  # a key in the config file (prefer the environment)
     "max_tokens": 8192,  # per model reply
     "max_tool_rounds": 20,  # model requests per turn before the turn is stopped
-    "max_retries": 2,  # SDK retries of 429/5xx/connection errors, with its backoff
-    "timeout_s": 600.0,
+    "max_retries": 2,  # retries of a request that got no answer, a 429 or a 5xx; each is shown as it starts
+    # Seconds without a byte from the server (connect, first token, between chunks). A streamed reply
+    # starts within seconds; two minutes covers a long prompt on a busy local server or a reasoning
+    # model's thinking, and a hung server is said (and retried) after two minutes, not ten.
+    "timeout_s": 120.0,
     "script": "",  # scripted provider: a .json or .toml file of recorded turns
     "context_dir": "",  # empty: context/ of the source checkout, else <data dir>/context
     "trial_rungs": "",  # comma-separated rungs a proposal's trial runs; empty: the loop's default set
@@ -69,7 +72,7 @@ class AgentSettings:
     max_tokens: int = 8192
     max_tool_rounds: int = 20
     max_retries: int = 2
-    timeout_s: float = 600.0
+    timeout_s: float = 120.0
     script: str = ""
     context_dir: str = ""
     trial_rungs: str = ""

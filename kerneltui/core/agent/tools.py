@@ -61,6 +61,14 @@ TOOL_SPECS: list[ToolSpec] = [
              "region the median time per CTA, its spread across CTAs, its share of the kernel and the overlap "
              "between regions, with the tracing overhead (traced vs untraced median).",
              {"type": "object", "properties": {}}),
+    ToolSpec("read_version", "The text of any version of the kernel file by its hash (or the hash's first 8+ "
+             "characters): a proposal's, a kept or reverted one, any version checked before. Numbered lines, at "
+             "most 400 per call.",
+             {"type": "object", "properties": {
+                 "version": {"type": "string", "description": "the version's hash, as a folded iteration names it"},
+                 "start_line": {"type": "integer", "minimum": 1},
+                 "end_line": {"type": "integer", "minimum": 1}},
+              "required": ["version"]}),
     ToolSpec("run_candidate", "Verify a candidate kernel without changing the kernel file: the whole loop "
              "(or the given rungs) on a scratch copy. Give the full new file as source, or a unified diff "
              "against the current kernel file.",
@@ -85,6 +93,8 @@ TOOL_NAMES = [t.name for t in TOOL_SPECS]
 def summarise_call(call: ToolCall) -> str:
     """One line for the chat: ``search_context('wgmma layout')``."""
     a = call.arguments
+    if call.name == "read_version":
+        return f"read_version({str(a.get('version', ''))[:16]!r})"
     if call.name == "read_file":
         where = f", {a.get('start_line', 1)}-{a['end_line']}" if a.get("end_line") else ""
         return f"read_file({a.get('path', '')!r}{where})"
@@ -209,6 +219,30 @@ async def _trace_regions(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolO
     return ToolOutcome(True, text.splitlines()[0][:160], text)
 
 
+MIN_VERSION_CHARS = 6
+MAX_VERSION_LINES = 400
+
+
+async def _read_version(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+    prefix = _text_arg(call, "version", required=True).strip().lower()
+    if len(prefix) < MIN_VERSION_CHARS or any(c not in "0123456789abcdef" for c in prefix):
+        raise ToolFailure(f"read_version: {prefix!r} is not a version hash (hex, at least {MIN_VERSION_CHARS} "
+                          f"characters, as a folded iteration or a trial names it)")
+    found = chat.version_text(prefix)
+    if found is None:
+        raise ToolFailure(f"read_version: no version {prefix} in this session's proposals or the task's history "
+                          f"(or more than one starts so: give more characters)")
+    digest, where, text = found
+    lines = text.splitlines()
+    start = max(1, _int_arg(call, "start_line") or 1)
+    end = min(len(lines), _int_arg(call, "end_line") or start + MAX_VERSION_LINES - 1, start + MAX_VERSION_LINES - 1)
+    head = f"version {digest} of {chat.task.kernel_file} ({where}): {len(lines)} lines"
+    if start > 1 or end < len(lines):
+        head += f", showing {start}-{end}"
+    body = "\n".join(f"{n:>6}  {lines[n - 1]}" for n in range(start, end + 1))
+    return ToolOutcome(True, head, head + "\n" + body)
+
+
 def candidate_source(chat: AgentChat, call: ToolCall) -> tuple[str, str, str]:
     """(base text, new text, kind) from a source or diff argument."""
     source = _text_arg(call, "source")
@@ -255,6 +289,7 @@ _HANDLERS: dict[str, Handler] = {
     "read_asm": _read_asm,
     "profile_brief": _profile_brief,
     "trace_regions": _trace_regions,
+    "read_version": _read_version,
     "run_candidate": _run_candidate,
     "propose_edit": _propose_edit,
     override_proposals.NAME: override_proposals.propose,

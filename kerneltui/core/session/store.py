@@ -9,6 +9,7 @@ sessions shipped with kerneltui (``sessions/`` of the source checkout).
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,20 @@ class SessionInfo:
     origin: str
     created_at: float
     size_bytes: int
+
+
+def describe_session(info: SessionInfo, listed: list[SessionInfo] | None = None) -> str:
+    """One line of the listing; the task's folder is shown when another listed session has a task of
+    the same name in another folder (every example copy is "vector_add")."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created_at)) if info.created_at else "?"
+    roots = {s.task_root for s in listed or [] if s.task == info.task}
+    task = f"{info.task} ({_home_short(info.task_root)})" if len(roots) > 1 and info.task_root else info.task
+    return f"{when}  {task:<16} {info.origin:<6} {info.size_bytes / 1024:7.1f} KiB  {info.name}"
+
+
+def _home_short(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home + "/") else path
 
 
 def resolve_session(name: str, config: Config | None = None) -> Path:

@@ -54,6 +54,7 @@ class Suite:
     root: Path
     format: SuiteFormat
     items: tuple[SuiteItem, ...]
+    candidates: Path | None = None  # the --candidates folder, when the candidates come from one
 
     @property
     def problems(self) -> list[str]:
@@ -98,7 +99,7 @@ def describe_folder(path: Path) -> str | None:
     return None
 
 
-def _level(root: Path) -> int | None:
+def kernelbench_level(root: Path) -> int | None:
     m = re.search(r"level_?(\d+)$", root.name)
     return int(m.group(1)) if m else None
 
@@ -182,7 +183,7 @@ def discover(root: Path, candidates: Path | None = None) -> Suite:
     kind = detect(root)
     items: list[SuiteItem] = []
     if kind == "kernelbench":
-        level = _level(root)
+        level = kernelbench_level(root)
         for problem in kernelbench_problems(root):
             found = _kb_candidates(problem, candidates, level)
             items.extend(SuiteItem(problem.stem, problem, path, label) for path, label in found)
@@ -204,4 +205,4 @@ def discover(root: Path, candidates: Path | None = None) -> Suite:
     if candidates is not None and all(item.candidate is None for item in items):
         raise SuiteError(f"{candidates}: no candidate in it matches a problem of {root} (see `kerneltui suite --help` "
                          "for the names each format uses)")
-    return Suite(root=root, format=kind, items=tuple(items))
+    return Suite(root=root, format=kind, items=tuple(items), candidates=candidates)

@@ -4,7 +4,8 @@ The file (``<suite>/.kerneltui/suite-results.jsonl`` by default) gets one JSON l
 item, written and flushed as each finishes, so ``kill -9`` costs at most the line being written.
 A line is reused on the next run only when its *fingerprint* matches: the hash of the problem's
 and candidate's sources as the worker would receive them and of the options that change a
-verdict (rungs, seeds, backend, constants, whether a GPU is used). Anything else runs again.
+verdict (rungs, seeds, backend, constants, whether a GPU is used), and the environment that made it
+matches this one (the GPU, its driver, kerneltui's and the DSLs' versions). Anything else runs again.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class ItemResult:
     duration_s: float = 0.0
     fingerprint: str = ""
     rungs: list[dict[str, Any]] = field(default_factory=list)  # name, status, summary
+    # The GPU, driver and versions that made the verdict (core.suite.environment); resume compares them.
+    environment: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def correct(self) -> bool:

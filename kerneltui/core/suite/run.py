@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.batch import Candidate, CandidateResult, Slot, verify_pairs
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.suite import record
-from kerneltui.core.suite.discover import Suite, SuiteItem
+from kerneltui.core.suite.discover import Suite, SuiteItem, kernelbench_level
+from kerneltui.core.suite.environment import Environment, differences
 from kerneltui.core.suite.record import ItemResult, ResultsFile
 from kerneltui.core.task import LoadOptions, Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
@@ -113,22 +114,49 @@ def _raw_sources(item: SuiteItem) -> dict[str, str]:
 
 
 def _no_candidate(suite: Suite, item: SuiteItem) -> str:
+    if suite.candidates is not None:
+        if suite.format == "kernelbench":
+            level = kernelbench_level(suite.root)
+            number = item.problem.split("_", 1)[0]
+            layout = f"level_{level if level is not None else '<L>'}_problem_{number}_sample_<s>_kernel.py, "
+            return (f"no candidate in {suite.candidates}: none of its files is named for this problem ({layout}"
+                    f"{item.problem}_new.py or {item.problem}.py)")
+        return (f"no candidate in {suite.candidates}: no folder {item.problem}/ with a kernel file, and no "
+                f"{item.problem}.py")
     if suite.format == "kernelbench":
         return (f"no candidate: put {item.problem}_new.py beside the problem, or pass --candidates with "
                 f"level_<L>_problem_<id>_sample_<s>_kernel.py files")
     return "no candidate: the folder has no kernel file (see `kerneltui suite --help`)"
 
 
-def reuse(prepared: list[Prepared], results: ResultsFile) -> int:
-    """Take verdicts from an earlier run of the same items; the number reused."""
+@dataclass
+class Reuse:
+    """What a resumed suite took from the results file, and what it verifies again despite an earlier
+    verdict, with why (``reverify``: key, why)."""
+
+    reused: int = 0
+    reverify: list[tuple[str, str]] = field(default_factory=list)
+
+
+def reuse(prepared: list[Prepared], results: ResultsFile, environment: Environment | None = None) -> Reuse:
+    """Take verdicts from an earlier run of the same items made in the same ``environment`` (None:
+    any, for callers that compare it themselves)."""
     earlier = results.load()
-    reused = 0
+    out = Reuse()
     for p in prepared:
         old = earlier.get(p.item.key)
-        if p.done is None and old is not None and old.fingerprint == p.fingerprint:
-            p.done = old
-            reused += 1
-    return reused
+        if p.done is not None or old is None:
+            continue
+        if old.fingerprint != p.fingerprint:
+            out.reverify.append((p.item.key, "its sources or options changed"))
+            continue
+        changed = differences(old.environment, environment) if environment is not None else ""
+        if changed:
+            out.reverify.append((p.item.key, f"made on another machine or versions ({changed})"))
+            continue
+        p.done = old
+        out.reused += 1
+    return out
 
 
 def _item_result(p: Prepared, run: CandidateResult) -> ItemResult:
@@ -143,14 +171,15 @@ def _pending(prepared: list[Prepared]) -> list[tuple[Prepared, Task]]:
     return [(p, p.task) for p in prepared if p.done is None and p.task is not None]
 
 
-def _recorder(prepared: list[Prepared], results: ResultsFile,
-              on_result: OnResult | None) -> Callable[[CandidateResult], None]:
+def _recorder(prepared: list[Prepared], results: ResultsFile, on_result: OnResult | None,
+              environment: Environment | None) -> Callable[[CandidateResult], None]:
     """The callback a runner calls as each run lands: its verdict, kept in the file at once."""
     by_key = {p.item.key: p for p in prepared}
 
     def landed(run: CandidateResult) -> None:
         p = by_key[run.name]
         p.done = _item_result(p, run)
+        p.done.environment = dict(environment or {})
         results.append(p.done)
         if on_result is not None:
             on_result(p.done)
@@ -160,11 +189,11 @@ def _recorder(prepared: list[Prepared], results: ResultsFile,
 
 def run_local(prepared: list[Prepared], slots: list[Slot], options: RunOptions, results: ResultsFile,
               on_result: OnResult | None = None, engine: EngineClient | None = None,
-              say: Callable[[str], None] | None = None) -> list[ItemResult]:
+              say: Callable[[str], None] | None = None, environment: Environment | None = None) -> list[ItemResult]:
     """Verify the pending items here: through ``engine`` (an ``EngineClient``) when given, falling back
     to workers of the suite's own (``say`` tells why), else with fresh workers per item in each slot."""
     options = replace(options, record=False, origin="suite")
-    landed = _recorder(prepared, results, on_result)
+    landed = _recorder(prepared, results, on_result, environment)
     if engine is not None:
         from kerneltui.core.suite.through_engine import verify_through_engine
 
@@ -177,12 +206,13 @@ def run_local(prepared: list[Prepared], slots: list[Slot], options: RunOptions, 
 
 
 def run_ray(prepared: list[Prepared], address: str, options: RunOptions, results: ResultsFile,
-            on_result: OnResult | None = None, use_gpus: bool | None = None) -> tuple[list[ItemResult], dict[str, Any]]:
+            on_result: OnResult | None = None, use_gpus: bool | None = None,
+            environment: Environment | None = None) -> tuple[list[ItemResult], dict[str, Any]]:
     from kerneltui.core.remote.ray_runner import task_bundle, verify_bundles
 
     jobs = [(p.item.key, task_bundle(task), p.source) for p, task in _pending(prepared)]
     started = time.perf_counter()
     _, info = verify_bundles(jobs, address, replace(options, record=False, origin="suite"),
-                             on_result=_recorder(prepared, results, on_result), use_gpus=use_gpus)
+                             on_result=_recorder(prepared, results, on_result, environment), use_gpus=use_gpus)
     info["ray_s"] = round(time.perf_counter() - started, 3)
     return [p.done for p in prepared if p.done is not None], info

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kerneltui.core.suite.record import ItemResult
 from kerneltui.core.suite.score import SuiteSummary, ranked, ranks
 
 NOTE_WIDTH = 90
+# The verdict words of the table, and of the progress line as each item lands.
+VERDICTS = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing"}
+
+
+def progress_line(result: ItemResult, colour: Callable[[str, str], str] = lambda text, code: text) -> str:
+    """The line printed as an item lands: the table's verdict word ("ok" for a correct one)."""
+    mark = colour("ok  ", "32") if result.correct else colour(VERDICTS[result.status], "31")
+    note = f"  {result.failure.splitlines()[0][:120]}" if result.failure else ""
+    return f"  {mark} {result.problem} · {result.candidate}  ({result.where}, {result.duration_s:.1f} s){note}"
 
 
 def _ms(value: float | None) -> str:
@@ -23,7 +34,7 @@ def format_table(results: list[ItemResult]) -> str:
     for r in ranked(results):
         score = f"{r.score_us:.1f} µs ({r.ranking_by})" if r.score_us is not None else "—"
         speed = f"{r.speedup:.2f}×" if r.speedup is not None else "—"
-        verdict = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing"}[r.status]
+        verdict = VERDICTS[r.status]
         note = (r.failure or "").splitlines()[0][:NOTE_WIDTH] if r.failure else ""
         rows.append((r.problem, r.candidate, str(place[r.key]) if several else "", verdict, _ms(r.candidate_ms),
                      _ms(r.reference_ms), speed, score, note))
@@ -49,7 +60,10 @@ def format_summary(summary: SuiteSummary, wall_s: float) -> str:
         lines.append("correctness only: no GPU ran this suite, so there are no times, speedups or fast_p")
         return "\n".join(lines)
     fast = "  ".join(f"fast_{p}={v:.2f}" if v is not None else f"fast_{p}=—" for p, v in summary.fast_p.items())
-    lines.append(f"{fast}   (KernelBench's fast_p: correct and speedup > p, over all {summary.items} items)")
+    which = "its first sample" if summary.sample == "first" else "its best correct sample"
+    lines.append(f"{fast}   (KernelBench's fast_p: correct and speedup > p, over all {summary.problems} problems, "
+                 f"each counted by {which}; --sample)")
     geo = f"{summary.geomean_speedup:.2f}×" if summary.geomean_speedup is not None else "—"
-    lines.append(f"geometric-mean speedup over the correct items: {geo} (kerneltui times: medians, L2 flushed)")
+    lines.append(f"geometric-mean speedup over the {summary.correct_problems} correct problems: {geo} "
+                 f"(kerneltui times: medians, L2 flushed)")
     return "\n".join(lines)

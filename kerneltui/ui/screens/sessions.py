@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -13,12 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from kerneltui.core.session.store import SessionInfo
-
-
-def describe(info: SessionInfo) -> str:
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created_at)) if info.created_at else "?"
-    return f"{when}  {info.task:<16} {info.origin:<6} {info.size_bytes / 1024:7.1f} KiB  {info.name}"
+from kerneltui.core.session.store import SessionInfo, describe_session
 
 
 class SessionPicker(ModalScreen[Path | None]):
@@ -42,7 +36,8 @@ class SessionPicker(ModalScreen[Path | None]):
             else:
                 yield Static("no saved sessions yet: every run of the app, check, watch and ask records one "
                              "([sessions] dir in the config file)")
-            yield OptionList(*[Option(describe(s), id=str(i)) for i, s in enumerate(self.sessions)])
+            yield OptionList(*[Option(describe_session(s, self.sessions), id=str(i))
+                               for i, s in enumerate(self.sessions)])
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.sessions[int(event.option.id or 0)].folder)

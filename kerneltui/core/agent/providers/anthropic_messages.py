@@ -29,6 +29,7 @@ from kerneltui.core.agent.conversation import (
 )
 from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError, cut_off
 from kerneltui.core.agent.providers.base import TextSink, key_note
+from kerneltui.core.agent.providers.retries import WaitSink, with_retries
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -71,7 +72,7 @@ def _messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 class AnthropicProvider:
     def __init__(self, model: str, api_key: str, key_source: str, base_url: str = "", max_retries: int = 2,
-                 timeout_s: float = 600.0) -> None:
+                 timeout_s: float = 120.0) -> None:
         self.name = "anthropic"
         self.model = model
         self.base_url = base_url or ANTHROPIC_URL
@@ -98,10 +99,13 @@ class AnthropicProvider:
             except ImportError as exc:
                 raise ProviderError(CONFIG, "the anthropic package is not installed: pip install anthropic") from exc
             self._client = anthropic.AsyncAnthropic(api_key=self._key, base_url=self.base_url,
-                                                    max_retries=self._max_retries, timeout=self._timeout_s)
+                                                    max_retries=0, timeout=self._timeout_s)  # retried, where it shows, by with_retries
         return self._client
 
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink, on_wait: WaitSink | None = None) -> ModelReply:
+        return await with_retries(lambda: self._complete_once(request, on_text), self._max_retries, on_wait)
+
+    async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -159,7 +163,7 @@ class AnthropicProvider:
             raise
         except Exception as exc:
             raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(), streaming=started,
-                                 usage=usage if usage.reported else None) from exc
+                                 timeout_s=self._timeout_s, usage=usage if usage.reported else None) from exc
         if not finished:
             # message_start's usage counts the input and the first output token; the rest was never reported.
             raise cut_off(self.name, "ended the stream before message_stop", usage if usage.reported else None)

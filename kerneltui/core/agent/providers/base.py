@@ -8,6 +8,7 @@ from typing import Protocol
 from kerneltui.core.agent.conversation import ModelReply, ModelRequest
 
 TextSink = Callable[[str], None]
+WaitSink = Callable[[str], None]  # one line per retry, as it starts
 
 
 class Provider(Protocol):
@@ -26,8 +27,9 @@ class Provider(Protocol):
         """Which key is sent where: its source by name (``env OPENAI_API_KEY``), never its value."""
         ...
 
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
-        """Send the request, call ``on_text`` with each streamed piece of text, return the reply.
+    async def complete(self, request: ModelRequest, on_text: TextSink, on_wait: WaitSink | None = None) -> ModelReply:
+        """Send the request, call ``on_text`` with each streamed piece of text, return the reply;
+        ``on_wait`` hears of each retry as it starts (``providers.retries``).
 
         Raises :class:`kerneltui.core.agent.errors.ProviderError` for every failure.
         """

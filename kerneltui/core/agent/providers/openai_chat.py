@@ -26,6 +26,7 @@ from kerneltui.core.agent.conversation import (
 )
 from kerneltui.core.agent.errors import CONFIG, REFUSED, ProviderError, cut_off
 from kerneltui.core.agent.providers.base import TextSink, key_note
+from kerneltui.core.agent.providers.retries import WaitSink, with_retries
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -58,7 +59,7 @@ def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 class OpenAIChatProvider:
     def __init__(self, model: str, api_key: str, key_source: str, base_url: str = "", compatible: bool = False,
-                 max_retries: int = 2, timeout_s: float = 600.0) -> None:
+                 max_retries: int = 2, timeout_s: float = 120.0) -> None:
         self.name = "openai-compatible" if compatible else "openai"
         self.model = model
         self.base_url = base_url or OPENAI_URL
@@ -85,10 +86,13 @@ class OpenAIChatProvider:
             except ImportError as exc:
                 raise ProviderError(CONFIG, "the openai package is not installed: pip install openai") from exc
             self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url,
-                                              max_retries=self._max_retries, timeout=self._timeout_s)
+                                              max_retries=0, timeout=self._timeout_s)  # retried, where it shows, by with_retries
         return self._client
 
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink, on_wait: WaitSink | None = None) -> ModelReply:
+        return await with_retries(lambda: self._complete_once(request, on_text), self._max_retries, on_wait)
+
+    async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -143,7 +147,7 @@ class OpenAIChatProvider:
             raise
         except Exception as exc:
             raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(), streaming=started,
-                                 usage=usage if usage.reported else None) from exc
+                                 timeout_s=self._timeout_s, usage=usage if usage.reported else None) from exc
         if not stop:
             # Every reply ends with a finish_reason (before the usage chunk and [DONE]); a body that
             # ends without one was cut short, and its last tool call may be half its arguments.

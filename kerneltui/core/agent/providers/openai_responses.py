@@ -20,6 +20,7 @@ from kerneltui.core.agent.conversation import (
 from kerneltui.core.agent.errors import CONFIG, PROVIDER, REFUSED, ProviderError, cut_off
 from kerneltui.core.agent.providers.base import TextSink, key_note
 from kerneltui.core.agent.providers.openai_chat import OPENAI_URL
+from kerneltui.core.agent.providers.retries import WaitSink, with_retries
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 
@@ -42,7 +43,7 @@ def response_input(messages: list[Message]) -> list[dict[str, Any]]:
 
 class OpenAIResponsesProvider:
     def __init__(self, model: str, api_key: str, key_source: str, base_url: str = "", max_retries: int = 2,
-                 timeout_s: float = 600.0) -> None:
+                 timeout_s: float = 120.0) -> None:
         self.name = "openai"
         self.model = model
         self.base_url = base_url or OPENAI_URL
@@ -68,10 +69,13 @@ class OpenAIResponsesProvider:
             except ImportError as exc:
                 raise ProviderError(CONFIG, "the openai package is not installed: pip install openai") from exc
             self._client = openai.AsyncOpenAI(api_key=self._key, base_url=self.base_url,
-                                              max_retries=self._max_retries, timeout=self._timeout_s)
+                                              max_retries=0, timeout=self._timeout_s)  # retried, where it shows, by with_retries
         return self._client
 
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink, on_wait: WaitSink | None = None) -> ModelReply:
+        return await with_retries(lambda: self._complete_once(request, on_text), self._max_retries, on_wait)
+
+    async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -143,7 +147,7 @@ class OpenAIResponsesProvider:
             raise
         except Exception as exc:
             raise provider_error(exc, self.name, self.base_url, self._key_source, self.secrets(),
-                                 streaming=started) from exc
+                                 streaming=started, timeout_s=self._timeout_s) from exc
         if not stop:
             raise cut_off(self.name, "ended the stream before response.completed")
         if refusal and not text:

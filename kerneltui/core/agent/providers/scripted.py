@@ -28,7 +28,7 @@ from typing import Any
 
 from kerneltui.core.agent.conversation import ModelReply, ModelRequest, ToolCall, Usage
 from kerneltui.core.agent.errors import CONFIG, SCRIPT, ProviderError
-from kerneltui.core.agent.providers.base import TextSink
+from kerneltui.core.agent.providers.base import TextSink, WaitSink
 
 PREFIX = "(scripted) "
 
@@ -106,7 +106,7 @@ class ScriptedProvider:
     def key_note(self) -> str:
         return "no API key is used (scripted replay)"
 
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+    async def complete(self, request: ModelRequest, on_text: TextSink, on_wait: WaitSink | None = None) -> ModelReply:
         self.requests.append(request)
         if self.position >= len(self.script.turns):
             text = PREFIX + f"The script {self.script.name!r} has no more turns."
