@@ -304,6 +304,10 @@ class KernelApp(ReplayActions, App[None]):
     def _saved(self, message: msg.SaveRequested) -> None:
         self.runs.request("save")
 
+    @on(msg.SaveFailed)
+    def _save_failed(self, message: msg.SaveFailed) -> None:
+        self.task_files.save_failed(message.text, message.error)
+
     @on(msg.FileEvent)
     def _file_changed(self, message: msg.FileEvent) -> None:
         if self.ready and isinstance(message.event, ev.FileChanged):  # not while the panes are gone or not built

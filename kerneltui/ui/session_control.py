@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core.files import write_text_atomic
 from kerneltui.core.session import LoadedSession, SessionError, Timeline, load_session
 from kerneltui.core.session.store import list_sessions, read_header
 from kerneltui.ui.screens.prompt import PromptScreen
@@ -130,7 +131,7 @@ class SessionControl:
         path = app.kernel_task.kernel_path
         if text is not None and text != path.read_text(encoding="utf-8"):
             saved = app.task_files.backup(path.name, path.read_text(encoding="utf-8"))
-            path.write_text(text, encoding="utf-8")
+            write_text_atomic(path, text)
             app.editor.replace_from_disk(text)
             app.runs.expect(path, text)
             app.notify(f"{path.name} restored to the session's last version (the file before: {saved})", timeout=10)

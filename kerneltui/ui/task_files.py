@@ -1,14 +1,16 @@
 """The task's files on disk, seen by the watcher, and the editor's copy of the kernel: every save
 reruns the loop; an outside change of the kernel reloads it or asks; task.toml or the reference
-reloads the task. Unsaved edits are kept in ``<task>/.kerneltui/unsaved/`` before anything replaces them."""
+reloads the task. Unsaved edits are kept in ``<task>/.kerneltui/unsaved/`` (``core.unsaved``) before anything
+replaces them, and when a save fails."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core import unsaved
+from kerneltui.core.files import os_reason
 from kerneltui.core.task import TaskError, source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.watcher import watch_task
@@ -23,15 +25,25 @@ class TaskFiles:
         self.app = app
 
     def backup_dir(self) -> Path:
-        return self.app.kernel_task.state_dir / "unsaved"
+        return unsaved.task_folder(self.app.kernel_task.state_dir)
 
-    def backup(self, name: str, text: str) -> Path:
-        """Keep ``text`` (edits about to be replaced) in the task's unsaved folder; its path."""
-        folder = self.backup_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{name}.{time.strftime('%Y%m%d-%H%M%S')}"
-        target.write_text(text, encoding="utf-8")
-        return target
+    def backup(self, name: str, text: str) -> Path | str:
+        """Keep ``text`` (edits about to be replaced) in the task's unsaved folder (else the data
+        folder's); its path, or why no copy could be written."""
+        task = self.app.kernel_task
+        try:
+            return unsaved.keep(task.state_dir, task.root, name, text)
+        except unsaved.NotKept as exc:
+            return f"nowhere on disk ({exc})"
+
+    def save_failed(self, text: str, error: OSError) -> None:
+        """ctrl+s could not write the kernel: the file is as it was, the text stays in the editor and a
+        copy is kept; say why and where."""
+        name = self.app.kernel_task.kernel_path.name
+        saved = self.backup(name, text)
+        self.app.notify(f"could not save {name}: {os_reason(error)} — your text is kept in {saved} and stays in "
+                        "the editor (free space or fix the file's permissions, then ctrl+s again)",
+                        severity="error", timeout=20)
 
     def keep_unsaved_edits(self) -> None:
         """Before the editor is closed (a task switch): its unsaved edits go to a backup, said where."""
