@@ -27,6 +27,7 @@ from typing import Any
 
 from kerneltui import paths
 from kerneltui.core.bench.stats import BenchSettings
+from kerneltui.core.files import NotUtf8, read_utf8
 from kerneltui.core.task_loaders.toml_lines import key_lines
 from kerneltui.setting_schema import SchemaT, SettingsSchema, SettingValueError, build
 
@@ -113,7 +114,12 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
             cfg.settings.setdefault(sec, {})[key] = Setting(value, "default")
     lines: dict[tuple[str | int, ...], int] = {}
     if file.exists():
-        text = file.read_text(encoding="utf-8")
+        try:
+            text = read_utf8(file)
+        except NotUtf8 as exc:
+            raise ConfigError(f"{file}:{exc.line}: {exc.reason}") from None
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -24,7 +24,7 @@ class NotUtf8(ValueError):
     def __init__(self, path: Path, line: int, column: int, byte: int) -> None:
         self.path, self.line, self.column, self.byte = path, line, column, byte
         self.reason = (
-            f"byte 0x{byte:02x} at line {line}, column {column} is not UTF-8 "
+            f"byte 0x{byte:02x} at column {column} is not UTF-8 "
             "(save the file as UTF-8, or remove that byte)"
         )
         super().__init__(f"{path}:{line}:{column}: {self.reason}")

@@ -12,6 +12,7 @@ from kerneltui.core import events as ev
 from kerneltui.core import unsaved
 from kerneltui.core.files import os_reason
 from kerneltui.core.task import TaskError, source_hash
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.watcher import watch_task
 from kerneltui.ui.screens.file_changed import FileChangedScreen
@@ -99,7 +100,14 @@ class TaskFiles:
         app = self.app
         editor = app.editor
         try:
-            text = path.read_text(encoding="utf-8")
+            text = task_text(path)
+        except TaskError as exc:
+            # Bytes that are not UTF-8: nothing reloaded or run; what the editor holds stays.
+            kept = " — your text stays in the editor (ctrl+s writes it over the file)" if editor.dirty else ""
+            app.notify(f"{path.name} changed on disk and cannot be read: {exc}{kept}", severity="error", timeout=15)
+            editor.disk_text = ""  # the editor no longer holds what is on disk: a save is needed
+            editor.dirty = True
+            return
         except OSError as exc:
             app.notify(f"cannot read {path.name}: {exc.strerror}", severity="error")
             return
@@ -121,7 +129,10 @@ class TaskFiles:
             def answer(choice: str | None) -> None:
                 if choice == "reload":
                     saved = self.backup(path.name, editor.text)
-                    editor.replace_from_disk(path.read_text(encoding="utf-8"))
+                    try:
+                        editor.replace_from_disk(task_text(path))
+                    except (TaskError, OSError) as exc:
+                        app.notify(f"cannot reload {path.name}: {exc}", severity="error", timeout=10)
                     app.notify(f"your edits are saved in {saved}", timeout=10)
                 else:
                     editor.dirty = editor.text != editor.disk_text

@@ -75,3 +75,21 @@ async def test_read_only_kernel_keeps_the_text_in_the_task(example_task, setting
     assert kernel.read_text() == before
     kept = list((task / ".kerneltui" / "unsaved").iterdir())
     assert len(kept) == 1 and kept[0].read_text().startswith(EDIT)
+
+
+async def test_a_bad_byte_on_disk_keeps_the_unsaved_text(example_task, settings) -> None:
+    from tests.ui.conftest import wait_for
+
+    task = example_task("vector_add")
+    options = AppOptions(watch=True, run_on_start=False, prestart_worker=False, watch_themes=False)
+    app = create_app(task, settings=settings, options=options, parts=fixed_data.parts())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.5)
+        app.editor.move_cursor((0, 0))
+        await pilot.press(*"# mine", "enter")
+        with open(task / "kernel.py", "ab") as handle:
+            handle.write(b"# caf\xe9\n")
+        await wait_for(pilot, lambda: any("cannot be read" in m for m in _messages(app)), 30, "the message")
+        assert app.is_running and app.editor.dirty and app.editor.text.startswith("# mine\n")
+        said = next(m for m in _messages(app) if "cannot be read" in m)
+        assert "kernel.py:" in said and "not UTF-8" in said and "stays in the editor" in said

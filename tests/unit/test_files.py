@@ -95,4 +95,4 @@ def test_bad_byte_named_by_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(NotUtf8) as caught:
         read_utf8(path)
     assert (caught.value.line, caught.value.column, caught.value.byte) == (3, 6, 0xE9)
-    assert str(caught.value).startswith(f"{path}:3:6: byte 0xe9")
+    assert str(caught.value).startswith(f"{path}:3:6: byte 0xe9 at column 6 is not UTF-8")

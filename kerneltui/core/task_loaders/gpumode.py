@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
@@ -142,7 +143,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     if options.backend is not None:
         backend, backend_from = options.backend, "--backend"
     else:
-        backend, backend_from = detect_backend(cand.read_text(encoding="utf-8")), f"detected from {kernel_rel}"
+        backend, backend_from = detect_backend(task_text(cand)), f"detected from {kernel_rel}"
     if backend not in BACKENDS:
         raise TaskError(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 
