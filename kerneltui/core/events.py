@@ -200,6 +200,17 @@ class Notice(Event):
     source: str = "kerneltui"
 
 
+@register_event
+@dataclass(frozen=True)
+class EditsKept(Event):
+    """Unsaved edits of ``file`` written to ``path`` as the app closed (``reason``: "SIGHUP", "SIGTERM");
+    a resume of the session puts them back in the editor, unsaved."""
+
+    file: str
+    path: str
+    reason: str
+
+
 # ----------------------------------------------------------------------------------------------
 # The agent (produced by core.agent, rendered by the chat pane, written by the session log)
 # ----------------------------------------------------------------------------------------------

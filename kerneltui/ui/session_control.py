@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
-from kerneltui.core.files import write_text_atomic
+from kerneltui.core.files import read_utf8, write_text_atomic
 from kerneltui.core.session import LoadedSession, SessionError, Timeline, load_session
 from kerneltui.core.session.store import list_sessions, read_header
 from kerneltui.ui.screens.prompt import PromptScreen
@@ -113,6 +113,24 @@ class SessionControl:
         finally:
             self.resuming = False
 
+    def _restore_kept_edits(self, loaded: LoadedSession) -> None:
+        """Edits kept as the app closed on a signal (the log's last word on the kernel is ``EditsKept``)
+        are back in the editor, unsaved."""
+        kept = last_kept_edits(loaded)
+        if kept is None:
+            return
+        app = self.app
+        try:
+            text = read_utf8(Path(kept.path))
+        except (OSError, ValueError) as exc:
+            app.notify(f"your unsaved edits kept at {kept.reason} could not be read back: {exc}", severity="warning")
+            return
+        if text != app.editor.text:
+            app.editor.load_text(text)
+            app.editor.dirty = text != app.editor.disk_text
+            app.notify(f"your unsaved edits of {kept.file}, kept when {kept.reason} closed the app, are back in the "
+                       f"editor (not saved yet; the copy: {kept.path})", timeout=12)
+
     async def _resume(self, folder: Path) -> None:
         app = self.app
         loaded = self._load(folder)
@@ -135,6 +153,7 @@ class SessionControl:
             app.editor.replace_from_disk(text)
             app.runs.expect(path, text)
             app.notify(f"{path.name} restored to the session's last version (the file before: {saved})", timeout=10)
+        self._restore_kept_edits(loaded)
         self.feed(timeline.plan(len(timeline)))
         app.call_after_refresh(setattr, app, "replaying", False)
         if loaded.contexts:
@@ -143,3 +162,15 @@ class SessionControl:
         app.load_history()
         app.notify(f"resumed session {loaded.id}: {len(timeline.versions)} versions, {len(loaded.events)} events",
                    timeout=6)
+
+
+def last_kept_edits(loaded: LoadedSession) -> ev.EditsKept | None:
+    """The session's ``EditsKept`` when nothing changed the kernel after it (it is the last word)."""
+    events = loaded.events
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if isinstance(event, ev.EditsKept):
+            return event
+        if isinstance(event, (ev.FileChanged, ev.RunStarted, ev.ProposalEvent)):
+            return None
+    return None

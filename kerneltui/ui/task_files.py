@@ -37,6 +37,14 @@ class TaskFiles:
         except unsaved.NotKept as exc:
             return f"nowhere on disk ({exc})"
 
+    def keep_on_close(self, reason: str) -> None:
+        """The app is closing on a signal with unsaved edits: keep them and say where in the session log
+        (``EditsKept``), where a resume finds them."""
+        name = self.app.kernel_task.kernel_path.name
+        saved = self.backup(name, self.app.editor.text)
+        if isinstance(saved, Path):
+            self.app.bridge.emit(ev.EditsKept(file=name, path=str(saved), reason=reason))
+
     def save_failed(self, text: str, error: OSError) -> None:
         """ctrl+s could not write the kernel: the file is as it was, the text stays in the editor and a
         copy is kept; say why and where."""
