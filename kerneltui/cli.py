@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        runner = remote_options.configure(args)
+        # `config` runs no worker, and reports the config file's problems itself (`config --path` names the
+        # file even when it is malformed)
+        runner = None if args.command == "config" else remote_options.configure(args)
     except ValueError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -107,7 +107,7 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
     (section → key → value) under them, for a caller that shows every setting (``kerneltui config``).
     Every section with a schema is checked: a value it cannot use raises ConfigError naming where."""
     env = dict(os.environ if env is None else env)
-    file = file or Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
+    file = file or config_file(env)
     cfg = Config(file=file)
     for sec, values in (defaults or {}).items():
         for key, value in values.items():
@@ -146,9 +146,16 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
         if flag.value is not None and flag.value != "":
             cfg.settings.setdefault(flag.section, {})[flag.key] = Setting(flag.value, flag.name)
     _check_benchmark(cfg)
+    _check_engine(cfg)
     for schema in schemas():
         cfg.read(schema)
     return cfg
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The config file read: ``KERNELTUI_CONFIG``, else the config folder's ``config.toml``."""
+    env = os.environ if env is None else env
+    return Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
 
 
 def schemas() -> tuple[type[SettingsSchema], ...]:
@@ -159,6 +166,19 @@ def schemas() -> tuple[type[SettingsSchema], ...]:
     from kerneltui.ui.defaults import KeySettings, UiSettings
 
     return (UiSettings, KeySettings, SessionSettings, RemoteSettings)
+
+
+def _check_engine(cfg: Config) -> None:
+    """Refuse an ``[engine]`` key or value the engine cannot use, naming where it was set."""
+    from kerneltui.core.engine.setting_values import check_setting
+
+    for key, setting in cfg.settings.get("engine", {}).items():
+        if setting.source == "default":
+            continue
+        try:
+            check_setting(key, setting.value)
+        except ValueError as exc:
+            raise ConfigError(f"{cfg.where('engine', key)}: {exc}") from exc
 
 
 def _check_benchmark(cfg: Config) -> None:
