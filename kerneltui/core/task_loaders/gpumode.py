@@ -52,7 +52,7 @@ def task_yml(root: Path) -> Path:
     return yml if yml.exists() else root / "task.yaml"
 
 
-def linked_files(src: SettingsFile, root: Path, value: Any) -> tuple[dict[str, str], str]:
+def linked_files(src: SettingsFile, root: Path, value: Any, evaluator: str | None = None) -> tuple[dict[str, str], str]:
     """task.yml's ``files:``: the files to take from outside the folder, and the submission's name.
 
     A source that is missing but whose name is already in the folder is the flattened copy GPU
@@ -78,7 +78,9 @@ def linked_files(src: SettingsFile, root: Path, value: Any) -> tuple[dict[str, s
             continue
         path = (root / source).resolve()
         if not path.is_file():
-            if (root / name).is_file():
+            if (root / name).is_file() or name == evaluator:
+                # GPU MODE's evaluator (``config: main``) is never run by kerneltui: a problem folder copied
+                # without the shared ``../eval.py`` loads all the same.
                 continue
             raise src.error((*at, "source"), f"files entry {i + 1}: {source} not found (relative to {root})")
         if path != (root / name).resolve():
@@ -105,7 +107,9 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     for key in ("config", "templates"):
         if key in data:
             fields.table(src, (key,), data[key])
-    linked, submission = linked_files(src, root, data.get("files"))
+    config = data.get("config")
+    evaluator = config.get("main") if isinstance(config, dict) else None
+    linked, submission = linked_files(src, root, data.get("files"), evaluator if isinstance(evaluator, str) else None)
 
     ref = root / "reference.py"
     funcs = top_level_functions(parse_python(ref))
