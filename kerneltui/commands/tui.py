@@ -77,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         args.task = root
     try:
-        load_task(args.task, args.kernel)
+        load_task(args.task, args.kernel).kernel_source()  # the editor opens it: a bad byte is said here
     except TaskError as exc:
         hint = "" if Path(args.task, "task.toml").exists() else " (give a task directory, or try `kerneltui demo`)"
         print(f"kerneltui: task error: {exc}{hint}", file=sys.stderr)

@@ -438,6 +438,7 @@ class KernelApp(ReplayActions, App[None]):
         once its panes are built, False (and why, said) when it cannot be opened."""
         try:
             task = load_task(path, None)
+            task.kernel_source()  # the editor opens it: bytes that are not UTF-8 are said here
         except TaskError as exc:
             self.notify(f"cannot open {path}: {exc}", severity="error", timeout=10)
             return False

@@ -83,3 +83,11 @@ def test_watch_says_so_and_keeps_watching(example_task, tmp_path: Path) -> None:
         proc.send_signal(2)
         proc.wait(30)
     assert "Traceback" not in out_file.read_text(errors="replace")
+
+
+def test_the_app_names_the_bad_byte_before_it_opens(example_task) -> None:
+    task = example_task("vector_add")
+    line = _append_bad_byte(task / "kernel.py")
+    out = run_cli(str(task))
+    assert out.returncode == 2
+    assert f"kernel.py:{line}: byte 0xe9 at column 6 is not UTF-8" in out.stderr and "Traceback" not in out.stderr
