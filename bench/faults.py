@@ -178,14 +178,17 @@ def _kernel_whole(task: Path, new_text: str | None = None) -> bool:
 # -- scenarios -------------------------------------------------------------------------------------
 
 
-def signal_to_app(sig: int) -> Callable[[Scratch], Outcome]:
+def signal_to_app(sig: int, terminal_gone: bool = False) -> Callable[[Scratch], Outcome]:
     def scenario(scratch: Scratch) -> Outcome:
         task = scratch.task()
         app = AppInTerminal(scratch, task)
         typed = _typed_into(app)
         time.sleep(0.5)
+        if terminal_gone:  # as when an SSH link drops: nothing reads the terminal any more
+            os.close(app.master)
+            app.master = os.open(os.devnull, os.O_RDONLY)  # for end() to close
         code = app.end(sig)
-        restored = b"\x1b[?1049l" in app.output[-4000:]
+        restored = "n/a" if terminal_gone else b"\x1b[?1049l" in app.output[-4000:]
         return Outcome(lost_edits=0 if typed and _edits_kept(scratch, task) else 1,
                        tracebacks=app.output.count(b"Traceback"), strays=scratch.strays(),
                        seen=f"exit {code}, terminal restored: {restored}")
@@ -346,6 +349,7 @@ def closed_pipe(scratch: Scratch) -> Outcome:
 SCENARIOS: dict[str, Callable[[Scratch], Outcome]] = {
     "app: SIGHUP with unsaved text": signal_to_app(signal.SIGHUP),
     "app: SIGTERM with unsaved text": signal_to_app(signal.SIGTERM),
+    "app: terminal closed, then SIGHUP": signal_to_app(signal.SIGHUP, terminal_gone=True),
     "app: ctrl+s on a full disk": save_on_full_disk,
     "app: ctrl+s on a read-only kernel": save_read_only_kernel,
     "check: kill -9 mid-run": kill9_during_a_run("check"),
