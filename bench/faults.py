@@ -359,7 +359,7 @@ SCENARIOS: dict[str, Callable[[Scratch], Outcome]] = {
     "config: binary config.toml": corrupt_file("config.toml"),
     "watch: non-UTF-8 byte appended": watch_survives_a_bad_byte,
     "sessions/export: damaged line": damaged_session_line,
-    "history --json | closed pipe": closed_pipe,
+    "history --json into a closed pipe": closed_pipe,
 }
 
 
