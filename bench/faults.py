@@ -11,8 +11,9 @@ Method
     neither the old nor the new text (a truncated save). A kill -9 of a command that holds no edits
     can lose none; the kernel file must stay whole.
   * Tracebacks: "Traceback" in anything the command printed (terminal, stdout, stderr).
-  * Strays: processes still alive 5 s after the scenario whose environment carries the scenario's tag
-    (``KERNELTUI_FAULT_TAG``: the command and every worker it starts inherit it).
+  * Strays: processes still alive 15 s after the scenario whose environment carries the scenario's tag
+    (``KERNELTUI_FAULT_TAG``: the command and every worker it starts inherit it); any alive at 5 s
+    is named on stderr (slow to end, or left behind).
   * A full disk is a 64 KiB tmpfs (needs root: mount); without root that scenario uses a file-size
     limit (RLIMIT_FSIZE) on the app instead, which fails the write with EFBIG the same way.
 
@@ -83,17 +84,23 @@ class Scratch:
                 continue
         return found
 
-    def strays(self) -> int:
-        deadline = time.monotonic() + 5
-        while self.tagged() and time.monotonic() < deadline:
+    def strays(self, grace_s: float = 15.0) -> int:
+        """Tagged processes alive ``grace_s`` after the scenario (a worker ends within a second or two of
+        its parent's death: its lifeline closes); those still alive at 5 s are named on stderr."""
+        started = time.monotonic()
+        while self.tagged() and time.monotonic() < started + 5:
+            time.sleep(0.2)
+        slow = self.tagged()
+        while self.tagged() and time.monotonic() < started + grace_s:
             time.sleep(0.2)
         left = self.tagged()
-        for pid in left:
+        for pid in slow:
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
-                cmd = "?"
-            print(f"  stray {pid}: {cmd[:160]}", file=sys.stderr)
+                cmd = "(gone)"
+            state = "still alive" if pid in left else "ended"
+            print(f"  alive at 5 s, {state} at {grace_s:.0f} s: {pid} {cmd[:160]}", file=sys.stderr)
         for pid in left:  # counted, then ended so that the next scenario starts clean
             try:
                 os.kill(pid, signal.SIGKILL)
