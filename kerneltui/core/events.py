@@ -203,8 +203,9 @@ class Notice(Event):
 @register_event
 @dataclass(frozen=True)
 class EditsKept(Event):
-    """Unsaved edits of ``file`` written to ``path`` as the app closed (``reason``: "SIGHUP", "SIGTERM");
-    a resume of the session puts them back in the editor, unsaved."""
+    """Unsaved edits of ``file`` written to ``path`` (``reason``: "SIGHUP" or "SIGTERM" as the app closed,
+    "a failed save"); a resume of the session puts them back in the editor, unsaved, when nothing
+    changed the kernel after them."""
 
     file: str
     path: str

@@ -128,8 +128,8 @@ class SessionControl:
         if text != app.editor.text:
             app.editor.load_text(text)
             app.editor.dirty = text != app.editor.disk_text
-            app.notify(f"your unsaved edits of {kept.file}, kept when {kept.reason} closed the app, are back in the "
-                       f"editor (not saved yet; the copy: {kept.path})", timeout=12)
+            app.notify(f"your unsaved edits of {kept.file}, kept on {kept.reason}, are back in the editor (not saved "
+                       f"yet; the copy: {kept.path})", timeout=12)
 
     async def _resume(self, folder: Path) -> None:
         app = self.app

@@ -50,6 +50,8 @@ class TaskFiles:
         copy is kept; say why and where."""
         name = self.app.kernel_task.kernel_path.name
         saved = self.backup(name, text)
+        if isinstance(saved, Path):  # the session's last word until a later save: a resume brings it back
+            self.app.bridge.emit(ev.EditsKept(file=name, path=str(saved), reason="a failed save"))
         self.app.notify(f"could not save {name}: {os_reason(error)} — your text is kept in {saved} and stays in "
                         "the editor (free space or fix the file's permissions, then ctrl+s again)",
                         severity="error", timeout=20)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kerneltui.core import events as ev
 from kerneltui.paths import data_dir
 from kerneltui.ui.launch import create_app
 from kerneltui.ui.options import AppOptions
@@ -70,6 +71,9 @@ async def test_read_only_kernel_keeps_the_text_in_the_task(example_task, setting
             await _type_and_save(app, pilot)
             assert app.is_running and app.editor.dirty
             assert any(m.startswith("could not save kernel.py:") for m in _messages(app)), _messages(app)
+            # The session log says where the text is: a resume brings it back (tests/ui/test_signals.py).
+            kept_event = app.bridge.log[-1]
+            assert isinstance(kept_event, ev.EditsKept) and kept_event.reason == "a failed save"
     finally:
         subprocess.run(["chattr", "-i", str(kernel)], capture_output=True)
     assert kernel.read_text() == before
