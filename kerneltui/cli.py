@@ -1,7 +1,8 @@
 """The ``kerneltui`` command. Subcommands live in ``kerneltui.commands`` (one module each).
 
 With no subcommand (or with a task path) it opens the TUI. Exit codes: 0 when every rung that
-ran passed, 1 when the kernel failed, 2 for usage or task errors.
+ran passed, 1 when the kernel failed, 2 for usage or task errors, 141 (128 + SIGPIPE, as coreutils)
+when the reader of the output went away (``kerneltui history | head``), said nowhere.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ COMMAND_MODULES = (
 )
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 128 + 13  # SIGPIPE: what a shell shows for `yes | head`
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,17 +78,34 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        runner = remote_options.configure(args)
+        # `config` runs no worker, and reports the config file's problems itself (`config --path` names the
+        # file even when it is malformed)
+        runner = None if args.command == "config" else remote_options.configure(args)
     except ValueError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a closed pipe is caught, rather than at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
         remote_options.close(runner)
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe (``| head``): stop quietly, as coreutils do. Python's own flush of
+    stdout at exit would fail again; stdout now points at /dev/null instead."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":

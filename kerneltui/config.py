@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
+from kerneltui.files import NotUtf8, read_utf8
 from kerneltui.settings.bench import BenchSettings
+from kerneltui.settings.engine import check_setting
 from kerneltui.settings.remote import RemoteSettings
 from kerneltui.settings.schema import SchemaT, SettingsSchema, SettingValueError, build
 from kerneltui.settings.sessions import SessionSettings
@@ -109,14 +111,19 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
     (section → key → value) under them, for a caller that shows every setting (``kerneltui config``).
     Every section with a schema is checked: a value it cannot use raises ConfigError naming where."""
     env = dict(os.environ if env is None else env)
-    file = file or Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
+    file = file or config_file(env)
     cfg = Config(file=file)
     for sec, values in (defaults or {}).items():
         for key, value in values.items():
             cfg.settings.setdefault(sec, {})[key] = Setting(value, "default")
     lines: dict[tuple[str | int, ...], int] = {}
     if file.exists():
-        text = file.read_text(encoding="utf-8")
+        try:
+            text = read_utf8(file)
+        except NotUtf8 as exc:
+            raise ConfigError(f"{file}:{exc.line}: {exc.reason}") from None
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot read it: {exc.strerror or exc}") from None
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -143,14 +150,32 @@ def load_config(file: Path | None = None, env: dict[str, str] | None = None,
         if flag.value is not None and flag.value != "":
             cfg.settings.setdefault(flag.section, {})[flag.key] = Setting(flag.value, flag.name)
     _check_benchmark(cfg)
+    _check_engine(cfg)
     for schema in schemas():
         cfg.read(schema)
     return cfg
 
 
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The config file read: ``KERNELTUI_CONFIG``, else the config folder's ``config.toml``."""
+    env = os.environ if env is None else env
+    return Path(env.get("KERNELTUI_CONFIG") or paths.config_file())
+
+
 def schemas() -> tuple[type[SettingsSchema], ...]:
     """The sections read as schemas, checked at every load."""
     return (UiSettings, KeySettings, SessionSettings, RemoteSettings)
+
+
+def _check_engine(cfg: Config) -> None:
+    """Refuse an ``[engine]`` key or value the engine cannot use, naming where it was set."""
+    for key, setting in cfg.settings.get("engine", {}).items():
+        if setting.source == "default":
+            continue
+        try:
+            check_setting(key, setting.value)
+        except ValueError as exc:
+            raise ConfigError(f"{cfg.where('engine', key)}: {exc}") from exc
 
 
 def _check_benchmark(cfg: Config) -> None:

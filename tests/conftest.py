@@ -159,3 +159,30 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                  f"{report.duration:.1f} s)\n")
         if report.failed:
             fh.write(report.longreprtext + "\n\n")
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 64 KiB tmpfs of its own, for writes that run out of space (ENOSPC). Mounting needs
+    root (a container's CI runs as root); elsewhere the test is skipped and the file-size limit tests
+    (``RLIMIT_FSIZE``) cover the same path."""
+    folder = tmp_path / "small_disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip() or 'not root'}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill_disk(folder: Path) -> None:
+    """Fill the file system under ``folder`` until a write fails (unbuffered, so the failure is here)."""
+    with open(folder / "filler", "wb", buffering=0) as handle:
+        while True:
+            try:
+                handle.write(b"\0" * 1024)
+            except OSError:
+                break

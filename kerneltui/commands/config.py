@@ -35,16 +35,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from kerneltui import paths
-    from kerneltui.config import ConfigError, load_config
+    from kerneltui.config import ConfigError, config_file, load_config
 
+    if args.path:  # where the file is, also when it cannot be read: the way to go and fix it
+        print(config_file())
+        return EXIT_OK
     try:
         cfg = load_config(defaults=every_default())
     except ConfigError as exc:
         print(f"kerneltui: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.path:
-        print(cfg.file)
-        return EXIT_OK
     if args.json:
         data = {sec: {k: {"value": s.value, "source": s.source} for k, s in values.items()}
                 for sec, values in sorted(cfg.settings.items())}

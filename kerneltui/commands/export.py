@@ -29,6 +29,8 @@ def main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if loaded.lost_bytes:
         print(f"kerneltui export: {loaded.lost_note()}", file=sys.stderr)
+    if loaded.damaged_note():
+        print(f"kerneltui export: {loaded.damaged_note()}", file=sys.stderr)
     if args.stdout:
         sys.stdout.write(render_markdown(loaded))
         return EXIT_OK

@@ -7,7 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from kerneltui.files import os_reason, write_bytes_atomic
 from kerneltui.paths import examples_dir
 
 
@@ -31,7 +32,9 @@ def scaffold(name: str, target: Path, force: bool = False) -> Path:
         raise ValueError(f"no bundled example {name!r}; available: {', '.join(list_examples())}")
     if target.exists() and any(target.iterdir()) and not force:
         raise FileExistsError(f"{target} exists and is not empty (use --force to overwrite)")
-    shutil.copytree(src, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"))
+    # --force replaces files a person may have edited: each whole or not at all (never a truncated kernel)
+    shutil.copytree(src, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".kerneltui"),
+                    copy_function=lambda s, d: write_bytes_atomic(Path(d), Path(s).read_bytes()))
     return target
 
 
@@ -53,5 +56,8 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, FileExistsError) as exc:
         print(f"kerneltui new: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        print(f"kerneltui new: cannot write {exc.filename or args.dir}: {os_reason(exc)}", file=sys.stderr)
+        return EXIT_FAIL
     print(f"created {target} from {args.source}; run: kerneltui check {target}")
     return EXIT_OK

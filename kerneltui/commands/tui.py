@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -76,7 +77,7 @@ def main(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         args.task = root
     try:
-        load_task(args.task, args.kernel)
+        load_task(args.task, args.kernel).kernel_source()  # the editor opens it: a bad byte is said here
     except TaskError as exc:
         hint = "" if Path(args.task, "task.toml").exists() else " (give a task directory, or try `kerneltui demo`)"
         print(f"kerneltui: task error: {exc}{hint}", file=sys.stderr)
@@ -94,6 +95,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"kerneltui: task error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     app.run()
+    if app.closed_by_signal:
+        # The app is closed and the terminal restored: die of the signal as before, so the shell sees
+        # 128 + its number (129 SIGHUP, 143 SIGTERM).
+        signal.signal(app.closed_by_signal, signal.SIG_DFL)
+        os.kill(os.getpid(), app.closed_by_signal)
     return EXIT_OK
 
 
@@ -104,5 +110,6 @@ def open_app(task: Path, *, settings: Config, kernel: str | None = None, timeout
     from kerneltui.ui.options import AppOptions
 
     ui = settings.read(UiSettings)
-    options = AppOptions(watch=watch and ui.watch, run_on_start=ui.run_on_start, run_timeout_s=timeout, resume=resume)
+    options = AppOptions(watch=watch and ui.watch, run_on_start=ui.run_on_start, run_timeout_s=timeout, resume=resume,
+                         handle_signals=True)
     return create_app(task, kernel=kernel, settings=settings, options=options)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
+from collections.abc import Iterable
+from pathlib import Path
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.check import add_format_options, load_or_report
@@ -41,6 +44,20 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def unreadable(paths: Iterable[Path]) -> str:
+    """Why a saved file cannot be read as text (bytes that are not UTF-8: file:line and column), or ""."""
+    from kerneltui.core.task_error import TaskError, task_text
+
+    for path in paths:
+        try:
+            task_text(path)
+        except TaskError as exc:
+            return str(exc)
+        except OSError:
+            continue  # gone or mid-rename: the next event brings the new file
+    return ""
 
 
 async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
@@ -91,6 +108,11 @@ async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
             if log is not None:
                 for path, digest in batch:
                     log.write(FileChanged(path=str(path), source_hash=digest))
+            problem = unreadable(path for path, _ in batch)
+            if problem:  # nothing to run until the file is fixed; the watch goes on
+                print(f"kerneltui: task error: {problem}\nfix it and save again (still watching)", file=sys.stderr,
+                      flush=True)
+                continue
             scheduler.request(options)
     finally:
         stopping = True

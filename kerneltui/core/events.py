@@ -202,6 +202,18 @@ class Notice(Event):
     source: str = "kerneltui"
 
 
+@register_event
+@dataclass(frozen=True)
+class EditsKept(Event):
+    """Unsaved edits of ``file`` written to ``path`` (``reason``: "SIGHUP" or "SIGTERM" as the app closed,
+    "a failed save"); a resume of the session puts them back in the editor, unsaved, when nothing
+    changed the kernel after them."""
+
+    file: str
+    path: str
+    reason: str
+
+
 # ----------------------------------------------------------------------------------------------
 # The agent (produced by core.agent, rendered by the chat pane, written by the session log)
 # ----------------------------------------------------------------------------------------------

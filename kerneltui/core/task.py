@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kerneltui.core.task_error import TaskError
+from kerneltui.core.task_error import TaskError, task_text
 from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
+from kerneltui.files import os_reason
 
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
@@ -250,7 +251,7 @@ class Task:
         for name in self.source_files():
             path = Path(self.linked_files[name]) if name in self.linked_files else self.root / name
             try:
-                files[name] = path.read_text(encoding="utf-8", errors="replace")
+                files[name] = task_text(path)
             except OSError as exc:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
         return files
@@ -282,9 +283,11 @@ class Task:
 
     def kernel_source(self) -> str:
         try:
-            return self.kernel_path.read_text(encoding="utf-8")
+            return task_text(self.kernel_path)
         except FileNotFoundError as exc:
             raise TaskError("the kernel file does not exist", self.kernel_path) from exc
+        except OSError as exc:
+            raise TaskError(f"cannot read the kernel file: {os_reason(exc)}", self.kernel_path) from exc
 
     def to_dict(self) -> dict[str, Any]:
         """What a worker needs to know about the task (JSON types only)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kerneltui.files import NotUtf8, read_utf8
+
 
 class TaskError(Exception):
     """A task that cannot be used as it is, with the place to fix it."""
@@ -17,3 +19,12 @@ class TaskError(Exception):
             where = f"{self.file}:{line}: " if line else f"{self.file}: "
         super().__init__(f"{where}{message}")
         self.message = message
+
+
+def task_text(path: Path) -> str:
+    """A task file's text; bytes that are not UTF-8 are a ``TaskError`` at their line and column (a
+    kernel, a reference or a task.toml alike: Python and TOML read UTF-8 only). ``OSError`` as is."""
+    try:
+        return read_utf8(path)
+    except NotUtf8 as exc:
+        raise TaskError(exc.reason, exc.path, exc.line) from None

@@ -1,4 +1,9 @@
-"""Watch a task's files and report saves (watchfiles; editors that save by rename included)."""
+"""Watch a task's files and report saves (watchfiles; editors that save by rename included).
+
+A change is told by the content's hash, of whatever bytes the file holds (bytes that are not UTF-8
+are a change too: the command reading the file says what is wrong with it). A task file that is a
+symbolic link to a file inside the task folder is watched through its target, wherever in the folder
+that lies (a hidden folder included)."""
 
 from __future__ import annotations
 
@@ -8,7 +13,9 @@ from pathlib import Path
 from kerneltui.core.task import Task, source_hash
 
 
-def _is_task_source(task: Task, path: Path) -> bool:
+def _is_task_source(task: Task, path: Path, targets: set[Path]) -> bool:
+    if path.resolve() in targets:
+        return True
     try:
         rel = path.resolve().relative_to(task.root.resolve())
     except ValueError:
@@ -23,9 +30,10 @@ async def watch_task(task: Task, stop_event: object | None = None, debounce_ms: 
     from watchfiles import awatch
 
     last: dict[Path, str] = {}
+    targets = {path.resolve() for path in task.watched_paths()}  # a symlinked kernel: its target
     for path in task.watched_paths():
         try:
-            last[path.resolve()] = source_hash(path.read_text(encoding="utf-8"))
+            last[path.resolve()] = _digest(path)
         except OSError:
             pass
     async for changes in awatch(task.root, debounce=debounce_ms, step=20, stop_event=stop_event,  # type: ignore[arg-type]
@@ -33,10 +41,10 @@ async def watch_task(task: Task, stop_event: object | None = None, debounce_ms: 
         batch: list[tuple[Path, str]] = []
         for _, raw in changes:
             path = Path(raw).resolve()
-            if not _is_task_source(task, path):
+            if not _is_task_source(task, path, targets):
                 continue
             try:
-                digest = source_hash(path.read_text(encoding="utf-8"))
+                digest = _digest(path)
             except OSError:
                 continue  # deleted or mid-rename; the next event brings the new file
             if last.get(path) == digest:
@@ -45,3 +53,7 @@ async def watch_task(task: Task, stop_event: object | None = None, debounce_ms: 
             batch.append((path, digest))
         if batch:
             yield batch
+
+
+def _digest(path: Path) -> str:
+    return source_hash(path.read_bytes().decode("utf-8", errors="replace"))

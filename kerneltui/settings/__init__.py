@@ -5,6 +5,7 @@
     sessions.py    ``[sessions]``
     remote.py      ``[remote]`` (and the flags that set it)
     bench.py       ``[benchmark]`` (``BenchSettings``, read in the parent and in the workers)
+    engine.py      ``[engine]``'s keys, defaults and checks
     toml_lines.py  where a key sits in a TOML file, for messages that name the line
 
 Modules here import only the standard library and each other: ``kerneltui.config`` loads and checks

@@ -12,6 +12,7 @@ event loop blocks: runs are asyncio tasks talking to worker processes, files are
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 from typing import ClassVar
 
@@ -86,6 +87,7 @@ class KernelApp(ReplayActions, App[None]):
         # agent is handed these when it attaches, so no run of the workbench escapes it.
         self._before_attach: list[ev.Event] | None = None
         self._panes_built = False  # the main screen's panes exist
+        self.closed_by_signal = 0  # SIGHUP or SIGTERM closed the app (``close_on_signal``); the command re-raises it
         self._panes_ready = asyncio.Event()  # set by main_ready: a task switch waits for the new panes
 
     # -- what the app works with ----------------------------------------------------------------
@@ -174,6 +176,22 @@ class KernelApp(ReplayActions, App[None]):
         if self.options.watch_themes:
             self.theming.watch()
         self.set_interval(0.25, self.runs.tick)
+        if self.options.handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(sig, self.close_on_signal, sig)
+
+    def close_on_signal(self, sig: int) -> None:
+        """SIGHUP (the terminal went away: an SSH link dropped) or SIGTERM: keep the editor's unsaved text
+        where a resume finds it, close the session log, then leave as ctrl+q does (Textual restores the
+        terminal: the alternate screen left, mouse tracking off)."""
+        if self.closed_by_signal:
+            return
+        self.closed_by_signal = sig
+        if self.ready and self.replay is None and self.editor.dirty:
+            self.task_files.keep_on_close(signal.Signals(sig).name)
+        self.stop_recording()
+        self.exit(return_code=128 + sig)
 
     def main_ready(self) -> None:
         """The main screen's panes exist (at start, and again after each task switch)."""
@@ -304,6 +322,10 @@ class KernelApp(ReplayActions, App[None]):
     def _saved(self, message: msg.SaveRequested) -> None:
         self.runs.request("save")
 
+    @on(msg.SaveFailed)
+    def _save_failed(self, message: msg.SaveFailed) -> None:
+        self.task_files.save_failed(message.text, message.error)
+
     @on(msg.FileEvent)
     def _file_changed(self, message: msg.FileEvent) -> None:
         if self.ready and isinstance(message.event, ev.FileChanged):  # not while the panes are gone or not built
@@ -416,6 +438,7 @@ class KernelApp(ReplayActions, App[None]):
         once its panes are built, False (and why, said) when it cannot be opened."""
         try:
             task = load_task(path, None)
+            task.kernel_source()  # the editor opens it: bytes that are not UTF-8 are said here
         except TaskError as exc:
             self.notify(f"cannot open {path}: {exc}", severity="error", timeout=10)
             return False

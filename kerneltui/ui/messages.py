@@ -111,6 +111,15 @@ class SaveRequested(Message):
         self.text = text
 
 
+class SaveFailed(Message):
+    """The editor could not write the kernel file: the file is unchanged, ``text`` stays unsaved."""
+
+    def __init__(self, text: str, error: OSError) -> None:
+        super().__init__()
+        self.text = text
+        self.error = error
+
+
 class ProposalDecision(Message):
     """``decision``: accept (``hunks``: only these, None: all), edit (accept ``edited_source``), reject
     (``feedback``: the optional reason) or redirect (``feedback``: where to go instead); both texts reach

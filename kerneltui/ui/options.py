@@ -27,3 +27,6 @@ class AppOptions:
     record_session: bool = True  # write the session log ([sessions] record = false turns it off too)
     replay: Timeline | None = None  # open read-only on this saved session (kerneltui replay)
     resume: Path | None = None  # a session folder to continue (kerneltui --resume)
+    # SIGHUP and SIGTERM keep the unsaved text, close the session log and leave the terminal as it was
+    # (``KernelApp.close_on_signal``); the command sets it, tests of the app in-process do not.
+    handle_signals: bool = False

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from kerneltui.core import events as ev
 from kerneltui.core.session import LoadedSession, SessionError, Timeline, load_session
 from kerneltui.core.session.store import list_sessions, read_header
+from kerneltui.files import read_utf8, write_text_atomic
 from kerneltui.ui.screens.prompt import PromptScreen
 from kerneltui.ui.screens.sessions import SessionPicker
 
@@ -112,6 +113,24 @@ class SessionControl:
         finally:
             self.resuming = False
 
+    def _restore_kept_edits(self, loaded: LoadedSession) -> None:
+        """Edits kept as the app closed on a signal (the log's last word on the kernel is ``EditsKept``)
+        are back in the editor, unsaved."""
+        kept = last_kept_edits(loaded)
+        if kept is None:
+            return
+        app = self.app
+        try:
+            text = read_utf8(Path(kept.path))
+        except (OSError, ValueError) as exc:
+            app.notify(f"your unsaved edits kept at {kept.reason} could not be read back: {exc}", severity="warning")
+            return
+        if text != app.editor.text:
+            app.editor.load_text(text)
+            app.editor.dirty = text != app.editor.disk_text
+            app.notify(f"your unsaved edits of {kept.file}, kept on {kept.reason}, are back in the editor (not saved "
+                       f"yet; the copy: {kept.path})", timeout=12)
+
     async def _resume(self, folder: Path) -> None:
         app = self.app
         loaded = self._load(folder)
@@ -130,10 +149,11 @@ class SessionControl:
         path = app.kernel_task.kernel_path
         if text is not None and text != path.read_text(encoding="utf-8"):
             saved = app.task_files.backup(path.name, path.read_text(encoding="utf-8"))
-            path.write_text(text, encoding="utf-8")
+            write_text_atomic(path, text)
             app.editor.replace_from_disk(text)
             app.runs.expect(path, text)
             app.notify(f"{path.name} restored to the session's last version (the file before: {saved})", timeout=10)
+        self._restore_kept_edits(loaded)
         self.feed(timeline.plan(len(timeline)))
         app.call_after_refresh(setattr, app, "replaying", False)
         if loaded.contexts:
@@ -142,3 +162,15 @@ class SessionControl:
         app.load_history()
         app.notify(f"resumed session {loaded.id}: {len(timeline.versions)} versions, {len(loaded.events)} events",
                    timeout=6)
+
+
+def last_kept_edits(loaded: LoadedSession) -> ev.EditsKept | None:
+    """The session's ``EditsKept`` when nothing changed the kernel after it (it is the last word)."""
+    events = loaded.events
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if isinstance(event, ev.EditsKept):
+            return event
+        if isinstance(event, (ev.FileChanged, ev.RunStarted, ev.ProposalEvent)):
+            return None
+    return None

@@ -1,17 +1,20 @@
 """The task's files on disk, seen by the watcher, and the editor's copy of the kernel: every save
 reruns the loop; an outside change of the kernel reloads it or asks; task.toml or the reference
-reloads the task. Unsaved edits are kept in ``<task>/.kerneltui/unsaved/`` before anything replaces them."""
+reloads the task. Unsaved edits are kept in ``<task>/.kerneltui/unsaved/`` (``core.unsaved``) before anything
+replaces them, and when a save fails."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core import unsaved
 from kerneltui.core.task import TaskError, source_hash
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.watcher import watch_task
+from kerneltui.files import os_reason
 from kerneltui.ui.screens.file_changed import FileChangedScreen
 
 if TYPE_CHECKING:
@@ -23,15 +26,35 @@ class TaskFiles:
         self.app = app
 
     def backup_dir(self) -> Path:
-        return self.app.kernel_task.state_dir / "unsaved"
+        return unsaved.task_folder(self.app.kernel_task.state_dir)
 
-    def backup(self, name: str, text: str) -> Path:
-        """Keep ``text`` (edits about to be replaced) in the task's unsaved folder; its path."""
-        folder = self.backup_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{name}.{time.strftime('%Y%m%d-%H%M%S')}"
-        target.write_text(text, encoding="utf-8")
-        return target
+    def backup(self, name: str, text: str) -> Path | str:
+        """Keep ``text`` (edits about to be replaced) in the task's unsaved folder (else the data
+        folder's); its path, or why no copy could be written."""
+        task = self.app.kernel_task
+        try:
+            return unsaved.keep(task.state_dir, task.root, name, text)
+        except unsaved.NotKept as exc:
+            return f"nowhere on disk ({exc})"
+
+    def keep_on_close(self, reason: str) -> None:
+        """The app is closing on a signal with unsaved edits: keep them and say where in the session log
+        (``EditsKept``), where a resume finds them."""
+        name = self.app.kernel_task.kernel_path.name
+        saved = self.backup(name, self.app.editor.text)
+        if isinstance(saved, Path):
+            self.app.bridge.emit(ev.EditsKept(file=name, path=str(saved), reason=reason))
+
+    def save_failed(self, text: str, error: OSError) -> None:
+        """ctrl+s could not write the kernel: the file is as it was, the text stays in the editor and a
+        copy is kept; say why and where."""
+        name = self.app.kernel_task.kernel_path.name
+        saved = self.backup(name, text)
+        if isinstance(saved, Path):  # the session's last word until a later save: a resume brings it back
+            self.app.bridge.emit(ev.EditsKept(file=name, path=str(saved), reason="a failed save"))
+        self.app.notify(f"could not save {name}: {os_reason(error)} — your text is kept in {saved} and stays in "
+                        "the editor (free space or fix the file's permissions, then ctrl+s again)",
+                        severity="error", timeout=20)
 
     def keep_unsaved_edits(self) -> None:
         """Before the editor is closed (a task switch): its unsaved edits go to a backup, said where."""
@@ -87,7 +110,14 @@ class TaskFiles:
         app = self.app
         editor = app.editor
         try:
-            text = path.read_text(encoding="utf-8")
+            text = task_text(path)
+        except TaskError as exc:
+            # Bytes that are not UTF-8: nothing reloaded or run; what the editor holds stays.
+            kept = " — your text stays in the editor (ctrl+s writes it over the file)" if editor.dirty else ""
+            app.notify(f"{path.name} changed on disk and cannot be read: {exc}{kept}", severity="error", timeout=15)
+            editor.disk_text = ""  # the editor no longer holds what is on disk: a save is needed
+            editor.dirty = True
+            return
         except OSError as exc:
             app.notify(f"cannot read {path.name}: {exc.strerror}", severity="error")
             return
@@ -109,7 +139,10 @@ class TaskFiles:
             def answer(choice: str | None) -> None:
                 if choice == "reload":
                     saved = self.backup(path.name, editor.text)
-                    editor.replace_from_disk(path.read_text(encoding="utf-8"))
+                    try:
+                        editor.replace_from_disk(task_text(path))
+                    except (TaskError, OSError) as exc:
+                        app.notify(f"cannot reload {path.name}: {exc}", severity="error", timeout=10)
                     app.notify(f"your edits are saved in {saved}", timeout=10)
                 else:
                     editor.dirty = editor.text != editor.disk_text

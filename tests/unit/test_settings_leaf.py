@@ -13,8 +13,8 @@ import kerneltui.settings
 
 SETTINGS_DIR = Path(kerneltui.settings.__file__).parent
 # What loading and checking every section may bring in: the package's root, the config, the XDG
-# locations and the schemas.
-ALLOWED = ("kerneltui", "kerneltui.config", "kerneltui.paths")
+# locations, the file reader (bytes that are not UTF-8 named at their line) and the schemas.
+ALLOWED = ("kerneltui", "kerneltui.config", "kerneltui.paths", "kerneltui.files")
 
 
 def test_loading_the_config_imports_nothing_above_the_settings(tmp_path: Path) -> None:

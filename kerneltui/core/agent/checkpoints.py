@@ -10,14 +10,13 @@ restarts, and an edit made by hand after the checkpoint is saved before undo ove
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
 from kerneltui.core.task import source_hash
+from kerneltui.files import write_text_atomic
 
 
 class KernelTarget(Protocol):
@@ -37,17 +36,7 @@ class KernelFile:
         return self.path.read_text(encoding="utf-8")
 
     def write(self, text: str) -> None:
-        mode = self.path.stat().st_mode & 0o777 if self.path.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, mode)
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_text_atomic(self.path, text)
 
 
 class KernelInMemory:

@@ -28,6 +28,7 @@ from kerneltui.core.agent.diffs import apply_unified_diff
 from kerneltui.core.agent.proposals import Proposal
 from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.task import Task, source_hash
+from kerneltui.files import write_text_atomic
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.chat import AgentChat
@@ -112,6 +113,6 @@ async def _compiler_output(chat: AgentChat, kernel_text: str, stage: str, kernel
 def accept_override(task: Task, p: Proposal, new: str, decision: dict[str, Any]) -> None:
     """The accepted text (all of it, some hunks, or the person's edit) is what the override folder holds."""
     assert p.override is not None
-    (task.root / str(p.override["file"])).write_text(new, encoding="utf-8")
+    write_text_atomic(task.root / str(p.override["file"]), new)
     decision["override"] = p.override["folder"]
     decision["kernel_file_unchanged"] = True

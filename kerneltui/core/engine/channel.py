@@ -72,7 +72,19 @@ def create_key(path: Path) -> bytes:
     its own and linked into place, so a reader never sees a half-written key."""
     if path.exists():
         return read_key(path)
-    key = secrets.token_bytes(32)
+    return write_key(path, secrets.token_bytes(32))
+
+
+def restore_key(path: Path, key: bytes) -> None:
+    """Put a running engine's key back in ``path`` when the file is gone (deleted by hand): its clients
+    read it there, and without it even `kerneltui engine stop` could not prove itself."""
+    if not path.exists():
+        write_key(path, key)
+
+
+def write_key(path: Path, key: bytes) -> bytes:
+    """``key`` written whole (mode 0600) and linked into place; the key already there if another
+    process linked one first."""
     draft = path.with_name(f".{path.name}.{os.getpid()}")
     fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="ascii") as handle:

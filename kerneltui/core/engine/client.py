@@ -75,12 +75,24 @@ class EngineClient:
             streams = await self._start_and_connect()
         channel = Channel(*streams)
         try:
-            key = read_key(self.files.key)
+            key = await self._key()
             hello = await channel.connect(key, {"client_pid": os.getpid(), "version": __version__})
         except (KeyFileError, AuthError, ProtocolError, ConnectionError, TimeoutError) as exc:
             await channel.close()
             raise EngineUnavailable(f"the engine on {self.files.socket} cannot be used: {exc}") from exc
         return channel, hello
+
+    async def _key(self) -> bytes:
+        """The key; a file deleted by hand is written again by the engine as it accepts this connection
+        (``channel.restore_key``), so a missing one is waited for a moment."""
+        deadline = time.monotonic() + 2.0
+        while True:
+            try:
+                return read_key(self.files.key)
+            except KeyFileError:
+                if self.files.key.exists() or time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.02)
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         try:

@@ -26,7 +26,7 @@ from typing import Any
 
 from kerneltui import __version__
 from kerneltui.core import rungs as rung_registry
-from kerneltui.core.engine.channel import AuthError, Channel, create_key
+from kerneltui.core.engine.channel import AuthError, Channel, create_key, restore_key
 from kerneltui.core.engine.messages import RunRequest, report_to_dict
 from kerneltui.core.engine.pools import EnginePools
 from kerneltui.core.engine.reaper import Reaper, ReapingRunner
@@ -121,6 +121,10 @@ class Engine:
         self._clients += 1
         self._touch()
         channel = Channel(reader, writer)
+        try:
+            restore_key(self.files.key, self.key)
+        except OSError as exc:
+            log(f"cannot write the engine key {self.files.key} again: {exc}")
         try:
             await channel.accept(self.key, {"pid": os.getpid(), "version": __version__})
             message = await channel.receive()

@@ -14,20 +14,10 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kerneltui import __version__, paths
 from kerneltui.config import Config, ConfigError, load_config
-from kerneltui.settings.schema import FALSE_WORDS, TRUE_WORDS
-
-ENGINE_DEFAULTS: dict[str, Any] = {
-    "enabled": True,  # commands use (and start) the engine; false: every command runs its own workers
-    "idle_s": 900.0,  # the engine stops after this long with no client and no run
-    "dir": "",  # where the socket and key live (default: $XDG_RUNTIME_DIR/kerneltui, else the cache dir)
-    "candidate_spares": 2,  # ready workers kept per backend: a full check takes two (checks, benchmark)
-    "judge_spares": 1,
-    "start_timeout_s": 60.0,  # how long a command waits for an engine it started to answer
-}
+from kerneltui.settings.engine import ENGINE_DEFAULTS, flag
 
 # Unix socket paths are limited to 108 bytes by the kernel (sun_path).
 SOCKET_PATH_MAX = 107
@@ -55,7 +45,7 @@ class EngineSettings:
         cfg = {**ENGINE_DEFAULTS, **(config or load_config()).section("engine")}
         try:
             settings = cls(
-                enabled=_flag(cfg.get("enabled", True)),
+                enabled=flag(cfg.get("enabled", True)),
                 idle_s=float(cfg.get("idle_s", 900.0)),
                 dir=Path(str(cfg.get("dir") or "")).expanduser() if cfg.get("dir") else default_dir(),
                 candidate_spares=int(cfg.get("candidate_spares", 2)),
@@ -73,17 +63,6 @@ class EngineSettings:
     @property
     def files(self) -> EngineFiles:
         return EngineFiles.in_dir(self.dir)
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in TRUE_WORDS:
-        return True
-    if text in FALSE_WORDS or text == "":
-        return False
-    raise ValueError(f"enabled = {value!r} is not true or false")
 
 
 def default_dir() -> Path:

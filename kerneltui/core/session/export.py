@@ -142,6 +142,8 @@ def render_markdown(session: LoadedSession, png_name: str | None = None, png_not
     out.append(f"- {len(session.events)} events, {len(timeline.versions)} versions checked")
     if session.lost_bytes:
         out.append(f"- note: {session.lost_note()}")
+    if session.damaged_note():
+        out.append(f"- note: {session.damaged_note()}")
     out += ["", "## Versions", "", "| version | hash | origin | verdict | kept | correctness | median | speedup vs reference |",
             "|---|---|---|---|---|---|---|---|"]
     for v in timeline.versions:

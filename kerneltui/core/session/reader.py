@@ -112,6 +112,15 @@ class LoadedSession:
         except OSError:
             return None
 
+    def damaged_note(self) -> str:
+        """One line on the damaged records skipped (how many, at which lines), or "" when there were none."""
+        skipped = [p.split(": ", 1)[0] for p in self.problems if "skipped a damaged record" in p]
+        if not skipped:
+            return ""
+        lines = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        plural = "s" if len(skipped) != 1 else ""
+        return f"{self.folder.name}: skipped {len(skipped)} damaged record{plural} ({lines}); loaded the rest"
+
     def lost_note(self) -> str:
         """One line on what a crash cost, or "" when nothing was lost."""
         if not self.lost_bytes:

@@ -84,7 +84,9 @@ def resolve_session(name: str, config: Config | None = None) -> Path:
 
 def read_header(folder: Path) -> dict[str, Any] | None:
     try:
-        with open(folder / LOG_NAME, encoding="utf-8") as fh:
+        # As bytes: reading text decodes ahead of the first line, and a damaged record further on (bytes
+        # that are not UTF-8) would hide the whole session.
+        with open(folder / LOG_NAME, "rb") as fh:
             first = fh.readline()
         header = json.loads(first)
     except (OSError, ValueError):

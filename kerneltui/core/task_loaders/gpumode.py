@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
@@ -51,7 +52,7 @@ def task_yml(root: Path) -> Path:
     return yml if yml.exists() else root / "task.yaml"
 
 
-def linked_files(src: SettingsFile, root: Path, value: Any) -> tuple[dict[str, str], str]:
+def linked_files(src: SettingsFile, root: Path, value: Any, evaluator: str | None = None) -> tuple[dict[str, str], str]:
     """task.yml's ``files:``: the files to take from outside the folder, and the submission's name.
 
     A source that is missing but whose name is already in the folder is the flattened copy GPU
@@ -77,7 +78,9 @@ def linked_files(src: SettingsFile, root: Path, value: Any) -> tuple[dict[str, s
             continue
         path = (root / source).resolve()
         if not path.is_file():
-            if (root / name).is_file():
+            if (root / name).is_file() or name == evaluator:
+                # GPU MODE's evaluator (``config: main``) is never run by kerneltui: a problem folder copied
+                # without the shared ``../eval.py`` loads all the same.
                 continue
             raise src.error((*at, "source"), f"files entry {i + 1}: {source} not found (relative to {root})")
         if path != (root / name).resolve():
@@ -104,7 +107,9 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     for key in ("config", "templates"):
         if key in data:
             fields.table(src, (key,), data[key])
-    linked, submission = linked_files(src, root, data.get("files"))
+    config = data.get("config")
+    evaluator = config.get("main") if isinstance(config, dict) else None
+    linked, submission = linked_files(src, root, data.get("files"), evaluator if isinstance(evaluator, str) else None)
 
     ref = root / "reference.py"
     funcs = top_level_functions(parse_python(ref))
@@ -142,7 +147,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     if options.backend is not None:
         backend, backend_from = options.backend, "--backend"
     else:
-        backend, backend_from = detect_backend(cand.read_text(encoding="utf-8")), f"detected from {kernel_rel}"
+        backend, backend_from = detect_backend(task_text(cand)), f"detected from {kernel_rel}"
     if backend not in BACKENDS:
         raise TaskError(f"--backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 

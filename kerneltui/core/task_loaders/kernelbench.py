@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.task import BACKENDS, RANKINGS, Case, LoadOptions, Task, TaskError, Tolerance
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.constants import (
     Constant,
@@ -144,7 +145,7 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
     for name in ("get_inputs", "get_init_inputs"):
         if name not in funcs:
             raise TaskError(f"KernelBench problem without {name}()", problem)
-    header, src = read_header(problem, problem.read_text(encoding="utf-8"))
+    header, src = read_header(problem, task_text(problem))
     constants = module_constants(tree)
     backend, backend_from = _backend(options, header, src)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts, Tolerance
+from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
@@ -33,7 +34,7 @@ ARCH = re.compile(r"^sm_\d{2,3}[af]?$")
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], SettingsFile]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = task_text(path)
     except FileNotFoundError as exc:
         raise TaskError("task.toml not found", path) from exc
     try:

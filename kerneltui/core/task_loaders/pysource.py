@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kerneltui.core.task_error import TaskError
+from kerneltui.core.task_error import TaskError, task_text
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class FunctionShape:
 
 def parse_python(path: Path) -> ast.Module:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = task_text(path)
     except FileNotFoundError as exc:
         raise TaskError("file not found", path) from exc
     try:

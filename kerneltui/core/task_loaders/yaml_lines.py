@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task_error import TaskError
+from kerneltui.core.task_error import TaskError, task_text
 from kerneltui.core.task_loaders.fields import KeyPath, SettingsFile
 
 
@@ -14,7 +14,7 @@ def read_yaml(path: Path) -> tuple[Any, SettingsFile]:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = task_text(path)
     except OSError as exc:
         raise TaskError(f"cannot read it: {exc.strerror}", path) from exc
     try:

@@ -1,5 +1,9 @@
 """The kernel editor: a code TextArea that saves with ctrl+s and never loses an edit.
 
+A save replaces the file whole or not at all (``core.files.write_text_atomic``); a save that fails
+(a full disk, a read-only file) leaves the text in the editor, unsaved, and tells the app
+(``SaveFailed``), which keeps a copy and says why.
+
 The editor remembers the text it last read from or wrote to disk (``disk_text``). A change on disk
 that matches it is our own save; anything else is another editor's save: with no unsaved edits it
 reloads, with unsaved edits the app asks first (``screens.file_changed``).
@@ -17,8 +21,9 @@ from textual.reactive import reactive
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
+from kerneltui.files import write_text_atomic
 from kerneltui.ui import keys
-from kerneltui.ui.messages import EditorCursorMoved, ProposalDecision, SaveRequested
+from kerneltui.ui.messages import EditorCursorMoved, ProposalDecision, SaveFailed, SaveRequested
 
 if TYPE_CHECKING:
     from tree_sitter import Language
@@ -133,7 +138,12 @@ class KernelEditor(TextArea):
             self.post_message(ProposalDecision(self.editing_proposal, "edit", edited_source=self.text))
             return
         text = self.text
-        self.path.write_text(text, encoding="utf-8")
+        try:
+            write_text_atomic(self.path, text)
+        except OSError as exc:
+            # The file on disk is as it was (the write is all or nothing); the text stays here, unsaved.
+            self.post_message(SaveFailed(text, exc))
+            return
         self.disk_text = text
         self.dirty = False
         self.post_message(SaveRequested(text))
