@@ -9,9 +9,8 @@ import subprocess
 import pytest
 
 from kerneltui.config import ConfigError
-from kerneltui.core.engine.settings import engine_folders
 from kerneltui.core.sandbox import reaper
-from kerneltui.core.sandbox.box import decide
+from kerneltui.core.sandbox.box import decide, sealed_folders
 from kerneltui.core.sandbox.environment import SCRATCH_ENV, worker_environment
 from kerneltui.core.sandbox.filesystem import FilesystemPlan, read_rules
 from kerneltui.core.sandbox.landlock import READ, READ_DIR
@@ -84,8 +83,10 @@ def test_a_sealed_folder_stays_unreadable_under_a_readable_path_that_holds_it(tm
 
 def test_every_box_seals_the_engines_folders(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("KERNELTUI_ENGINE_DIR", str(tmp_path / "engine"))
-    (tmp_path / "engine").mkdir()
-    plan, _ = decide_for(SandboxSettings(), support(), sealed=engine_folders())
+    # Made before the box if missing: one made later beneath a granted folder would be readable.
+    folders = sealed_folders()
+    assert str(tmp_path / "engine") in folders and (tmp_path / "engine").stat().st_mode & 0o777 == 0o700
+    plan, _ = decide_for(SandboxSettings(), support(), sealed=folders)
     assert plan is not None and plan.filesystem is not None
     assert str(tmp_path / "engine") in plan.filesystem.sealed
     assert str(tmp_path / "engine") in plan.filesystem.hidden

@@ -154,6 +154,16 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
     return plan, SandboxState(True, tuple(parts))
 
 
+def sealed_folders() -> list[str]:
+    """The engine's folders, which no box may read, made (0700) where missing: Landlock names what
+    exists when the box is made, and a folder made later beneath a granted one would be readable."""
+    folders = list(engine_folders())
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folders
+
+
 @dataclass
 class WorkerBox:
     """One boxed process, parent side: from before its start until its folder and cgroup are gone."""
@@ -328,7 +338,8 @@ def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
         plan, state = decide(settings, support, scratch=str(scratch), env=env, python=python, caches=caches,
                              writable=[os.path.abspath(w) for w in writable], readable=list(readable),
                              cgroup_made=str(group or ""), cgroup_why=group_why, pids_max=pids,
-                             keep_capabilities=keep_capabilities, sealed=engine_folders())
+                             keep_capabilities=keep_capabilities,
+                             sealed=sealed_folders() if settings.enabled and support.landlock_abi else ())
         pipe = list(os.pipe()) if lifeline and linux.IS_LINUX else []
         policy = LaunchPolicy(parent_pid=os.getpid(), scratch=str(scratch), cgroup=str(group or ""),
                               lifeline_fd=pipe[0] if pipe else -1, box=plan)
