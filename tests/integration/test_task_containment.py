@@ -135,3 +135,18 @@ def test_gpumode_files_that_pull_a_shared_file_stay_a_declared_exception(tmp_pat
     (problem / "submission.py").symlink_to(tmp_path / "submission.py")
     with pytest.raises(TaskError, match="submission.py leads outside the task folder"):
         load_task(problem)
+
+
+def test_a_link_out_made_while_watching_reruns_and_the_run_refuses_it(tmp_path):
+    """The watcher does not die on a folder that gained a link out; the run it starts is refused."""
+    from kerneltui.core.watcher import _is_task_source
+
+    task, _, _ = _outside_task(tmp_path, "kernel.py")
+    (task / "kernel.py").unlink()
+    (task / "kernel.py").write_text(HONEST_ADD)
+    loaded = load_task(task)
+    (tmp_path / "private" / "id_rsa").write_text("-----BEGIN KEY-----\n")
+    (task / "notes.txt").symlink_to(tmp_path / "private" / "id_rsa")
+    assert _is_task_source(loaded, task / "kernel.py")
+    with pytest.raises(TaskError, match="notes.txt leads outside the task folder"):
+        loaded.read_sources()
