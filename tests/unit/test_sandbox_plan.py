@@ -92,6 +92,19 @@ def test_every_box_seals_the_engines_folders(tmp_path, monkeypatch) -> None:
     assert str(tmp_path / "engine") in plan.filesystem.hidden
 
 
+def test_kerneltuis_cache_folder_is_hidden_but_its_cuda_builds(tmp_path, monkeypatch) -> None:
+    # A cache folder outside the home (XDG_CACHE_HOME, KERNELTUI_CACHE_DIR) is not hidden with it.
+    cache = tmp_path / "cache"
+    (cache / "cuda").mkdir(parents=True)
+    (cache / "context-index").mkdir()
+    monkeypatch.setenv("KERNELTUI_CACHE_DIR", str(cache))
+    plan, _ = decide_for(SandboxSettings(), support(), caches=[str(cache / "cuda")])
+    assert plan is not None and plan.filesystem is not None
+    assert str(cache) in plan.filesystem.hidden and str(cache / "cuda") in plan.filesystem.writable
+    rules = {r.path for r in read_rules(plan.filesystem.hidden, plan.filesystem.readable, plan.filesystem.sealed)}
+    assert not any(p == str(cache) or p.startswith(str(cache) + "/") for p in rules)
+
+
 def support(**changes: object) -> SandboxSupport:
     full = dict(landlock_abi=7, network="namespace", cgroup_base="/sys/fs/cgroup", capabilities=True, root=True)
     full.update(changes)

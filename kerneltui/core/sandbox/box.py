@@ -127,8 +127,10 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
         parts.append(SandboxPart("network", False, support.network_why))
     filesystem = None
     if abi:
+        # kerneltui's cache folder is hidden whole wherever it lies (a worker writes, and so reads, only
+        # its cuda/ builds: a grant of its own), as are the config and data folders.
         hidden = plan_hidden(str(Path.home()), tempfile.gettempdir(),
-                             (str(paths.config_dir()), str(paths.data_dir()), *sealed))
+                             (str(paths.config_dir()), str(paths.data_dir()), str(paths.cache_dir()), *sealed))
         filesystem = FilesystemPlan(
             hidden=hidden, readable=tuple(python_paths(env.env, python)) + tuple(readable),
             writable=(scratch, SHARED_MEMORY, *caches, *writable), devices=device_nodes(),
