@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kerneltui.core.task_error import TaskError, task_text
+from kerneltui.core.task_error import TaskError, task_text, task_utf8
 from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
+from kerneltui.core.task_loaders.containment import contained, read_contained
 from kerneltui.files import os_reason
 
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
@@ -222,7 +223,8 @@ class Task:
         """Relative paths of the task's small source files (what a worker receives).
 
         A KernelBench problem is one self-contained file, and its folder (a level of the suite)
-        holds a hundred others: only the problem and its candidate travel."""
+        holds a hundred others: only the problem and its candidate travel. Each must resolve inside
+        the folder, linked files aside (``containment``): TaskError otherwise."""
         names: list[str] = []
         folder = [] if self.format == "kernelbench" else sorted(self.root.rglob("*"))
         for path in folder:
@@ -242,6 +244,9 @@ class Task:
         for required in (self.kernel_file, self.reference_file, self.entry_file, *self.linked_files):
             if required not in names:
                 names.append(required)
+        for name in names:
+            if name not in self.linked_files:
+                contained(self.root, name)
         return names
 
     def published_sources(self) -> dict[str, str]:
@@ -251,9 +256,10 @@ class Task:
         for name in self.source_files():
             path = Path(self.linked_files[name]) if name in self.linked_files else self.root / name
             try:
-                files[name] = task_text(path)
+                data = path.read_bytes() if name in self.linked_files else read_contained(self.root, name)
             except OSError as exc:
                 raise TaskError(f"cannot read {name}: {exc.strerror}", path) from exc
+            files[name] = task_utf8(data, path)
         return files
 
     def read_sources(self, replaced: dict[str, str] | None = None) -> dict[str, str]:
@@ -282,8 +288,11 @@ class Task:
         return follow_in_candidate(kernel, reference, self.constants)[1]
 
     def kernel_source(self) -> str:
+        """The kernel's text, read inside the task folder (``containment``) unless it is a linked file."""
         try:
-            return task_text(self.kernel_path)
+            if self.kernel_file in self.linked_files:
+                return task_text(self.kernel_path)
+            return task_utf8(read_contained(self.root, self.kernel_file), self.kernel_path)
         except FileNotFoundError as exc:
             raise TaskError("the kernel file does not exist", self.kernel_path) from exc
         except OSError as exc:

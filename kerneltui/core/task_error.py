@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kerneltui.files import NotUtf8, read_utf8
+from kerneltui.files import NotUtf8, utf8_text
 
 
 class TaskError(Exception):
@@ -24,7 +24,12 @@ class TaskError(Exception):
 def task_text(path: Path) -> str:
     """A task file's text; bytes that are not UTF-8 are a ``TaskError`` at their line and column (a
     kernel, a reference or a task.toml alike: Python and TOML read UTF-8 only). ``OSError`` as is."""
+    return task_utf8(path.read_bytes(), path)
+
+
+def task_utf8(data: bytes, path: Path) -> str:
+    """``data``, read from the task file ``path``, as text; not UTF-8: a ``TaskError`` at its line."""
     try:
-        return read_utf8(path)
+        return utf8_text(data, path)
     except NotUtf8 as exc:
         raise TaskError(exc.reason, exc.path, exc.line) from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from kerneltui.core.task import Task, source_hash
+from kerneltui.core.task import Task, TaskError, source_hash
 
 
 def _is_task_source(task: Task, path: Path, targets: set[Path]) -> bool:
@@ -22,7 +22,11 @@ def _is_task_source(task: Task, path: Path, targets: set[Path]) -> bool:
         return False
     if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
         return False
-    return rel.as_posix() in set(task.source_files()) or rel.as_posix() == task.kernel_file
+    try:
+        names = set(task.source_files())
+    except TaskError:
+        return True  # a file of the folder now leads outside it: the run says so (containment)
+    return rel.as_posix() in names or rel.as_posix() == task.kernel_file
 
 
 async def watch_task(task: Task, stop_event: object | None = None, debounce_ms: int = 50) -> AsyncIterator[list[tuple[Path, str]]]:

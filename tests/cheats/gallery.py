@@ -1346,3 +1346,62 @@ GPU_CHEATS = tuple(c for c in CHEATS if c.gpu)
 
 def by_name(name: str) -> Cheat:
     return next(c for c in (*CHEATS, *ESCAPES, L2_WAIVED) if c.name == name)
+
+
+# The engine's doors (#47): a kernel that, from inside its worker, reads the engine's key and log and
+# asks the engine (which runs outside the box) to run another task with a kernel of its own. The
+# test fills in the paths, the other task's request and, for the defence behind the key, a leaked key.
+ENGINE_PROBE = HONEST_ADD + '''
+import asyncio
+import importlib
+import json
+import os
+
+
+def _probe():
+    found = {}
+    for name, path in (("key", __KEY__), ("log", __LOG__)):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                found[name] = "read: " + fh.read()[:200]
+        except OSError as exc:
+            found[name] = "denied: " + str(exc.strerror)
+    leaked = __LEAKED_KEY__
+    key = found["key"][len("read: "):].strip() if found["key"].startswith("read: ") else leaked
+    channel = importlib.import_module("kerneltui.core.engine." + "channel")
+
+    async def submit():
+        reader, writer = await asyncio.open_unix_connection(__SOCKET__)
+        end = channel.Channel(reader, writer)
+        try:
+            await end.connect(bytes.fromhex(key or "00" * 32), {"client_pid": os.getpid()})
+            end.send({"op": "run", "run": __REQUEST__})
+            await end.drain()
+            while True:
+                message = await asyncio.wait_for(end.receive(), 240)
+                if message is None or "report" in message or "error" in message:
+                    return "accepted: " + json.dumps(message)[:300]
+        finally:
+            await end.close()
+
+    try:
+        found["run"] = asyncio.run(submit())
+    except Exception as exc:
+        found["run"] = "refused: " + type(exc).__name__ + ": " + str(exc)
+    with open(__OUT__, "w", encoding="utf-8") as fh:
+        json.dump(found, fh)
+
+
+_probe()
+'''
+
+
+def engine_probe(*, key: str, log: str, socket: str, request: dict[str, object], out: str,
+                 leaked_key: str = "") -> str:
+    """ENGINE_PROBE aimed at one engine: what it reads, where it connects, what it asks, where it
+    writes what it found (``/dev/shm``, which the box may write)."""
+    text = ENGINE_PROBE
+    for name, value in (("__KEY__", key), ("__LOG__", log), ("__SOCKET__", socket), ("__OUT__", out),
+                        ("__LEAKED_KEY__", leaked_key)):
+        text = text.replace(name, repr(value))
+    return text.replace("__REQUEST__", repr(request))

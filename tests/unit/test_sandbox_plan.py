@@ -10,7 +10,7 @@ import pytest
 
 from kerneltui.config import ConfigError
 from kerneltui.core.sandbox import reaper
-from kerneltui.core.sandbox.box import decide
+from kerneltui.core.sandbox.box import decide, sealed_folders
 from kerneltui.core.sandbox.environment import SCRATCH_ENV, worker_environment
 from kerneltui.core.sandbox.filesystem import FilesystemPlan, read_rules
 from kerneltui.core.sandbox.landlock import READ, READ_DIR
@@ -61,6 +61,48 @@ def test_filesystem_rules_hide_a_home_but_reopen_what_python_needs(tmp_path) -> 
     assert str(home) not in rules and str(home / ".ssh") not in rules
     assert str(tmp_path / "link-into-home") not in rules
     assert not any(p.startswith(str(home) + "/") and p != str(home / "venv") for p in rules)
+
+
+def test_a_sealed_folder_stays_unreadable_under_a_readable_path_that_holds_it(tmp_path) -> None:
+    # The engine's folder as the engine's working folder, an import path every box is granted (#47).
+    work = tmp_path / "work"
+    engine = work / "engine"
+    (engine / "inner").mkdir(parents=True)
+    (work / "pkg").mkdir()
+    (work / "mod.py").write_text("")
+    (work / "link-to-engine").symlink_to(engine)
+    rules = {r.path: r.access for r in read_rules([str(tmp_path / "home")], [str(work), str(engine / "inner")],
+                                                  sealed=[str(engine)])}
+    assert rules[str(work / "pkg")] == READ and rules[str(work / "mod.py")] == READ
+    assert str(work) not in rules and str(engine) not in rules and str(engine / "inner") not in rules
+    assert str(work / "link-to-engine") not in rules
+    assert not any(p.startswith(str(engine) + "/") for p in rules)
+    # Not sealed, a readable path is granted whole, as before.
+    assert read_rules([], [str(work)])[-1].path == str(work)
+
+
+def test_every_box_seals_the_engines_folders(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("KERNELTUI_ENGINE_DIR", str(tmp_path / "engine"))
+    # Made before the box if missing: one made later beneath a granted folder would be readable.
+    folders = sealed_folders()
+    assert str(tmp_path / "engine") in folders and (tmp_path / "engine").stat().st_mode & 0o777 == 0o700
+    plan, _ = decide_for(SandboxSettings(), support(), sealed=folders)
+    assert plan is not None and plan.filesystem is not None
+    assert str(tmp_path / "engine") in plan.filesystem.sealed
+    assert str(tmp_path / "engine") in plan.filesystem.hidden
+
+
+def test_kerneltuis_cache_folder_is_hidden_but_its_cuda_builds(tmp_path, monkeypatch) -> None:
+    # A cache folder outside the home (XDG_CACHE_HOME, KERNELTUI_CACHE_DIR) is not hidden with it.
+    cache = tmp_path / "cache"
+    (cache / "cuda").mkdir(parents=True)
+    (cache / "context-index").mkdir()
+    monkeypatch.setenv("KERNELTUI_CACHE_DIR", str(cache))
+    plan, _ = decide_for(SandboxSettings(), support(), caches=[str(cache / "cuda")])
+    assert plan is not None and plan.filesystem is not None
+    assert str(cache) in plan.filesystem.hidden and str(cache / "cuda") in plan.filesystem.writable
+    rules = {r.path for r in read_rules(plan.filesystem.hidden, plan.filesystem.readable, plan.filesystem.sealed)}
+    assert not any(p == str(cache) or p.startswith(str(cache) + "/") for p in rules)
 
 
 def support(**changes: object) -> SandboxSupport:
@@ -126,7 +168,7 @@ def test_settings_are_checked() -> None:
 
 
 def test_the_policy_survives_its_trip_to_the_supervisor() -> None:
-    fs = FilesystemPlan(("/home/me",), ("/home/me/venv",), ("/tmp/x",), ("/dev/null",))
+    fs = FilesystemPlan(("/home/me",), ("/home/me/venv",), ("/tmp/x",), ("/dev/null",), ("/run/user/1/kerneltui",))
     policy = LaunchPolicy(parent_pid=1, scratch="/tmp/x", cgroup="/sys/fs/cgroup/k", lifeline_fd=5,
                           box=BoxPlan(network="namespace", landlock_abi=7, filesystem=fs, address_space=2**30))
     assert LaunchPolicy.from_json(policy.to_json()) == policy

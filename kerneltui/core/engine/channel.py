@@ -11,7 +11,9 @@ The client thus proves it holds the key and the engine proves it holds it too (a
 squatted the socket path cannot hand out verdicts). Every later frame is sealed as the worker's
 replies are (``protocol.Signer``/``Verifier``: HMAC over the frame number and body), with one key
 per direction derived from both nonces, so a frame cannot be replayed, reordered or reflected.
-The engine also refuses a peer whose user id (``SO_PEERCRED``) is not its own.
+The engine also refuses a peer whose user id (``SO_PEERCRED``) is not its own, and one that is a
+sandboxed worker (``core.engine.peer``), before the handshake: it sends ``{"refused": why}`` in place
+of its hello and hangs up.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.engine.peer import boxed_peer
 from kerneltui.core.worker.protocol import (
     HEADER,
     MAX_MESSAGE,
@@ -58,6 +61,13 @@ def read_key(path: Path) -> bytes:
         raise KeyFileError(f"cannot read the engine key {path}: {exc}") from exc
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise KeyFileError(f"the engine key {path} must belong to you and be readable by you alone (chmod 600)")
+    try:
+        folder = path.parent.stat()
+    except OSError as exc:
+        raise KeyFileError(f"cannot read the engine key's folder {path.parent}: {exc}") from exc
+    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+        raise KeyFileError(f"the engine key's folder {path.parent} must belong to you and be open to you alone "
+                           "(chmod 700)")
     try:
         key = bytes.fromhex(text)
     except ValueError as exc:
@@ -169,9 +179,12 @@ class Channel:
 
     async def accept(self, key: bytes, hello: dict[str, Any]) -> None:
         """Engine side: prove the client holds ``key``; raises AuthError (after telling it why)."""
-        uid = peer_uid(self.writer)
+        pid, uid = peer_credentials(self.writer)
         if uid is not None and uid != os.getuid():
             await self._refuse(f"the engine serves user id {os.getuid()} only (this client runs as {uid})")
+        boxed = boxed_peer(pid)
+        if boxed:
+            await self._refuse(boxed)
         engine_nonce = secrets.token_bytes(16)
         self.writer.write(encode({"hello": GREETING, "nonce": engine_nonce.hex(), **hello}))
         await self.writer.drain()
@@ -200,6 +213,8 @@ class Channel:
     async def connect(self, key: bytes, about: dict[str, Any]) -> dict[str, Any]:
         """Client side: prove we hold ``key`` and check that the engine does; the engine's hello."""
         hello = await self._plain()
+        if "refused" in hello:
+            raise AuthError(f"the engine refused this client: {hello['refused']}")
         if hello.get("hello") != GREETING:
             raise AuthError(f"the socket did not answer as a kerneltui engine ({str(hello)[:80]})")
         engine_nonce = bytes.fromhex(str(hello.get("nonce", "")))
@@ -220,10 +235,11 @@ class Channel:
         return hello
 
 
-def peer_uid(writer: asyncio.StreamWriter) -> int | None:
+def peer_credentials(writer: asyncio.StreamWriter) -> tuple[int | None, int | None]:
+    """The pid and user id of the process that connected (``SO_PEERCRED``); None where not known."""
     sock = writer.get_extra_info("socket")
     if sock is None or not hasattr(socket, "SO_PEERCRED"):
-        return None
+        return None, None
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return int(pid), int(uid)

@@ -124,9 +124,12 @@ class EngineClient:
             log = os.fdopen(os.open(self.files.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
         except OSError as exc:
             raise EngineUnavailable(f"cannot prepare the engine's folder {self.files.dir}: {exc}") from exc
+        # -P: the working folder (the engine's own) is not an import path, which every box would be
+        # granted to read (``sandbox.box.python_paths``); the folder is sealed from boxes besides.
         with log:
-            return subprocess.Popen([sys.executable, "-m", "kerneltui.core.engine.server"], stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=log, cwd=str(self.files.dir), start_new_session=True)
+            return subprocess.Popen([sys.executable, "-P", "-m", "kerneltui.core.engine.server"],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(self.files.dir),
+                                    start_new_session=True)
 
     def log_tail(self, lines: int = 5) -> str:
         try:

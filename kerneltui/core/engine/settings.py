@@ -72,6 +72,17 @@ def default_dir() -> Path:
     return paths.cache_dir() / "engine"
 
 
+def engine_folders() -> tuple[str, ...]:
+    """The folders an engine of this user keeps its key, log and socket in: the configured one (also
+    through ``KERNELTUI_ENGINE_DIR``) and the default. No box may read them (``core.sandbox.box``)."""
+    found = [default_dir()]
+    try:
+        found.append(load_settings().dir)
+    except ConfigError:
+        pass  # a setting the engine itself would refuse: no engine runs from it
+    return tuple(dict.fromkeys(os.path.abspath(p) for p in found))
+
+
 def fingerprint(env: dict[str, str] | None = None) -> str:
     """What makes two commands able to share an engine: the same Python, the same kerneltui and the
     same environment for the workers."""

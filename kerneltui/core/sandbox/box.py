@@ -27,6 +27,7 @@ from pathlib import Path
 
 import kerneltui
 from kerneltui import paths
+from kerneltui.core.engine.settings import engine_folders
 from kerneltui.core.sandbox import cgroup, linux, reaper
 from kerneltui.core.sandbox.confine import DEFERRED_LANDLOCK_ENV
 from kerneltui.core.sandbox.environment import (
@@ -97,9 +98,10 @@ def _limits_detail(settings: SandboxSettings, support: SandboxSupport, pids_max:
 def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, env: WorkerEnvironment,
            python: str, caches: Sequence[str] = (), writable: Sequence[str] = (), readable: Sequence[str] = (),
            cgroup_made: str = "", cgroup_why: str = "", pids_max: bool = False,
-           keep_capabilities: str = "") -> tuple[BoxPlan | None, SandboxState]:
+           keep_capabilities: str = "", sealed: Sequence[str] = ()) -> tuple[BoxPlan | None, SandboxState]:
     """The box for one process and what to say about it; ``keep_capabilities``: why this process keeps
-    its capabilities (ncu, for the GPU's counters), "" to drop them."""
+    its capabilities (ncu, for the GPU's counters), "" to drop them; ``sealed``: folders no grant may
+    make readable (the engine's)."""
     parts = [SandboxPart("environment", True, f"allow-list: {len(env.passed)} of "
                          f"{len(env.passed) + len(env.withheld)} variables passed, none of them a credential; "
                          "HOME and TMPDIR in the scratch folder")]
@@ -125,10 +127,14 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
         parts.append(SandboxPart("network", False, support.network_why))
     filesystem = None
     if abi:
-        hidden = plan_hidden(str(Path.home()), tempfile.gettempdir(), (str(paths.config_dir()), str(paths.data_dir())))
+        # kerneltui's cache folder is hidden whole wherever it lies (a worker writes, and so reads, only
+        # its cuda/ builds: a grant of its own), as are the config and data folders.
+        hidden = plan_hidden(str(Path.home()), tempfile.gettempdir(),
+                             (str(paths.config_dir()), str(paths.data_dir()), str(paths.cache_dir()), *sealed))
         filesystem = FilesystemPlan(
             hidden=hidden, readable=tuple(python_paths(env.env, python)) + tuple(readable),
-            writable=(scratch, SHARED_MEMORY, *caches, *writable), devices=device_nodes())
+            writable=(scratch, SHARED_MEMORY, *caches, *writable), devices=device_nodes(),
+            sealed=tuple(h for h in hidden if h in {os.path.realpath(s) for s in sealed}))
         extra = f", {', '.join(writable)}" if writable else ""
         parts.append(SandboxPart("filesystem", True, f"Landlock ABI {abi}: writes only to the scratch folder, the "
                                  f"compile caches, /dev/shm{extra}; the home and temp folders and system credentials "
@@ -148,6 +154,16 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
                    address_space=space * 2**30, open_files=settings.open_files,
                    extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop)
     return plan, SandboxState(True, tuple(parts))
+
+
+def sealed_folders() -> list[str]:
+    """The engine's folders, which no box may read, made (0700) where missing: Landlock names what
+    exists when the box is made, and a folder made later beneath a granted one would be readable."""
+    folders = list(engine_folders())
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folders
 
 
 @dataclass
@@ -324,7 +340,8 @@ def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
         plan, state = decide(settings, support, scratch=str(scratch), env=env, python=python, caches=caches,
                              writable=[os.path.abspath(w) for w in writable], readable=list(readable),
                              cgroup_made=str(group or ""), cgroup_why=group_why, pids_max=pids,
-                             keep_capabilities=keep_capabilities)
+                             keep_capabilities=keep_capabilities,
+                             sealed=sealed_folders() if settings.enabled and support.landlock_abi else ())
         pipe = list(os.pipe()) if lifeline and linux.IS_LINUX else []
         policy = LaunchPolicy(parent_pid=os.getpid(), scratch=str(scratch), cgroup=str(group or ""),
                               lifeline_fd=pipe[0] if pipe else -1, box=plan)

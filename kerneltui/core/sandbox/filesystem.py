@@ -12,6 +12,10 @@ service secrets) and ``/dev`` but for the device nodes CUDA and Python use. Read
 beneath a hidden folder: the Python installation and its paths, ``PYTHONPATH``, ``PATH`` and library
 folders. Writable: the worker's scratch folder, the shared compile caches, the caller's exchange
 folders, ``/dev/shm``.
+
+Sealed: the engine's folder (its key, log and socket). A sealed folder is hidden like the others and,
+unlike them, no read grant may cover it again: a readable path that contains it (an import path that
+is the engine's working folder, a worktree holding it) is granted around it, entry by entry.
 """
 
 from __future__ import annotations
@@ -39,15 +43,17 @@ class FilesystemPlan:
     readable: tuple[str, ...]  # readable again although beneath a hidden path
     writable: tuple[str, ...]
     devices: tuple[str, ...]
+    sealed: tuple[str, ...] = ()  # hidden, and never readable again through ``readable``
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"hidden": list(self.hidden), "readable": list(self.readable), "writable": list(self.writable),
-                "devices": list(self.devices)}
+                "devices": list(self.devices), "sealed": list(self.sealed)}
 
     @classmethod
     def from_dict(cls, data: dict[str, list[str]]) -> FilesystemPlan:
         return cls(tuple(data.get("hidden") or ()), tuple(data.get("readable") or ()),
-                   tuple(data.get("writable") or ()), tuple(data.get("devices") or ()))
+                   tuple(data.get("writable") or ()), tuple(data.get("devices") or ()),
+                   tuple(data.get("sealed") or ()))
 
 
 def device_nodes() -> tuple[str, ...]:
@@ -77,34 +83,48 @@ def plan_hidden(home: str, temp: str, also: Iterable[str] = ()) -> tuple[str, ..
     return tuple(hidden)
 
 
-def read_rules(hidden: Iterable[str], readable: Iterable[str]) -> list[Rule]:
-    """Read (and execute) everywhere except beneath ``hidden``, plus ``readable`` inside them."""
-    hidden_set = {_real(h) for h in hidden}
-    ancestors = {"/"}
-    for h in hidden_set:
-        parent = os.path.dirname(h)
-        while parent not in ancestors:
+def grants_around(root: str, avoid: set[str], access: int) -> list[Rule]:
+    """``access`` to everything beneath ``root`` except beneath the paths of ``avoid`` (real paths):
+    ``root`` whole when none of them lies beneath it, else each entry of ``root`` and of the folders
+    on the way down to them that neither is one nor leads to one (a link into one neither)."""
+    if any(_beneath(root, a) for a in avoid):
+        return []
+    inside = [a for a in avoid if _beneath(a, root)]
+    if not inside:
+        return [Rule(root, access)]
+    ancestors = {root}
+    for a in inside:
+        parent = os.path.dirname(a)
+        while parent not in ancestors and _beneath(parent, root):
             ancestors.add(parent)
             parent = os.path.dirname(parent)
-    rules = [Rule("/", READ_DIR)]
+    rules = []
     for folder in sorted(ancestors):
-        if folder in hidden_set:
-            continue  # a hidden folder on the way to another hidden path (/home and /home/me)
+        if folder in avoid:
+            continue  # an avoided folder on the way to another avoided path (/home and /home/me)
         try:
             names = sorted(os.listdir(folder))
         except OSError:
             continue
         for name in names:
             path = os.path.join(folder, name)
-            if path in hidden_set or path in ancestors:
+            if path in avoid or path in ancestors:
                 continue
             target = _real(path)
-            if any(_beneath(target, h) for h in hidden_set):
-                continue  # a link into something hidden: granting it would undo the hiding
-            rules.append(Rule(path, READ))
+            if any(_beneath(target, a) for a in avoid):
+                continue  # a link into something avoided: granting it would undo the hiding
+            rules.append(Rule(path, access))
+    return rules
+
+
+def read_rules(hidden: Iterable[str], readable: Iterable[str], sealed: Iterable[str] = ()) -> list[Rule]:
+    """Read (and execute) everywhere except beneath ``hidden`` and ``sealed``, plus ``readable`` inside
+    the hidden paths but never inside a sealed one."""
+    sealed_set = {_real(s) for s in sealed}
+    rules = [Rule("/", READ_DIR), *grants_around("/", {_real(h) for h in hidden} | sealed_set, READ)]
     for path in readable:
         if path and os.path.exists(path):
-            rules.append(Rule(_real(path), READ))
+            rules += grants_around(_real(path), sealed_set, READ)
     return rules
 
 
@@ -122,7 +142,7 @@ def own_threads_rule(pid: int) -> Rule:
 
 
 def rules_for(plan: FilesystemPlan) -> list[Rule]:
-    rules = read_rules(plan.hidden, plan.readable)
+    rules = read_rules(plan.hidden, plan.readable, plan.sealed)
     rules += [Rule(p, DEVICE) for p in plan.devices]
     rules += [Rule(p, WRITE) for p in plan.writable]
     return rules

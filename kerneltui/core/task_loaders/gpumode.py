@@ -22,6 +22,7 @@ from typing import Any
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
+from kerneltui.core.task_loaders.containment import contained
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
     FunctionShape,
@@ -83,14 +84,16 @@ def linked_files(src: SettingsFile, root: Path, value: Any, evaluator: str | Non
                 # without the shared ``../eval.py`` loads all the same.
                 continue
             raise src.error((*at, "source"), f"files entry {i + 1}: {source} not found (relative to {root})")
-        if path != (root / name).resolve():
+        # A declared exception to the folder rule (``containment``): read where it is, also when the
+        # folder's entry of that name is a link to it.
+        if path != (root / name).resolve() or not path.is_relative_to(root.resolve()):
             linked[name] = str(path)
     return linked, submission
 
 
 def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
     options = options or LoadOptions()
-    yml = task_yml(root)
+    yml = contained(root, task_yml(root).name)
     data, src = read_yaml(yml)
     if not isinstance(data, dict):
         raise TaskError("task.yml must be a mapping of settings", yml)
@@ -111,13 +114,13 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     evaluator = config.get("main") if isinstance(config, dict) else None
     linked, submission = linked_files(src, root, data.get("files"), evaluator if isinstance(evaluator, str) else None)
 
-    ref = root / "reference.py"
+    ref = contained(root, "reference.py")
     funcs = top_level_functions(parse_python(ref))
     _own_evaluator(src, root, data, funcs)
     gen = require_function(funcs, "generate_input", ref, "generate_input(**test) -> data")
     require_function(funcs, "ref_kernel", ref, "ref_kernel(data) -> output")
 
-    cand = Path(kernel).expanduser().resolve() if kernel is not None else root / submission
+    cand = Path(kernel).expanduser().resolve() if kernel is not None else contained(root, submission)
     if not cand.is_file():
         raise TaskError(f"no submission: pass --kernel FILE or create {submission} with custom_kernel(data)", cand)
     try:

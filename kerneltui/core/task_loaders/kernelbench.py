@@ -29,6 +29,7 @@ from kerneltui.core.task_loaders.constants import (
     parse_value,
     scale_all,
 )
+from kerneltui.core.task_loaders.containment import contained
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.kb_header import read_header
 from kerneltui.core.task_loaders.native import ALLOWABLE, timeouts_from
@@ -169,6 +170,7 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
     linked: dict[str, str] = {}
     try:
         kernel_rel = cand.relative_to(root).as_posix()
+        contained(root, kernel_rel)  # a candidate found in the folder is read there, never through a link out
     except ValueError:
         # From elsewhere (a run folder of samples): linked into the task copy under its own name.
         kernel_rel = cand.name if cand.name != problem.name else CANDIDATE_NAMES[0].format(stem=problem.stem)

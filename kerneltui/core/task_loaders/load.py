@@ -16,9 +16,12 @@ from kerneltui.core.task_loaders import native
 def load_task(path: str | Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
     """Load a native task directory, a KernelBench problem file or a GPU MODE problem directory.
 
-    The task keeps ``options`` (``Task.load``) so that a process loading it again (the engine) can."""
+    The task keeps ``options`` (``Task.load``) so that a process loading it again (the engine) can.
+    A file of the task that resolves outside its folder is refused (``containment``)."""
     options = options or LoadOptions()
-    return replace(_load(path, kernel, options), load=options)
+    task = replace(_load(path, kernel, options), load=options)
+    task.source_files()  # every file it would read resolves inside its folder (TaskError otherwise)
+    return task
 
 
 def _load(path: str | Path, kernel: str | Path | None, options: LoadOptions) -> Task:

@@ -14,6 +14,7 @@ from typing import Any
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts, Tolerance
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
+from kerneltui.core.task_loaders.containment import contained
 from kerneltui.core.task_loaders.fields import SettingsFile
 from kerneltui.core.task_loaders.pysource import (
     parse_python,
@@ -72,7 +73,7 @@ def timeouts_from(src: SettingsFile, key: fields.KeyPath, value: Any) -> Timeout
 
 def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | None = None) -> Task:
     options = options or LoadOptions()
-    toml_path = root / "task.toml"
+    toml_path = contained(root, "task.toml")
     data, src = _read_toml(toml_path)
     unknown = sorted(set(data) - KNOWN_KEYS)
     if unknown:
@@ -93,11 +94,11 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
             kernel_file = kpath.relative_to(root).as_posix()
         except ValueError as exc:
             raise TaskError("--kernel must be a file inside the task directory (copy it there first)", kpath) from exc
-    if not (root / kernel_file).is_file():
+    if not contained(root, kernel_file).is_file():
         raise src.error(("kernel",), f"kernel file {kernel_file} not found (set `kernel = \"…\"` in task.toml)")
 
     reference_file = fields.string(src, ("reference",), data.get("reference", "reference.py"), non_empty=True)
-    ref_path = root / reference_file
+    ref_path = contained(root, reference_file)
     funcs = top_level_functions(parse_python(ref_path))
     gen = require_function(funcs, "generate_input", ref_path, "generate_input(seed, **params) -> tuple of inputs")
     require_function(funcs, "ref_kernel", ref_path, "ref_kernel(*inputs) -> output")
@@ -115,7 +116,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         launcher = fields.string(src, ("launcher",), launcher, non_empty=True)
     if backend == "cuda":
         launcher = launcher or "launch.py"
-        if not (root / launcher).is_file():
+        if not contained(root, launcher).is_file():
             raise src.error(("launcher",), f"a CUDA C++ task needs a Python launcher ({launcher}) defining "
                                            "custom_kernel(*inputs)")
     entry_file = launcher or kernel_file
