@@ -147,6 +147,6 @@ def test_a_link_out_made_while_watching_reruns_and_the_run_refuses_it(tmp_path):
     loaded = load_task(task)
     (tmp_path / "private" / "id_rsa").write_text("-----BEGIN KEY-----\n")
     (task / "notes.txt").symlink_to(tmp_path / "private" / "id_rsa")
-    assert _is_task_source(loaded, task / "kernel.py")
+    assert _is_task_source(loaded, task / "kernel.py", set())
     with pytest.raises(TaskError, match="notes.txt leads outside the task folder"):
         loaded.read_sources()
