@@ -3,8 +3,10 @@ rules, which parts are on and what is said about the ones that are off, the sett
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -206,3 +208,24 @@ def test_no_address_space_cap_by_default_where_a_gpu_is() -> None:
     plan, state = decide_for(SandboxSettings(), support(gpu=False))
     assert plan is not None and plan.address_space == 64 * 2**30
     assert "address space 64 GiB" in next(p for p in state.parts if p.name == "limits").detail
+
+
+def test_python_m_from_the_home_folder_does_not_open_it_to_the_box(tmp_path) -> None:
+    """`python -m …` puts the working folder first on the import path; started from the home folder,
+    granting that path would let every box read the person's keys and config."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "probe_paths.py").write_text(
+        "import json, os, sys\n"
+        "from kerneltui.core.sandbox.box import package_root, python_paths\n"
+        "print(json.dumps({'paths': python_paths(os.environ, sys.executable), 'first': sys.path[0],\n"
+        "                  'root': package_root()}))\n")
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": os.pathsep.join([str(home), checkout])}
+    out = subprocess.run([sys.executable, "-m", "probe_paths"], cwd=home, env=env, capture_output=True,
+                         text=True, check=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert os.path.abspath(found["first"]) == str(home)  # the case: the home folder first on the path
+    assert str(home) not in found["paths"]
+    assert str(tmp_path) not in found["paths"] and "/" not in found["paths"]
+    assert found["root"] in found["paths"]  # kerneltui itself stays readable

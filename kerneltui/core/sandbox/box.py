@@ -67,7 +67,27 @@ def python_paths(env: Mapping[str, str], python: str) -> list[str]:
     for var in ("CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV", "CONDA_PREFIX"):
         if env.get(var):
             found.append(env[var])
-    return list(dict.fromkeys(os.path.abspath(p) for p in found))
+    root = package_root()
+    # Never granted whole: the folder ``python -m`` was started from (the first import path, the
+    # working folder: the home folder, when kerneltui runs from there, would open the person's keys
+    # and config to every box), and the home folder or a folder above it wherever an import or search
+    # path names one. What kerneltui itself needs is the package's own root, kept.
+    too_wide = _home_and_above(env) | _launch_folder()
+    paths = (os.path.abspath(p) for p in found)
+    return list(dict.fromkeys(p for p in paths if p == root or p not in too_wide))
+
+
+def _launch_folder() -> set[str]:
+    """The working folder, where ``python -m`` put it first on the import path (not with ``-P``)."""
+    if sys.flags.safe_path or not sys.path:
+        return set()
+    first = os.path.abspath(sys.path[0]) if sys.path[0] else ""
+    return {first} if first and first == os.path.abspath(os.getcwd()) else set()
+
+
+def _home_and_above(env: Mapping[str, str]) -> set[str]:
+    home = Path(os.path.abspath(env.get("HOME") or os.path.expanduser("~")))
+    return {str(home), *(str(parent) for parent in home.parents)}
 
 
 def _prepare_caches(caches: list[SharedCache]) -> list[str]:
