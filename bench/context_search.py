@@ -397,8 +397,8 @@ def ablation(args: argparse.Namespace) -> int:
                 if kind == "unicode61":
                     index_module._SCHEMA = schema.replace(index_module.TOKENIZER, "unicode61 remove_diacritics 2")
                 if kind == "camel":
-                    def expanded(root: Path, rel: str) -> tuple[list[Any], str]:
-                        found, note = chosen_rows(root, rel)
+                    def expanded(root: Path, rel: str, package: str = "") -> tuple[list[Any], str]:
+                        found, note = chosen_rows(root, rel, package)
                         return [(*r[:3], tokens.with_expansion(r[3]), *r[4:]) for r in found], note
                     index_module.chunk_rows = expanded
                 started = time.perf_counter()

@@ -46,6 +46,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.agent.search import ContextIndex, context_folders
     from kerneltui.core.agent.search.folders import task_context_refusal
+    from kerneltui.core.agent.search.installed import installed_packages
     from kerneltui.core.agent.settings import AgentSettings, context_dir
 
     if args.limit < 1:
@@ -61,9 +62,10 @@ def main(args: argparse.Namespace) -> int:
     if args.context and not configured.is_dir():
         print(f"kerneltui context: --context {args.context} is not a folder", file=sys.stderr)
         return EXIT_USAGE
+    folders = context_folders(task_root, configured, installed_packages() if settings.search_installed else [])
     if args.grep is not None:
-        return _grep(context_folders(task_root, configured), args)
-    index = ContextIndex(context_folders(task_root, configured))
+        return _grep(folders, args)
+    index = ContextIndex(folders)
     refusal = task_context_refusal(task_root) if task_root else ""
     stats = None
     if not args.no_refresh:
@@ -103,7 +105,6 @@ def _search(index: Any, query: str, args: argparse.Namespace) -> int:
 
 def _grep(folders: Any, args: argparse.Namespace) -> int:
     from kerneltui.core.agent.search.grep import GrepError, GrepQuery, format_grep, grep, grep_files
-    from kerneltui.core.agent.search.installed import installed_packages
 
     if args.query:
         print("kerneltui context: give either words to search (ranked) or --grep PATTERN, not both", file=sys.stderr)
@@ -115,7 +116,7 @@ def _grep(folders: Any, args: argparse.Namespace) -> int:
                       max_matches=args.max, count=args.count, after=args.after, source=args.source)
     try:
         query.compiled()
-        result = grep(query, grep_files(folders, installed_packages(), args.source, args.glob))
+        result = grep(query, grep_files(folders, args.source, args.glob))
     except GrepError as exc:
         print(f"kerneltui context: --grep: {exc}", file=sys.stderr)
         return EXIT_USAGE

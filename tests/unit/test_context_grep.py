@@ -31,7 +31,8 @@ def context(tmp_path: Path) -> Path:
 
 
 def _grep(root: Path, query: GrepQuery, packages=(), time_limit_s: float = 4.0):
-    plan = grep_files([ContextFolder(root, "configured")], list(packages), query.source, query.glob)
+    folders = [ContextFolder(root, "configured"), *(ContextFolder(p.root, "installed", p) for p in packages)]
+    plan = grep_files(folders, query.source, query.glob)
     return grep(query, plan, time_limit_s=time_limit_s)
 
 
@@ -68,7 +69,7 @@ def test_a_bad_pattern_or_source_says_what_to_do(context: Path):
     ):
         GrepQuery("def f(").compiled()
     with pytest.raises(GrepError, match="unknown source 'pytorch'"):
-        grep_files([ContextFolder(context, "configured")], [], "pytorch")
+        grep_files([ContextFolder(context, "configured")], "pytorch")
 
 
 def test_a_file_over_the_size_limit_is_skipped_and_said(context: Path):

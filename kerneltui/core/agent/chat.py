@@ -111,11 +111,11 @@ class AgentChat:
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))
         configured = Path(context_root or context_dir(self.settings))
-        folders = context_folders(task.root, configured)
-        # The DSL packages the workers import, found on disk (never imported here): grep_context searches them.
-        self.installed = installed_packages()
-        self.workspace = Workspace(task.root.resolve(), tuple(f.path for f in folders),
-                                   tuple((p.name, p.root) for p in self.installed))
+        # The DSL packages the workers import, found on disk (never imported here), are searched too.
+        installed = installed_packages() if self.settings.search_installed else []
+        folders = context_folders(task.root, configured, installed)
+        self.workspace = Workspace(task.root.resolve(), tuple(f.path for f in folders if f.package is None),
+                                   tuple((p.name, p.root) for p in installed))
         self.scrub = PathScrub(str(task.root.resolve()), str(configured.expanduser().resolve()))
         self._no_gpu_said = False
         self.index = index or ContextIndex(folders)

@@ -218,7 +218,7 @@ async def _grep_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOu
                       after=max(0, min(MOST_AFTER, after or 0)), source=_text_arg(call, "source") or "all")
     try:
         query.compiled()
-        plan = await asyncio.to_thread(grep_files, chat.index.folders, chat.installed, query.source, query.glob)
+        plan = await asyncio.to_thread(grep_files, chat.index.folders, query.source, query.glob)
         result = await asyncio.to_thread(grep, query, plan)
     except GrepError as exc:
         raise ToolFailure(f"grep_context: {exc}") from exc

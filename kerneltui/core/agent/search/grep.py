@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltui.core.agent.search import folders, grep_child
-from kerneltui.core.agent.search.folders import ContextFolder, scan
-from kerneltui.core.agent.search.installed import InstalledPackage
+from kerneltui.core.agent.search.folders import ContextFolder, scan, scan_folder
 
 TIME_LIMIT_S = 4.0  # the whole search; the child stops itself here, and is killed a little after
 KILL_GRACE_S = 2.0
@@ -109,13 +108,10 @@ class GrepResult:
         return sum(self.counts.values())
 
 
-def grep_files(
-    folders: Sequence[ContextFolder],
-    packages: Sequence[InstalledPackage],
-    source: str = "all",
-    glob: str = "",
-) -> GrepPlan:
-    """The files a grep of ``source`` searches, those ``glob`` keeps."""
+def grep_files(folders: Sequence[ContextFolder], source: str = "all", glob: str = "") -> GrepPlan:
+    """The files a grep of ``source`` searches (``search.context_folders``: the context folders, then the
+    installed packages'), those ``glob`` keeps."""
+    packages = [f.package for f in folders if f.package is not None]
     names = {p.name for p in packages}
     if source not in ("all", "context", "installed") and source not in names:
         installed = ", ".join(sorted(names)) or "none of triton, cutlass, tilelang is installed here"
@@ -125,7 +121,7 @@ def grep_files(
     large: Counter[str] = Counter()
     if source in ("all", "context"):
         seen: set[str] = set()
-        searched = [folder for folder in folders if folder.path.is_dir()]
+        searched = [folder for folder in folders if folder.package is None and folder.path.is_dir()]
         for folder in searched:
             walked = scan(folder.path)
             large[LARGE] += walked.counts["too large"]
@@ -136,17 +132,14 @@ def grep_files(
                 files.append(GrepFile(folder.path / rel, f"context/{rel}", "context/"))
         if searched:
             described.append(f"context/ ({len(searched)} folders)" if len(searched) > 1 else "context/")
-    for package in packages:
-        if source not in ("all", "installed", package.name):
+    for folder in folders:
+        package = folder.package
+        if package is None or source not in ("all", "installed", package.name):
             continue
         described.append(f"{package.label} ({', '.join(f'{package.shown}/{p}/' for p in package.parts)})")
-        for part in package.parts:
-            walked = scan(package.root / part)
-            large[LARGE] += walked.counts["too large"]
-            for rel in sorted(walked.files):
-                files.append(
-                    GrepFile(package.root / part / rel, f"{package.shown}/{part}/{rel}", package.label)
-                )
+        walked = scan_folder(folder)
+        large[LARGE] += walked.counts["too large"]
+        files += [GrepFile(package.root / rel, f"{package.shown}/{rel}", package.label) for rel in sorted(walked.files)]
     if glob:
         files = [f for f in files if _globbed(f.shown, glob)]
     return GrepPlan(files, described, +large)

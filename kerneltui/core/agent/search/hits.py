@@ -68,7 +68,8 @@ def format_hits(hits: list[Hit], query: str) -> str:
                    f"add a more specific word for better hits)")
     for n, hit in enumerate(hits, 1):
         what = f" · {hit.title}" if hit.title else ""
-        out.append(f"{n}. {hit.shown or hit.path}:{hit.line}  (lines {hit.start_line}-{hit.end_line}{what})")
+        version = f"  [{hit.folder.label}]" if hit.folder.label else ""  # an installed package's version
+        out.append(f"{n}. {hit.shown or hit.path}:{hit.line}{version}  (lines {hit.start_line}-{hit.end_line}{what})")
         out.extend(f"     {number:>5}  {text}" for number, text in hit.snippet)
         if hit.also:
             out.append("     also: " + ", ".join(f"lines {a}-{b}" for a, b in hit.also))

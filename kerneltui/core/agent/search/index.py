@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kerneltui import paths
 from kerneltui.core.agent.search.chunker import chunk_text
-from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan
+from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan_folder
 from kerneltui.core.agent.search.hits import Hit, read_snippet
 from kerneltui.core.agent.search.ranking import (
     DEFAULT,
@@ -76,9 +76,9 @@ CREATE VIRTUAL TABLE chunks USING fts5(path, title, doc, code, folder UNINDEXED,
 Row = tuple[str, str, str, str, int, int]  # path, title, doc, code (the indexed text), start and end line
 
 
-def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
+def chunk_rows(root: Path, rel: str, package: str = "") -> tuple[list[Row], str]:
     """The index rows of one file, and a note when it is not indexed as usual (in a worker process on a
-    cold build)."""
+    cold build). An installed package's files have its name in their path ("triton program id")."""
     data = read_inside(root, rel)
     if data is None:
         return [], "not read: it is gone, unreadable, or a link out of the folder"
@@ -88,18 +88,18 @@ def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
     if len(chunks) > 1 << _ROWID_SHIFT:
         chunks = chunks[:1 << _ROWID_SHIFT]
         note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
-    where = path_text(rel)
+    where = path_text(f"{package}/{rel}" if package else rel)
     # Code keeps its CamelCase words whole (their parts would cost time and space for no better hits:
     # bench/RESULTS.md); a query's neighbouring words also match joined ("tensor descriptor").
     return [(where, with_expansion(c.title), with_expansion(c.doc), c.code, c.start_line, c.end_line)
             for c in chunks], note
 
 
-def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
+def _chunk_rows_of(job: tuple[Path, str, str]) -> tuple[list[Row], str]:
     return chunk_rows(*job)
 
 
-def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
+def rows_of(jobs: list[tuple[Path, str, str]]) -> Iterator[tuple[list[Row], str]]:
     """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
     this one writes to SQLite: cutting is pure Python and would otherwise take most of the time.
 
@@ -233,7 +233,7 @@ class ContextIndex:
             try:
                 with con:
                     for folder in self.folders:
-                        self._refresh_folder(con, folder, scan(folder.path), stats)
+                        self._refresh_folder(con, folder, scan_folder(folder), stats)
                     self._forget_missing_folders(con)
                     total = con.execute("SELECT coalesce(sum(chunks), 0) FROM files").fetchone()[0]
                     con.execute("INSERT OR REPLACE INTO meta VALUES('chunks', ?)", (str(total),))
@@ -245,6 +245,12 @@ class ContextIndex:
     def _refresh_folder(self, con: sqlite3.Connection, folder: ContextFolder, found: Scan, stats: IndexStats) -> None:
         con.execute("INSERT OR IGNORE INTO folders(path, origin) VALUES(?, ?)", (str(folder.path), folder.origin))
         folder_id = con.execute("SELECT id FROM folders WHERE path = ?", (str(folder.path),)).fetchone()[0]
+        if folder.label:  # an installed package: another version is other files, whatever their mtimes say
+            key = f"label {folder.path}"
+            row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None or row[0] != folder.label:
+                stats.removed += _drop_files(con, folder_id)
+                con.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, folder.label))
         known = {path: (fid, mtime, size) for fid, path, mtime, size in
                  con.execute("SELECT id, path, mtime_ns, size FROM files WHERE folder = ?", (folder_id,))}
         on_disk = found.files
@@ -262,7 +268,7 @@ class ContextIndex:
             if path in gone:
                 con.execute("DELETE FROM files WHERE id = ?", (fid,))
         todo = changed + added
-        for path, (rows, note) in zip(todo, rows_of([(folder.path, p) for p in todo]), strict=True):
+        for path, (rows, note) in zip(todo, rows_of([(folder.path, p, folder.package.name if folder.package else "") for p in todo]), strict=True):
             mtime, size = on_disk[path]
             if path in known:
                 fid = known[path][0]
@@ -288,11 +294,10 @@ class ContextIndex:
         for fid, path in con.execute("SELECT id, path FROM folders").fetchall():
             if Path(path).is_dir():
                 continue
-            for (file_id,) in con.execute("SELECT id FROM files WHERE folder = ?", (fid,)).fetchall():
-                con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
-                            (file_id << _ROWID_SHIFT, (file_id + 1) << _ROWID_SHIFT))
-            for table, column in (("files", "folder"), ("skipped", "folder"), ("folders", "id")):
+            _drop_files(con, fid)
+            for table, column in (("skipped", "folder"), ("folders", "id")):
                 con.execute(f"DELETE FROM {table} WHERE {column} = ?", (fid,))
+            con.execute("DELETE FROM meta WHERE key = ?", (f"label {path}",))
 
     def ensure_fresh(self, max_age_s: float) -> IndexStats | None:
         """Refresh when the index is missing or older than ``max_age_s``; None when it was fresh enough."""
@@ -347,7 +352,9 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)))
+        packages = self._named_packages(terms, ids)
+        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)),
+                        named_folders=frozenset(packages), package_names=frozenset(packages.values()))
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
@@ -385,7 +392,7 @@ class ContextIndex:
         # words only, one fewer at a time, then any word, each after every hit of the stricter queries.
         levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
         # Last: any of the words, but not a folder's name alone (every file in it has that in its path).
-        loose = [t for t in terms if t.word.lower() not in where.named] or terms
+        loose = [t for t in terms if t.word.lower() not in where.named | where.package_names] or terms
         if len(terms) > 1:
             levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
@@ -397,15 +404,15 @@ class ContextIndex:
             seen = {c.rowid for c in candidates}
             candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
-            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
+            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.folder, c.rel)}) >= limit:
                 break
         if self.ranking.definition > 0:
             candidates = self._with_definitions(con, terms, where, candidates, deadline)
         if self.ranking.named_file > 0:
             candidates = self._with_named_files(con, terms, required[0], where, candidates, deadline)
-        if where.named:  # the folder the query names first, whatever level its hits came from
-            inside = [c for c in candidates if where.in_scope(c.rel)]
-            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
+        if where.named or where.named_folders:  # the folder the query names first, whatever level its hits came from
+            inside = [c for c in candidates if where.in_scope(c.folder, c.rel)]
+            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.folder, c.rel)])
         return candidates, sampled
 
     def _with_definitions(self, con: sqlite3.Connection, terms: list[Term], where: _Filter,
@@ -474,6 +481,12 @@ class ContextIndex:
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
 
+    def _named_packages(self, terms: list[Term], ids: dict[Path, int]) -> dict[int, str]:
+        """The folders of the installed packages the query names ("triton", "cutlass", "tilelang"): id → name."""
+        words = {t.word.lower() for t in terms}
+        return {ids[f.path]: f.package.name for f in self.folders
+                if f.package is not None and f.path in ids and f.package.name in words}
+
     def _clones(self, con: sqlite3.Connection, ids: dict[Path, int]) -> frozenset[str]:
         """The names, lower case, of the top-level folders of the folders searched that are repositories
         of their own (a clone: ``.git``, ``.github`` or ``.gitignore`` at its root), not of other tasks'
@@ -494,7 +507,10 @@ class ContextIndex:
         return self._clone_names[1]
 
     def _shown(self, folder: ContextFolder, rel: str) -> str:
-        """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""
+        """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name; an
+        installed package's file installed/<name>/<path>."""
+        if folder.package is not None:
+            return f"{folder.package.shown}/{rel}"
         for earlier in self.folders:
             if earlier is folder:
                 return f"context/{rel}"
@@ -512,9 +528,13 @@ class _Filter:
     cover: Coverage = field(default_factory=lambda: Coverage((), ()))
     path_shares: dict[str, float] = field(default_factory=dict)  # per file, computed once per search
     named: frozenset[str] = frozenset()  # top-level folders the query names (see ranking.named_tops)
+    named_folders: frozenset[int] = frozenset()  # installed packages the query names, by folder id
+    package_names: frozenset[str] = frozenset()  # … and their names ("triton": kerneltui's note triton.md too)
 
-    def in_scope(self, rel: str) -> bool:
-        return not self.named or in_named(rel, self.named)
+    def in_scope(self, folder: int, rel: str) -> bool:
+        if not self.named and not self.named_folders:
+            return True
+        return folder in self.named_folders or in_named(rel, self.named | self.package_names)
 
     @property
     def sql(self) -> str:
@@ -530,6 +550,16 @@ class _Filter:
         if self.prefix:
             args.append(self.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%")
         return args
+
+
+def _drop_files(con: sqlite3.Connection, folder_id: int) -> int:
+    """Forget every file of a folder and its chunks; how many files there were."""
+    ids = con.execute("SELECT id FROM files WHERE folder = ?", (folder_id,)).fetchall()
+    for (file_id,) in ids:
+        con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
+                    (file_id << _ROWID_SHIFT, (file_id + 1) << _ROWID_SHIFT))
+    con.execute("DELETE FROM files WHERE folder = ?", (folder_id,))
+    return len(ids)
 
 
 def _boosted(candidates: list[Candidate], found: list[Candidate], weight: float, scale_known: bool) -> list[Candidate]:
