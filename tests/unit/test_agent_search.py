@@ -212,6 +212,7 @@ def test_what_is_indexed_and_what_is_skipped(tmp_path: Path):
     (root / "media" / "docs" / "build" / "building_with_clang.md").write_text("# Building with clang\n\nUse clang.\n")
     (root / "build").mkdir()
     (root / "build" / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE=Release\n")
+    (root / "build" / "CMakeFiles").mkdir()  # a build tree: its cache and CMake's own folder
     (root / "build" / "generated.h").write_text("int generated_clang_thing;\n")
     (root / "notebooks").mkdir()
     (root / "notebooks" / "tour.ipynb").write_text(
@@ -234,6 +235,36 @@ def test_what_is_indexed_and_what_is_skipped(tmp_path: Path):
     assert ("build", "skipped: a CMake build folder") in report.skipped
     assert any(p == "big.txt" and "larger than 2 MB" in why for p, why in report.skipped)
     assert ("blob.md", "not indexed: a binary file") in report.notes
+
+
+def test_a_stray_build_file_does_not_make_a_folder_a_build_folder(tmp_path: Path):
+    """triton's include/triton/Dialect/Gluon/ holds a CMakeCache.txt committed by mistake, and nothing else of a
+    build: its sources are indexed. A folder is a build tree (or a virtual environment) by two of its marks."""
+    root = tmp_path / "context"
+    gluon = root / "triton" / "include" / "triton" / "Dialect" / "Gluon"
+    (gluon / "IR").mkdir(parents=True)
+    (gluon / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE=Release\n")
+    (gluon / "IR" / "GluonOps.td").write_text("def Gluon_SetAutoLayoutOp : Gluon_Op<\"set_auto_layout\"> {}\n")
+    builds = {"cmake": ("CMakeCache.txt", "CMakeFiles/"), "cmake-make": ("CMakeCache.txt", "Makefile"),
+              "ninja": ("build.ninja", ".ninja_log"), "py-env": ("pyvenv.cfg", "bin/")}
+    for name, marks in builds.items():
+        for mark in marks:
+            (root / name / mark).parent.mkdir(parents=True, exist_ok=True)
+            if mark.endswith("/"):
+                (root / name / mark).mkdir()
+            else:
+                (root / name / mark).write_text("x\n")
+        (root / name / "generated.h").write_text("int generated_thing;\n")
+    (root / "stray-ninja").mkdir()
+    (root / "stray-ninja" / "build.ninja").write_text("rule cc\n")
+    (root / "stray-ninja" / "notes.md").write_text("# How the ninja file is written\n")
+    found = scan(root)
+    assert "triton/include/triton/Dialect/Gluon/IR/GluonOps.td" in found.files
+    assert "stray-ninja/notes.md" in found.files
+    assert not any(rel.endswith("generated.h") for rel in found.files)
+    assert {p for p, _ in found.skipped} >= set(builds)
+    index = _index(root, tmp_path)
+    assert index.search("set_auto_layout")[0].path == "triton/include/triton/Dialect/Gluon/IR/GluonOps.td"
 
 
 def test_a_missing_folder_is_reported_not_an_error(tmp_path: Path):

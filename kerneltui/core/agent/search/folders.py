@@ -28,9 +28,30 @@ TEXT_SUFFIXES = frozenset({
 })
 TEXT_NAMES = frozenset({"README", "LICENSE", "Makefile", "CMakeLists.txt"})
 TOOL_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
-# A folder holding one of these is a build tree or a virtual environment: copies and generated files.
-BUILD_MARKERS = {"CMakeCache.txt": "a CMake build folder", "build.ninja": "a Ninja build folder",
-                 "pyvenv.cfg": "a Python virtual environment"}
+# A build tree or a virtual environment (copies and generated files) is known by two marks, not one: a file
+# that marks one alone may be a stray committed by mistake (triton's include/triton/Dialect/Gluon/ holds a
+# CMakeCache.txt and its sources). Per kind: the mark, what else such a folder holds (a name ending in "/" is
+# a folder), and what it is.
+BUILD_MARKERS: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("CMakeCache.txt", frozenset({"CMakeFiles/", "Makefile", "build.ninja", "cmake_install.cmake"}),
+     "a CMake build folder"),
+    ("build.ninja", frozenset({".ninja_log", ".ninja_deps", "CMakeFiles/", "CMakeCache.txt"}), "a Ninja build folder"),
+    ("pyvenv.cfg", frozenset({"bin/", "Scripts/", "lib/", "Lib/"}), "a Python virtual environment"),
+)
+
+
+def build_folder(entries: list[os.DirEntry[str]]) -> str:
+    """What kind of build tree or virtual environment a folder's entries make, or "" when they make none."""
+    names = {e.name for e in entries}
+    for mark, beside, why in BUILD_MARKERS:
+        if mark not in names:
+            continue
+        for other in beside:
+            name = other.rstrip("/")
+            entry = next((e for e in entries if e.name == name), None)
+            if entry is not None and (not other.endswith("/") or entry.is_dir(follow_symlinks=False)):
+                return why
+    return ""
 
 
 @dataclass(frozen=True)
@@ -131,8 +152,7 @@ def scan(root: Path) -> Scan:
         except OSError as exc:
             result.skipped.append((rel_dir or ".", f"cannot be listed: {exc.strerror}"))
             continue
-        names = {e.name for e in entries}
-        marker = next((why for name, why in BUILD_MARKERS.items() if name in names), "")
+        marker = build_folder(entries)
         if marker and rel_dir:
             result.skipped.append((rel_dir.rstrip("/"), f"skipped: {marker}"))
             result.counts[marker] += 1
