@@ -50,7 +50,7 @@ from kerneltui.core.agent.search.tokens import (
     with_expansion,
 )
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: code is indexed with its camel-case parts
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 RANK_BUDGET_S = 0.35  # per ranked query; past it, rank a sample (see ContextIndex.search)
 SAMPLE_ROWS = 4000
@@ -89,9 +89,10 @@ def chunk_rows(root: Path, rel: str, package: str = "") -> tuple[list[Row], str]
         chunks = chunks[:1 << _ROWID_SHIFT]
         note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
     where = path_text(f"{package}/{rel}" if package else rel)
-    # Code keeps its CamelCase words whole (their parts would cost time and space for no better hits:
-    # bench/RESULTS.md); a query's neighbouring words also match joined ("tensor descriptor").
-    return [(where, with_expansion(c.title), with_expansion(c.doc), c.code, c.start_line, c.end_line)
+    # Code keeps its CamelCase words whole and gets their parts too, once per chunk, so that a question in
+    # words meets an identifier of three parts or more ("warp specialize config" → WarpSpecializeConfig),
+    # which the joins of a query's neighbouring words ("tensor descriptor") cannot reach.
+    return [(where, with_expansion(c.title), with_expansion(c.doc), with_expansion(c.code), c.start_line, c.end_line)
             for c in chunks], note
 
 
