@@ -568,3 +568,44 @@ def test_the_one_chunk_with_every_word_of_the_question_comes_first(tmp_path: Pat
         "    return bar, count, stage, ring, expected_bytes, timeout\n")
     assert _found(root, tmp_path, "mbarrier parity phase")[0] == "barrier.py"
     assert _found(root, tmp_path, "mbarrier parity phase", min_matches=3)[0] != "barrier.py"  # the old rule
+
+
+def test_a_question_naming_a_language_or_framework_prefers_its_files(tmp_path: Path):
+    """"… in cutlass C++" asks for the C++ header, "… in the CuTe DSL" for the Python DSL, however much more the
+    other says about the same call (the Python DSL's docs say make_tma_copy more often than the header)."""
+    root = tmp_path / "context"
+    header = root / "cutlass" / "include" / "cute" / "atom" / "copy_traits_sm90_tma.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text("// make_tma_copy: build the TMA copy atom for a global tensor and a shared memory layout\n"
+                      "template <class T>\nauto make_tma_copy(T const& gtensor) { return gtensor; }\n")
+    dsl = root / "cutlass" / "python" / "CuTeDSL" / "cute" / "nvgpu" / "cpasync" / "copy.py"
+    dsl.parent.mkdir(parents=True)
+    dsl.write_text('def make_tma_copy(op, gtensor, smem_layout):\n    """make_tma_copy builds a TMA copy atom: '
+                   'make_tma_copy takes the global tensor and the shared memory layout (make_tma_copy)."""\n'
+                   "    return op\n")
+    (root / "cutlass" / ".git").mkdir()
+    for n in range(3):  # other files, so that the words are not everywhere
+        (root / "cutlass" / f"other_{n}.md").write_text(f"# Other {n}\n\nNothing about copies.\n")
+    cpp = "make_tma_copy in cutlass C++"
+    assert _found(root, tmp_path, cpp, framework=1.0)[0].endswith("copy.py")  # without the rule: the DSL
+    assert _found(root, tmp_path, cpp)[0] == "cutlass/include/cute/atom/copy_traits_sm90_tma.hpp"
+    assert _found(root, tmp_path, "make_tma_copy in the CuTe DSL")[0].endswith("cpasync/copy.py")
+    assert _found(root, tmp_path, "make_tma_copy python")[0].endswith("cpasync/copy.py")
+
+
+def test_a_cpp_functions_definition_is_found_as_a_python_one_is(tmp_path: Path):
+    """C++ says no "def": the header that defines make_tma_copy is its definition all the same, and comes
+    before the examples that call it with more of the question's words."""
+    root = tmp_path / "context"
+    (root / "include").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "include" / "copy_traits_sm90_tma.hpp").write_text(
+        "template <class CopyOp, class GTensor>\nCUTE_HOST_RTC\nauto\n"
+        "make_tma_copy(CopyOp const& op, GTensor const& gtensor)\n{\n  return op;\n}\n")
+    for n in range(4):
+        (root / "examples" / f"gemm_{n}.cu").write_text(
+            "// the TMA copy of A with multicast over the cluster for each stage\n"
+            "void run() {\n  auto tma = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, mA, cluster_size);\n}\n")
+    query = "make_tma_copy multicast over the cluster"
+    assert _found(root, tmp_path, query)[0] == "include/copy_traits_sm90_tma.hpp"
+    assert _found(root, tmp_path, query, definition=0.0)[0].startswith("examples/")

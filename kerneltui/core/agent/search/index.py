@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltui import paths
+from kerneltui.core.agent.search.chunk_code import c_definitions
 from kerneltui.core.agent.search.chunker import chunk_text
 from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan_folder
 from kerneltui.core.agent.search.hits import Hit, read_snippet
@@ -30,8 +31,11 @@ from kerneltui.core.agent.search.ranking import (
     DEFAULT,
     Candidate,
     Coverage,
+    Framework,
     Ranking,
+    asked_frameworks,
     file_prior,
+    in_framework,
     in_named,
     is_library,
     match_expression,
@@ -50,7 +54,7 @@ from kerneltui.core.agent.search.tokens import (
     with_expansion,
 )
 
-SCHEMA_VERSION = "3"  # 3: code is indexed with its camel-case parts
+SCHEMA_VERSION = "4"  # 3: code is indexed with its camel-case parts; 4: C++ titles name their definitions
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 RANK_BUDGET_S = 0.35  # per ranked query; past it, rank a sample (see ContextIndex.search)
 SAMPLE_ROWS = 4000
@@ -89,11 +93,23 @@ def chunk_rows(root: Path, rel: str, package: str = "") -> tuple[list[Row], str]
         chunks = chunks[:1 << _ROWID_SHIFT]
         note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
     where = path_text(f"{package}/{rel}" if package else rel)
+    c_family = rel.rsplit(".", 1)[-1].lower() in C_SUFFIXES
     # Code keeps its CamelCase words whole and gets their parts too, once per chunk, so that a question in
     # words meets an identifier of three parts or more ("warp specialize config" → WarpSpecializeConfig),
     # which the joins of a query's neighbouring words ("tensor descriptor") cannot reach.
-    return [(where, with_expansion(c.title), with_expansion(c.doc), with_expansion(c.code), c.start_line, c.end_line)
-            for c in chunks], note
+    return [(where, with_expansion(_definitions_named(c.title) if c_family else c.title), with_expansion(c.doc),
+             with_expansion(c.code), c.start_line, c.end_line) for c in chunks], note
+
+
+C_SUFFIXES = frozenset({"h", "hpp", "hh", "cuh", "cu", "cc", "cpp", "cxx", "c", "inl"})
+
+
+def _definitions_named(title: str) -> str:
+    """A C/C++ chunk's title, with a line "def NAME" per function it defines, so that the definition rule
+    (``tokens.definition_match``: ``def make_tma_copy``) finds C++ definitions as it finds Python's. Only the
+    first line of a title is shown."""
+    names = c_definitions(title)
+    return title + "".join(f"\ndef {name}" for name in names)
 
 
 def _chunk_rows_of(job: tuple[Path, str, str]) -> tuple[list[Row], str]:
@@ -355,7 +371,10 @@ class ContextIndex:
             return []
         packages = self._named_packages(terms, ids)
         where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)),
-                        named_folders=frozenset(packages), package_names=frozenset(packages.values()))
+                        named_folders=frozenset(packages), package_names=frozenset(packages.values()),
+                        frameworks=asked_frameworks(query),
+                        package_of={ids[f.path]: f.package.name for f in self.folders
+                                    if f.package is not None and f.path in ids})
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
@@ -478,6 +497,8 @@ class ContextIndex:
             if rel not in where.path_shares:
                 where.path_shares[rel] = where.cover.share(rel)
             boost = 1 + r.path_cover * where.path_shares[rel] + r.title_cover * where.cover.share(heading)
+            if where.frameworks and in_framework(where.frameworks, rel, where.package_of.get(folder, "")):
+                boost *= r.framework
             found.append(Candidate(rowid, folder, rel, int(start), int(end), heading,
                                    -float(score) * file_prior(rel, r) * boost))
         return found, sampled
@@ -531,6 +552,8 @@ class _Filter:
     named: frozenset[str] = frozenset()  # top-level folders the query names (see ranking.named_tops)
     named_folders: frozenset[int] = frozenset()  # installed packages the query names, by folder id
     package_names: frozenset[str] = frozenset()  # … and their names ("triton": kerneltui's note triton.md too)
+    frameworks: tuple[Framework, ...] = ()  # the languages and frameworks the query names (ranking.FRAMEWORKS)
+    package_of: dict[int, str] = field(default_factory=dict)  # folder id → installed package name
 
     def in_scope(self, folder: int, rel: str) -> bool:
         if not self.named and not self.named_folders:

@@ -27,7 +27,10 @@
    words, its rarest among them, is where a person would look first, yet its chunks seldom hold the
    question's other words. The best two such files are searched for on their own and weigh
    ``named_file`` times more, wherever the required words left them.
-7. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+7. **The language or framework a question names** ("… in cutlass C++", "… in the CuTe DSL", Triton,
+   Gluon, TileLang, Python): its files weigh ``framework`` times more, so a C++ question is not answered
+   by the Python DSL that wraps the same call, nor a Triton question by CUTLASS.
+8. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
    with it (``also: lines …``) instead of taking the next slots.
 """
 
@@ -68,6 +71,7 @@ class Ranking:
     named_file: float = 1.5  # a file named after the query's words (``swizzle.hpp`` for "swizzle shared memory
     # layout"): its best chunk's score times this, found whichever words it lacks (0: no such search)
     named_files: int = 2  # … for at most this many files, the best by bm25: a guide to the page, not the page
+    framework: float = 2.0  # a file of a language or framework the question names (C++, CuTe DSL, Triton …)
 
 
 DEFAULT = Ranking()
@@ -99,6 +103,43 @@ def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
     if _EXAMPLE.search(rel):
         weight *= ranking.examples
     return weight
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A language or framework a question can name, and how its files are told: by path, or by the installed
+    package they come from."""
+
+    name: str
+    asked: re.Pattern[str]  # the question names it
+    path: re.Pattern[str]  # a file of it, by its path
+    packages: frozenset[str] = frozenset()  # installed packages (search.installed) that are it
+
+
+_CPP_SUFFIX = r"\.(h|hpp|hh|cuh|cu|cc|cpp|cxx|inl)$"
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework("C++", re.compile(r"(?<![\w+])(?:c\+\+|cpp|cxx)(?![\w+])", re.I), re.compile(_CPP_SUFFIX, re.I)),
+    Framework("CuTe DSL", re.compile(r"\bcute[ _-]?dsl\b|\bpython ?dsl\b", re.I),
+              re.compile(r"cute_?dsl|python_?dsl|(^|/)cute_dsl\.md$", re.I), frozenset({"cutlass"})),
+    Framework("Gluon", re.compile(r"\bgluon\b", re.I), re.compile(r"gluon", re.I)),
+    Framework("Triton", re.compile(r"\btriton\b", re.I), re.compile(r"(^|/)triton(/|\.md$)", re.I),
+              frozenset({"triton"})),
+    Framework("TileLang", re.compile(r"\btile[ _-]?lang\b", re.I), re.compile(r"tilelang", re.I),
+              frozenset({"tilelang"})),
+    Framework("Python", re.compile(r"\bpython\b", re.I), re.compile(r"\.(py|pyi|ipynb)$", re.I),
+              frozenset({"triton", "cutlass", "tilelang"})),
+)
+
+
+def asked_frameworks(query: str) -> tuple[Framework, ...]:
+    """The languages and frameworks a question names."""
+    return tuple(f for f in FRAMEWORKS if f.asked.search(query))
+
+
+def in_framework(frameworks: tuple[Framework, ...], rel: str, package: str = "") -> bool:
+    """Whether a file (its path in its folder; ``package``: the installed package it comes from) is of one of
+    the named frameworks."""
+    return any(package in f.packages or f.path.search(rel) for f in frameworks)
 
 
 _NAME_PIECES = re.compile(r"[A-Za-z]+")
