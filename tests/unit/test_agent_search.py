@@ -609,3 +609,35 @@ def test_a_cpp_functions_definition_is_found_as_a_python_one_is(tmp_path: Path):
     query = "make_tma_copy multicast over the cluster"
     assert _found(root, tmp_path, query)[0] == "include/copy_traits_sm90_tma.hpp"
     assert _found(root, tmp_path, query, definition=0.0)[0].startswith("examples/")
+
+
+def test_meta_documents_and_internals_weigh_less_unless_asked_for(tmp_path: Path):
+    """Meeting notes, a README's change log, an examples index and a backend's compiler or driver mention a
+    question's words without teaching the thing: the page that teaches it comes first, unless the question asks
+    for the change log, the notes, the index or the compiler."""
+    root = tmp_path / "context"
+    words = "tma multicast cluster launch"
+    files = {
+        "docs/guide/sharing_loads.md": f"# Sharing loads\n\nA {words} shares one load between the CTAs.\n",
+        "README.md": f"# Library\n\nA library.\n\n## Changelog\n\n- {words} {words}: {words} added.\n",
+        "docs/meetups/2024-05/notes.md": f"# Meetup notes\n\n- {words}, {words}: {words} discussed.\n",
+        "examples/README.md": f"# Examples\n\n- 01: {words}\n- 02: {words}\n- 03: {words}\n",
+        "third_party/nvidia/backend/compiler.py": f"def make_llir(src):\n    # {words} {words}\n    return src\n",
+        "third_party/amd/backend/driver.c": f"// {words} {words} {words}\nint launch(void) {{ return 0; }}\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for n in range(6):
+        (root / f"other_{n}.md").write_text(f"# Other {n}\n\nAbout something else.\n")
+    assert _found(root, tmp_path, words)[0] == "docs/guide/sharing_loads.md"
+    assert _found(root, tmp_path, words, history=1.0, internals=1.0, index_page=1.0)[0] != "docs/guide/sharing_loads.md"
+    assert _found(root, tmp_path, f"changelog {words}")[0] == "README.md"
+    assert _found(root, tmp_path, f"meeting notes {words}")[0] == "docs/meetups/2024-05/notes.md"
+    assert _found(root, tmp_path, f"index of examples {words}")[0] == "examples/README.md"
+    assert _found(root, tmp_path, f"compiler backend {words}")[0].startswith("third_party/")
+    assert file_prior("triton/third_party/amd/backend/include/hip/hip_runtime_api.h") < 1.0
+    assert file_prior("triton/third_party/nvidia/backend/driver.c") < 1.0
+    assert file_prior("triton/python/triton/backends/compiler.py") < 1.0
+    assert file_prior("cutlass/examples/README.md") < file_prior("cutlass/examples/48_hopper/README.md")
+    assert file_prior("triton/third_party/proton/tutorials/matmul.py") > 1.0  # a tutorial is no internal

@@ -34,6 +34,7 @@ from kerneltui.core.agent.search.ranking import (
     Framework,
     Ranking,
     asked_frameworks,
+    asked_kinds,
     file_prior,
     in_framework,
     in_named,
@@ -44,6 +45,7 @@ from kerneltui.core.agent.search.ranking import (
     required_terms,
     spread,
     stem,
+    title_prior,
 )
 from kerneltui.core.agent.search.tokens import (
     Term,
@@ -59,6 +61,7 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 RANK_BUDGET_S = 0.35  # per ranked query; past it, rank a sample (see ContextIndex.search)
 SAMPLE_ROWS = 4000
 _ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
+CODE_PARTS = True  # code gets its camel-case parts (bench/context_search.py's ablation turns it off)
 PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
 MAX_WORKERS = 8
 _REPOSITORY_MARKERS = (".git", ".github", ".gitignore")  # a folder with one of these at its root is a clone
@@ -98,7 +101,7 @@ def chunk_rows(root: Path, rel: str, package: str = "") -> tuple[list[Row], str]
     # words meets an identifier of three parts or more ("warp specialize config" → WarpSpecializeConfig),
     # which the joins of a query's neighbouring words ("tensor descriptor") cannot reach.
     return [(where, with_expansion(_definitions_named(c.title) if c_family else c.title), with_expansion(c.doc),
-             with_expansion(c.code), c.start_line, c.end_line) for c in chunks], note
+             with_expansion(c.code) if CODE_PARTS else c.code, c.start_line, c.end_line) for c in chunks], note
 
 
 C_SUFFIXES = frozenset({"h", "hpp", "hh", "cuh", "cu", "cc", "cpp", "cxx", "c", "inl"})
@@ -372,7 +375,7 @@ class ContextIndex:
         packages = self._named_packages(terms, ids)
         where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)),
                         named_folders=frozenset(packages), package_names=frozenset(packages.values()),
-                        frameworks=asked_frameworks(query),
+                        frameworks=asked_frameworks(query), asked=asked_kinds(query),
                         package_of={ids[f.path]: f.package.name for f in self.folders
                                     if f.package is not None and f.path in ids})
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
@@ -500,7 +503,8 @@ class ContextIndex:
             if where.frameworks and in_framework(where.frameworks, rel, where.package_of.get(folder, "")):
                 boost *= r.framework
             found.append(Candidate(rowid, folder, rel, int(start), int(end), heading,
-                                   -float(score) * file_prior(rel, r) * boost))
+                                   -float(score) * file_prior(rel, r, where.asked) * title_prior(heading, r, where.asked)
+                                   * boost))
         return found, sampled
 
     def _named_packages(self, terms: list[Term], ids: dict[Path, int]) -> dict[int, str]:
@@ -554,6 +558,7 @@ class _Filter:
     package_names: frozenset[str] = frozenset()  # … and their names ("triton": kerneltui's note triton.md too)
     frameworks: tuple[Framework, ...] = ()  # the languages and frameworks the query names (ranking.FRAMEWORKS)
     package_of: dict[int, str] = field(default_factory=dict)  # folder id → installed package name
+    asked: frozenset[str] = frozenset()  # the kinds of file the query asks for (ranking.asked_kinds)
 
     def in_scope(self, folder: int, rel: str) -> bool:
         if not self.named and not self.named_folders:

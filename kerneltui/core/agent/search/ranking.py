@@ -12,7 +12,10 @@
    or heading it is) or in the file's path counts more than one in its prose (comments, docstrings,
    Markdown), which counts more than one in code.
 3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
-   more, tests, build scripts, change logs and a compiler's own sources less.
+   more, tests, build scripts, change logs and a compiler's own sources less. Meta documents (change logs, a
+   README's "Changelog" section, meeting notes, the index page of an examples folder) and a compiler's or
+   driver's internals (its C++ passes, TableGen, a backend's compiler and driver) mention everything once:
+   they weigh less unless the question asks for them ("changelog", "meeting", "compiler", "backend" …).
 4. **The clone a query names**: a word that is the name of a top-level folder holding a repository
    ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
    folder: its hits come first, from whichever level of required words they came, and hits elsewhere
@@ -56,6 +59,7 @@ class Ranking:
     tests: float = 0.5  # files under test/ or named test_*
     build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, setup.py, *.yml …
     history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
+    index_page: float = 0.5  # the README or index of an examples or tutorials folder: a list of what is there
     internals: float = 0.7  # a compiler's own sources (C++ under a lib/ folder, TableGen .td, MLIR .mlir): they
     # share a question's words ("maxnreg", "convert layout") but seldom teach how to use the thing
     min_matches: int = 1  # a word is required only while this many chunks still match all required words (3 until
@@ -84,20 +88,44 @@ _TEST = re.compile(r"(^|/)(tests?|unittests?|testing|testbed)(/|$)|(^|/)(test_[^
 
 
 _BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|setup\.py|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
-_INTERNALS = re.compile(r"(^|/)lib/.*\.(cpp|cc|c|h|hpp)$|\.(td|mlir)$", re.I)
+_INTERNALS = re.compile(r"(^|/)lib/.*\.(cpp|cc|c|h|hpp)$|\.(td|mlir)$"  # a compiler's passes, TableGen, MLIR
+                        r"|(^|/)backends?/(?!.*(tutorial|example))"  # triton's backends: compiler.py, driver.c …
+                        r"|(^|/)driver\.(c|cc|cpp|py)$|(^|/)include/hip/", re.I)
 _HISTORY = re.compile(r"(^|/)(CHANGELOG|CHANGES|RELEASE|HISTORY|NEWS)[^/]*$|(^|/)meetups?/", re.I)
+_HISTORY_TITLE = re.compile(r"\b(change ?logs?|what'?s new|release notes|news)\b", re.I)
+_INDEX_PAGE = re.compile(r"(^|/)(examples?|tutorials?|notebooks?|samples?)(/(python|cpp|cute_?dsl|gluon))*"
+                         r"/(README|index)(\.\w+)?$", re.I)
+# A question that asks for what a kind of file holds: then that kind weighs as any other file.
+_ASKS = {"history": re.compile(r"\b(change ?logs?|changes|releases?|news|what'?s new|meet(ings?|ups?)|history)\b",
+                               re.I),
+         "internals": re.compile(r"\b(compilers?|backends?|drivers?|lowering|mlir|llvm|tablegen|tt[gi]?ir|dialects?"
+                                 r"|hip|rocm|passes)\b", re.I),
+         "index": re.compile(r"\b(readme|index|overview|list of)\b", re.I)}
+
+
+def asked_kinds(query: str) -> frozenset[str]:
+    """The kinds of file that weigh less (``history``, ``internals``, ``index``) which a question asks for."""
+    return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(query))
+
+
+def title_prior(title: str, ranking: Ranking = DEFAULT, asked: frozenset[str] = frozenset()) -> float:
+    """How much a chunk weighs by its heading: a README's "Changelog" section is a change log."""
+    return ranking.history if "history" not in asked and _HISTORY_TITLE.search(title) else 1.0
 
 
 @lru_cache(maxsize=1 << 15)
-def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
-    """How much a hit in this file weighs by what the file is (1.0 for ordinary source)."""
+def file_prior(rel: str, ranking: Ranking = DEFAULT, asked: frozenset[str] = frozenset()) -> float:
+    """How much a hit in this file weighs by what the file is (1.0 for ordinary source); ``asked``: the kinds
+    the question asks for (``asked_kinds``), which weigh as ordinary files."""
     if _BUILD.search(rel):
         return ranking.build
-    if _HISTORY.search(rel):
+    if _HISTORY.search(rel) and "history" not in asked:
         return ranking.history
     if _TEST.search(rel):
         return ranking.tests
-    weight = ranking.internals if _INTERNALS.search(rel) else 1.0
+    if _INDEX_PAGE.search(rel) and "index" not in asked:
+        return ranking.index_page
+    weight = ranking.internals if _INTERNALS.search(rel) and "internals" not in asked else 1.0
     if _DOC_SUFFIX.search(rel) or _DOC_DIR.search(rel):
         weight *= ranking.docs
     if _EXAMPLE.search(rel):
