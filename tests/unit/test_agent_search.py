@@ -641,3 +641,32 @@ def test_meta_documents_and_internals_weigh_less_unless_asked_for(tmp_path: Path
     assert file_prior("triton/python/triton/backends/compiler.py") < 1.0
     assert file_prior("cutlass/examples/README.md") < file_prior("cutlass/examples/48_hopper/README.md")
     assert file_prior("triton/third_party/proton/tutorials/matmul.py") > 1.0  # a tutorial is no internal
+
+
+def test_one_hit_per_family_of_near_duplicate_files(tmp_path: Path):
+    """Four variants of one example (b2b_mma_multistage.h, …_smem_accumulator.h, the implicit-GEMM pair) take one
+    slot, the others named with it, and the canonical mma_multistage.h gets a place among the first."""
+    root = tmp_path / "context"
+    variants = root / "examples" / "13_two_tensor_op_fusion" / "threadblock"
+    variants.mkdir(parents=True)
+    body = ("// A multistage mainloop: cp.async global to shared memory, software pipelined over the stages,\n"
+            "// each stage waits on the cp.async group before the warp-level MMA of the tile.\n"
+            "template <int Stages>\nstruct {name} {{ void operator()(); }};\n")
+    for name in ("b2b_mma_multistage", "b2b_mma_multistage_smem_accumulator", "b2b_implicit_gemm_multistage",
+                 "b2b_implicit_gemm_multistage_smem_accumulator"):
+        (variants / f"{name}.h").write_text(body.format(name=name))
+    canonical = root / "include" / "cutlass" / "gemm" / "threadblock" / "mma_multistage.h"
+    canonical.parent.mkdir(parents=True)
+    canonical.write_text("// Multistage mainloop: cp.async stages software pipelined before the MMA.\n"
+                         "template <int Stages>\nclass MmaMultistage { void operator()(); };\n")
+    for n in range(6):
+        (root / f"other_{n}.md").write_text(f"# Other {n}\n\nAbout something else.\n")
+    index = _index(root, tmp_path)
+    hits = index.search("multistage mainloop cp.async stages pipelined", 3)
+    paths = [h.path for h in hits]
+    assert "include/cutlass/gemm/threadblock/mma_multistage.h" in paths
+    families = [p for p in paths if p.startswith("examples/")]
+    assert len(families) == 1, paths
+    variant = next(h for h in hits if h.path.startswith("examples/"))
+    assert len(variant.similar) == 3  # the other three, named with it
+    assert "similar:" in format_hits(hits, "multistage")

@@ -8,6 +8,7 @@ from kerneltui.core.agent.search.folders import ContextFolder, read_inside
 
 SNIPPET_CONTEXT = 2  # lines shown either side of the best-matching line
 SNIPPET_CHARS = 160
+SIMILAR_SHOWN = 4  # near-duplicate files named with a hit
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Hit:
     also: list[tuple[int, int]] = field(default_factory=list)  # other matching line ranges of the same file
     shown: str = ""  # how read_file names it (context/… or an absolute path)
     sampled: int = 0  # when the words are very common: the number of matches it was ranked among
+    similar: list[str] = field(default_factory=list)  # near-duplicate files that matched too (ranking.spread)
 
 
 def _needles(words: list[str]) -> list[str]:
@@ -73,4 +75,8 @@ def format_hits(hits: list[Hit], query: str) -> str:
         out.extend(f"     {number:>5}  {text}" for number, text in hit.snippet)
         if hit.also:
             out.append("     also: " + ", ".join(f"lines {a}-{b}" for a, b in hit.also))
+        if hit.similar:
+            names = [s.rsplit("/", 1)[-1] for s in hit.similar[:SIMILAR_SHOWN]]
+            more = f" and {len(hit.similar) - SIMILAR_SHOWN} more" if len(hit.similar) > SIMILAR_SHOWN else ""
+            out.append("     similar: " + ", ".join(names) + more + " (variants beside it)")
     return "\n".join(out)

@@ -382,11 +382,12 @@ class ContextIndex:
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
         hits: list[Hit] = []
-        for best, others in spread(candidates, limit * 2, self.ranking):
+        for best, others, similar in spread(candidates, limit * 2, self.ranking):
             folder = by_id[best.folder]
             hit = Hit(folder, best.rel, best.start_line, best.end_line, best.start_line, best.score, best.title,
                       also=[(o.start_line, o.end_line) for o in sorted(others, key=lambda o: o.start_line)],
-                      shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0)
+                      shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0,
+                      similar=[self._shown(folder, rel) for rel in similar])
             if read_snippet(hit, words):
                 hits.append(hit)
             if len(hits) == limit:

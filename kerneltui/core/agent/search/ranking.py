@@ -34,7 +34,9 @@
    Gluon, TileLang, Python): its files weigh ``framework`` times more, so a C++ question is not answered
    by the Python DSL that wraps the same call, nor a Triton question by CUTLASS.
 8. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
-   with it (``also: lines …``) instead of taking the next slots.
+   with it (``also: lines …``) instead of taking the next slots. So does a family of near-duplicate files
+   (``near_duplicates``: variants of one example side by side): its best file stands for it, the others are
+   named with it (``similar: …``).
 """
 
 from __future__ import annotations
@@ -283,9 +285,36 @@ class Candidate:
     score: float  # bm25 (higher is better) times the file's prior
 
 
+_FAMILY_PIECES = re.compile(r"[A-Za-z]+[0-9]*|[0-9]+")
+
+
+@lru_cache(maxsize=1 << 14)
+def _name_words(rel: str) -> tuple[str, str, frozenset[str]]:
+    """A file's folder, suffix and the words of its name (numbers alone left out)."""
+    folder, _, name = rel.rpartition("/")
+    base, dot, suffix = name.rpartition(".")
+    base = base if dot else name
+    words = frozenset(p.lower() for piece in _FAMILY_PIECES.findall(base) for p in (camel_parts(piece) or (piece,))
+                      if not p.isdigit() and len(p) > 1)
+    return folder, suffix.lower() if dot else "", words
+
+
+def near_duplicates(a: str, b: str) -> bool:
+    """Whether two files are variants of one thing: in one folder, of one kind, their names sharing at least
+    two words and most of the shorter name's (``b2b_mma_multistage.h`` and ``b2b_implicit_gemm_multistage.h``;
+    not ``layout.hpp`` and ``layout_composed.hpp``, nor ``gemm_kernel.py`` and ``gemm_utils.py``)."""
+    folder_a, suffix_a, words_a = _name_words(a)
+    folder_b, suffix_b, words_b = _name_words(b)
+    if folder_a != folder_b or suffix_a != suffix_b or not words_a or not words_b:
+        return False
+    shared = len(words_a & words_b)
+    return shared >= 2 and shared >= 0.6 * min(len(words_a), len(words_b))
+
+
 def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) -> list[
-        tuple[Candidate, list[Candidate]]]:
-    """The best chunk of each file, best first, with the file's other matching chunks."""
+        tuple[Candidate, list[Candidate], list[str]]]:
+    """The best chunk of each file, best first, with the file's other matching chunks and the files of its
+    family of near-duplicates that matched too (which take no slot of their own)."""
     by_file: dict[tuple[int, str], list[Candidate]] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         by_file.setdefault((c.folder, c.rel), []).append(c)
@@ -295,4 +324,14 @@ def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) 
         return sum(c.score * ranking.support ** i for i, c in enumerate(group[:3]))
 
     ranked = sorted(by_file.values(), key=lambda group: -file_score(group))
-    return [(group[0], group[1:1 + ranking.also]) for group in ranked[:limit]]
+    kept: list[tuple[Candidate, list[Candidate], list[str]]] = []
+    for group in ranked:
+        best = group[0]
+        family = next((k for k in kept if k[0].folder == best.folder and near_duplicates(k[0].rel, best.rel)), None)
+        if family is not None:
+            family[2].append(best.rel)
+            continue
+        if len(kept) == limit:
+            break
+        kept.append((best, group[1:1 + ranking.also], []))
+    return kept
