@@ -670,3 +670,23 @@ def test_one_hit_per_family_of_near_duplicate_files(tmp_path: Path):
     variant = next(h for h in hits if h.path.startswith("examples/"))
     assert len(variant.similar) == 3  # the other three, named with it
     assert "similar:" in format_hits(hits, "multistage")
+
+
+def test_a_hit_points_at_the_code_that_answers_not_at_the_imports(tmp_path: Path):
+    """The import line names every word of the question (``from cutlass.pipeline import PipelineTmaAsync,
+    CooperativeGroup``); the hit's line is where the pipeline is made, not the file's header."""
+    root = tmp_path / "context"
+    example = root / "examples" / "hopper" / "dense_gemm.py"
+    example.parent.mkdir(parents=True)
+    example.write_text(
+        "import cutlass\nimport cutlass.pipeline as pipeline\n"
+        "from cutlass.pipeline import PipelineTmaAsync, CooperativeGroup\n\n\n"
+        "def make_pipeline(stages, barrier_storage):\n"
+        "    # the producer's TMA loads arrive on the full barrier; two consumer warpgroups release it\n"
+        "    consumers = CooperativeGroup(pipeline.Agent.Thread, 2)\n"
+        "    return PipelineTmaAsync.create(num_stages=stages, consumer_group=consumers,\n"
+        "                                   barrier_storage=barrier_storage)\n")
+    (root / "other.md").write_text("# Other\n\nAbout something else.\n")
+    [hit] = _index(root, tmp_path).search("pipeline tma async cooperative group")
+    assert hit.path == "examples/hopper/dense_gemm.py"
+    assert hit.line == 9, hit.snippet  # return PipelineTmaAsync.create(…), not line 3's import

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from kerneltui.core.agent.search.folders import ContextFolder, read_inside
@@ -9,6 +10,10 @@ from kerneltui.core.agent.search.folders import ContextFolder, read_inside
 SNIPPET_CONTEXT = 2  # lines shown either side of the best-matching line
 SNIPPET_CHARS = 160
 SIMILAR_SHOWN = 4  # near-duplicate files named with a hit
+# A line that only brings names in (an import, an include, a using-declaration) names every word of a
+# question about what it imports, and answers none: its words count for this share of a line's.
+_IMPORT_LINE = re.compile(r"\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|using\s+namespace\b)")
+IMPORT_SHARE = 0.3
 
 
 @dataclass
@@ -47,10 +52,13 @@ def read_snippet(hit: Hit, words: list[str]) -> bool:
         return False
     hit.end_line = min(hit.end_line, len(lines))
     needles = _needles(words)
-    best, best_count = hit.start_line, -1
+    best, best_count = hit.start_line, -1.0
     for number in range(hit.start_line, hit.end_line + 1):
-        low = lines[number - 1].lower()
-        count = sum(1 for w in needles if w in low)
+        text = lines[number - 1]
+        low = text.lower()
+        count = float(sum(1 for w in needles if w in low))
+        if count and _IMPORT_LINE.match(text):
+            count *= IMPORT_SHARE
         if count > best_count:
             best, best_count = number, count
     hit.line = best

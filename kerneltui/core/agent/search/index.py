@@ -596,12 +596,19 @@ def _boosted(candidates: list[Candidate], found: list[Candidate], weight: float,
     """``found`` (chunks a rule singles out: a definition, a file named after the question) among the
     candidates, each at its own bm25 over the query's words times ``weight``, not below every hit with
     all the required words (where a looser level put it), and at most level with the best hit before the
-    boost. A chunk already there keeps the better of its score (times ``weight`` with ``scale_known``) and that."""
+    boost. A chunk already there keeps the better of its score (times ``weight`` with ``scale_known``) and that.
+
+    The cap is one factor per file, not a ceiling per chunk: a ceiling would level a file's chunks at the
+    top, and whichever came first (its header of imports, often) would stand for the file."""
     by_row = {c.rowid: c for c in candidates}
     top = max((c.score for c in candidates), default=float("inf"))
+    file_best: dict[tuple[int, str], float] = {}
+    for c in found:
+        file_best[(c.folder, c.rel)] = max(file_best.get((c.folder, c.rel), 0.0), c.score)
     for c in found:
         known = by_row.get(c.rowid)
-        score = min(c.score, top) * weight
+        best = file_best[(c.folder, c.rel)]
+        score = c.score * (min(best, top) / best if best > 0 else 0.0) * weight
         if known is None:
             c.score = score
             candidates.append(c)
