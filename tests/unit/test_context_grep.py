@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -165,3 +167,12 @@ def test_the_command_greps_and_exits_by_what_it_found(context: Path, tmp_path: P
     assert main(["context", "--grep", "f(", "--source", "context"]) == 2
     assert "not a regular expression" in capsys.readouterr().err
     assert main(["context", "--grep", "x", "--source", "context", "words"]) == 2
+
+
+def test_finding_the_installed_packages_imports_none_of_them():
+    """The parent never imports torch or a DSL: the packages are located and their version read from metadata."""
+    code = ("import sys\nfrom kerneltui.core.agent.search.installed import installed_packages\n"
+            "found = installed_packages()\n"
+            "print(sorted({'torch', 'triton', 'cutlass', 'tilelang'} & set(sys.modules)), len(found))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "[]", out
