@@ -164,5 +164,6 @@ def describe(reports: list[Any], db: str, refresh: str | None, refusal: str) -> 
             lines.append(f"     note     {path}: {note}")
     lines.append("")
     lines.append("context/… names the folders above as one, in this order (an earlier folder's file hides a later "
-                 "one's of the same name). Search from here with: kerneltui context WORDS")
+                 "one's of the same name); an installed package's files are installed/<name>/…. Search from here "
+                 "with: kerneltui context WORDS, or exactly with kerneltui context --grep PATTERN")
     return lines
