@@ -9,7 +9,7 @@ DSLs' own language, examples and docs (``installed``), each hit named as ``read_
 The matching runs in a process of its own (``grep_child``) under a time limit: ``re`` cannot be
 interrupted, and a pattern that backtracks catastrophically would otherwise hold this process (and
 the app's event loop) for as long as it takes. Files over ``MAX_FILE_BYTES`` and binary files are
-skipped, long lines are matched on their start, and what was found before the limit is kept.
+skipped, and what was found before the limit is kept.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ TIME_LIMIT_S = 4.0  # the whole search; the child stops itself here, and is kill
 KILL_GRACE_S = 2.0
 MAX_FILE_BYTES = folders.MAX_FILE_BYTES  # as the index: larger files are data, not code
 LARGE = f"larger than {MAX_FILE_BYTES // 2**20} MB"
-MAX_LINE_CHARS = 4000
 DEFAULT_MAX = 50
 MOST_MAX = 500
 MOST_AFTER = 10
@@ -166,7 +165,6 @@ def grep(query: GrepQuery, plan: GrepPlan, time_limit_s: float = TIME_LIMIT_S) -
         "after": query.after,
         "deadline_s": time_limit_s,
         "max_bytes": MAX_FILE_BYTES,
-        "max_line": MAX_LINE_CHARS,
         "files": [str(f.path) for f in files],
     }
     proc = subprocess.Popen(
