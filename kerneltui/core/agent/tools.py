@@ -49,8 +49,9 @@ TOOL_SPECS: list[ToolSpec] = [
     ToolSpec("list_files", "List a folder of the task or under context/.",
              {"type": "object", "properties": {"path": {"type": "string", "description": "default: the task folder"}}}),
     ToolSpec("search_context", "Ranked full-text search of context/ (curated notes on Triton, CuTe DSL, PTX/SASS, "
-             "Hopper/H200, plus any cloned docs such as cutlass). Returns file:line hits with snippets; read one "
-             "with read_file.",
+             "Hopper/H200, plus any cloned docs such as cutlass) and of the installed DSLs' own sources "
+             "(installed/…, labelled with their version). Returns file:line hits with snippets; read one "
+             "with read_file. For an exact name or signature, grep_context.",
              {"type": "object", "properties": {
                  "query": {"type": "string", "description": "a few words or identifiers, e.g. 'wgmma fence'"},
                  "limit": {"type": "integer", "minimum": 1, "maximum": 20},
