@@ -78,6 +78,7 @@ class Ranking:
     # layout"): its best chunk's score times this, found whichever words it lacks (0: no such search)
     named_files: int = 2  # … for at most this many files, the best by bm25: a guide to the page, not the page
     framework: float = 2.0  # a file of a language or framework the question names (C++, CuTe DSL, Triton …)
+    families: bool = True  # one hit per family of near-duplicate files (``near_duplicates``)
 
 
 DEFAULT = Ranking()
@@ -327,7 +328,8 @@ def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) 
     kept: list[tuple[Candidate, list[Candidate], list[str]]] = []
     for group in ranked:
         best = group[0]
-        family = next((k for k in kept if k[0].folder == best.folder and near_duplicates(k[0].rel, best.rel)), None)
+        family = next((k for k in kept if k[0].folder == best.folder and near_duplicates(k[0].rel, best.rel)),
+                      None) if ranking.families else None
         if family is not None:
             family[2].append(best.rel)
             continue
