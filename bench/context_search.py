@@ -366,6 +366,8 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("meta documents and internals weigh as any file", {"ranking": {"history": 1.0, "internals": 1.0,
                                                                     "index_page": 1.0}}),
     ("no preference for a framework the question names", {"ranking": {"framework": 1.0}}),
+    ("near-duplicate files weigh as any file", {"ranking": {"family": 1.0}}),
+    ("one file per family of near-duplicates", {"ranking": {"family": 0.0}}),
     ("compiler sources weigh as any source", {"ranking": {"internals": 1.0}}),
     ("words required only while 3 chunks hold them all", {"ranking": {"min_matches": 3}}),
     ("names required as any word (by rarity alone)", {"ranking": {"name_rarity": 1.0}}),

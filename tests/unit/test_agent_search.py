@@ -643,9 +643,10 @@ def test_meta_documents_and_internals_weigh_less_unless_asked_for(tmp_path: Path
     assert file_prior("triton/third_party/proton/tutorials/matmul.py") > 1.0  # a tutorial is no internal
 
 
-def test_one_hit_per_family_of_near_duplicate_files(tmp_path: Path):
-    """Four variants of one example (b2b_mma_multistage.h, …_smem_accumulator.h, the implicit-GEMM pair) take one
-    slot, the others named with it, and the canonical mma_multistage.h gets a place among the first."""
+def test_near_duplicate_files_do_not_crowd_out_the_canonical_one(tmp_path: Path):
+    """Four variants of one example (b2b_mma_multistage.h, …_smem_accumulator.h, the implicit-GEMM pair) took the
+    first places before the canonical mma_multistage.h: after the family's best, each weighs less, and those
+    that fall out of the hits are named with it."""
     root = tmp_path / "context"
     variants = root / "examples" / "13_two_tensor_op_fusion" / "threadblock"
     variants.mkdir(parents=True)
@@ -657,19 +658,17 @@ def test_one_hit_per_family_of_near_duplicate_files(tmp_path: Path):
         (variants / f"{name}.h").write_text(body.format(name=name))
     canonical = root / "include" / "cutlass" / "gemm" / "threadblock" / "mma_multistage.h"
     canonical.parent.mkdir(parents=True)
-    canonical.write_text("// Multistage mainloop: cp.async stages software pipelined before the MMA.\n"
+    canonical.write_text("// Multistage mainloop: cp.async stages software pipelined before the warp-level MMA.\n"
                          "template <int Stages>\nclass MmaMultistage { void operator()(); };\n")
     for n in range(6):
         (root / f"other_{n}.md").write_text(f"# Other {n}\n\nAbout something else.\n")
-    index = _index(root, tmp_path)
-    hits = index.search("multistage mainloop cp.async stages pipelined", 3)
-    paths = [h.path for h in hits]
-    assert "include/cutlass/gemm/threadblock/mma_multistage.h" in paths
-    families = [p for p in paths if p.startswith("examples/")]
-    assert len(families) == 1, paths
-    variant = next(h for h in hits if h.path.startswith("examples/"))
-    assert len(variant.similar) == 3  # the other three, named with it
-    assert "similar:" in format_hits(hits, "multistage")
+    query = "multistage mainloop cp.async stages pipelined"
+    assert _found(root, tmp_path, query, 2, family=1.0)[1].startswith("examples/")  # without the rule
+    hits = ContextIndex(root, db_path=tmp_path / "idx.sqlite3").search(query, 2)
+    assert [h.path for h in hits][1] == "include/cutlass/gemm/threadblock/mma_multistage.h"
+    assert len(hits[0].similar) == 3  # the other three variants, named with the first
+    assert "similar: " in format_hits(hits, query)
+    assert len(_found(root, tmp_path, query, 8)) == 5  # with room, the variants are hits of their own
 
 
 def test_a_hit_points_at_the_code_that_answers_not_at_the_imports(tmp_path: Path):

@@ -387,11 +387,14 @@ class ContextIndex:
             hit = Hit(folder, best.rel, best.start_line, best.end_line, best.start_line, best.score, best.title,
                       also=[(o.start_line, o.end_line) for o in sorted(others, key=lambda o: o.start_line)],
                       shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0,
-                      similar=[self._shown(folder, rel) for rel in similar])
+                      similar=similar)
             if read_snippet(hit, words):
                 hits.append(hit)
             if len(hits) == limit:
                 break
+        shown = {(h.folder.path, h.path) for h in hits}
+        for hit in hits:  # a family's files that are hits of their own need no naming
+            hit.similar = [self._shown(hit.folder, rel) for rel in hit.similar if (hit.folder.path, rel) not in shown]
         return hits
 
     def _candidates(self, con: sqlite3.Connection, terms: list[Term], where: _Filter, limit: int,
