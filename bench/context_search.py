@@ -373,7 +373,7 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("names required as any word (by rarity alone)", {"ranking": {"name_rarity": 1.0}}),
     ("no file support (best chunk only)", {"ranking": {"support": 0.0}}),
     ("unicode61 tokenizer (no stemming)", {"index": "unicode61"}),
-    ("code identifiers kept whole (no camel-case parts)", {"index": "whole"}),
+    ("code identifiers split at camel case", {"index": "camel"}),
 ]
 
 
@@ -401,12 +401,12 @@ def ablation(args: argparse.Namespace) -> int:
                 schema = index_module._SCHEMA
                 if kind == "unicode61":
                     index_module._SCHEMA = schema.replace(index_module.TOKENIZER, "unicode61 remove_diacritics 2")
-                if kind == "whole":
-                    index_module.CODE_PARTS = False
+                if kind == "camel":
+                    index_module.CODE_PARTS = True
                 started = time.perf_counter()
                 ContextIndex(folders, db_path=db).refresh()
                 built[kind] = (db, time.perf_counter() - started, _file_size(db))
-                index_module._SCHEMA, index_module.chunk_rows, index_module.CODE_PARTS = schema, chosen_rows, True
+                index_module._SCHEMA, index_module.chunk_rows, index_module.CODE_PARTS = schema, chosen_rows, False
             db, seconds, size = built[kind]
             terms_kw = change.get("terms", {})
             index_module.query_terms = (lambda q, kw=terms_kw: chosen_terms(q, **kw)) if terms_kw else chosen_terms
