@@ -362,7 +362,12 @@ ABLATIONS = [  # (name, what it changes): query-side variants share the chosen i
     ("no path and title coverage", {"ranking": {"path_cover": 0.0, "title_cover": 0.0}}),
     ("equal field weights", {"ranking": {"path": 1.0, "title": 1.0, "doc": 1.0, "code": 1.0}}),
     ("no kind-of-file weights", {"ranking": {"docs": 1.0, "examples": 1.0, "tests": 1.0, "build": 1.0,
-                                             "history": 1.0, "internals": 1.0}}),
+                                             "history": 1.0, "internals": 1.0, "index_page": 1.0}}),
+    ("meta documents and internals weigh as any file", {"ranking": {"history": 1.0, "internals": 1.0,
+                                                                    "index_page": 1.0}}),
+    ("no preference for a framework the question names", {"ranking": {"framework": 1.0}}),
+    ("near-duplicate files weigh as any file", {"ranking": {"family": 1.0}}),
+    ("one file per family of near-duplicates", {"ranking": {"family": 0.0}}),
     ("compiler sources weigh as any source", {"ranking": {"internals": 1.0}}),
     ("words required only while 3 chunks hold them all", {"ranking": {"min_matches": 3}}),
     ("names required as any word (by rarity alone)", {"ranking": {"name_rarity": 1.0}}),
@@ -377,7 +382,7 @@ def ablation(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT))
     import dataclasses
 
-    from kerneltui.core.agent.search import ContextFolder, ContextIndex, tokens
+    from kerneltui.core.agent.search import ContextFolder, ContextIndex
     from kerneltui.core.agent.search import index as index_module
     from kerneltui.core.agent.search.ranking import DEFAULT
 
@@ -397,14 +402,11 @@ def ablation(args: argparse.Namespace) -> int:
                 if kind == "unicode61":
                     index_module._SCHEMA = schema.replace(index_module.TOKENIZER, "unicode61 remove_diacritics 2")
                 if kind == "camel":
-                    def expanded(root: Path, rel: str) -> tuple[list[Any], str]:
-                        found, note = chosen_rows(root, rel)
-                        return [(*r[:3], tokens.with_expansion(r[3]), *r[4:]) for r in found], note
-                    index_module.chunk_rows = expanded
+                    index_module.CODE_PARTS = True
                 started = time.perf_counter()
                 ContextIndex(folders, db_path=db).refresh()
                 built[kind] = (db, time.perf_counter() - started, _file_size(db))
-                index_module._SCHEMA, index_module.chunk_rows = schema, chosen_rows
+                index_module._SCHEMA, index_module.chunk_rows, index_module.CODE_PARTS = schema, chosen_rows, False
             db, seconds, size = built[kind]
             terms_kw = change.get("terms", {})
             index_module.query_terms = (lambda q, kw=terms_kw: chosen_terms(q, **kw)) if terms_kw else chosen_terms

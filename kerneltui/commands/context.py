@@ -3,7 +3,9 @@
 Without a query it lists the folders searched (the task's context/, the configured folder,
 kerneltui's notes), how many files and chunks each has in the index, and what was skipped and why.
 With a query it prints the hits exactly as the agent's ``search_context`` tool returns them. The
-index is brought up to date first (``--no-refresh`` shows it as it is).
+index is brought up to date first (``--no-refresh`` shows it as it is). With ``--grep PATTERN`` it
+runs the agent's ``grep_context`` instead: a regular expression (or ``--literal`` text) over the
+context folders and the installed DSL packages' sources, no index needed; it exits 1 when nothing matches.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
 
 SKIPPED_SHOWN = 12  # files named per folder (the counts cover all of them)
 
@@ -28,6 +30,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--under", help="only search below this folder, e.g. context/cutlass")
     p.add_argument("--no-refresh", action="store_true", help="do not bring the index up to date first")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    grep = p.add_argument_group("exact search (the agent's grep_context)")
+    grep.add_argument("--grep", metavar="PATTERN", help="a regular expression over context/ and the installed DSLs")
+    grep.add_argument("--literal", action="store_true", help="the pattern is plain text")
+    grep.add_argument("--ignore-case", action="store_true", help="match either case")
+    grep.add_argument("--glob", default="", help="only files whose path or name matches, e.g. '*.py'")
+    grep.add_argument("--source", default="all", help="all, context, installed, or triton / cutlass / tilelang")
+    grep.add_argument("--max", type=int, default=50, help="matches shown (default 50; all are counted)")
+    grep.add_argument("--after", type=int, default=0, help="lines shown after each match")
+    grep.add_argument("--count", action="store_true", help="only the number of matches per file")
     p.set_defaults(func=main)
 
 
@@ -35,6 +46,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.config import ConfigError, load_config
     from kerneltui.core.agent.search import ContextIndex, context_folders
     from kerneltui.core.agent.search.folders import task_context_refusal
+    from kerneltui.core.agent.search.installed import installed_packages
     from kerneltui.core.agent.settings import AgentSettings, context_dir
 
     if args.limit < 1:
@@ -50,7 +62,10 @@ def main(args: argparse.Namespace) -> int:
     if args.context and not configured.is_dir():
         print(f"kerneltui context: --context {args.context} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    index = ContextIndex(context_folders(task_root, configured))
+    folders = context_folders(task_root, configured, installed_packages() if settings.search_installed else [])
+    if args.grep is not None:
+        return _grep(folders, args)
+    index = ContextIndex(folders)
     refusal = task_context_refusal(task_root) if task_root else ""
     stats = None
     if not args.no_refresh:
@@ -88,6 +103,36 @@ def _search(index: Any, query: str, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _grep(folders: Any, args: argparse.Namespace) -> int:
+    from kerneltui.core.agent.search.grep import GrepError, GrepQuery, format_grep, grep, grep_files
+
+    if args.query:
+        print("kerneltui context: give either words to search (ranked) or --grep PATTERN, not both", file=sys.stderr)
+        return EXIT_USAGE
+    if args.max < 1 or args.after < 0:
+        print("kerneltui context: --max must be at least 1 and --after at least 0", file=sys.stderr)
+        return EXIT_USAGE
+    query = GrepQuery(args.grep, literal=args.literal, ignore_case=args.ignore_case, glob=args.glob,
+                      max_matches=args.max, count=args.count, after=args.after, source=args.source)
+    try:
+        query.compiled()
+        result = grep(query, grep_files(folders, args.source, args.glob))
+    except GrepError as exc:
+        print(f"kerneltui context: --grep: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print_json({"pattern": query.pattern, "literal": query.literal, "sources": result.sources,
+                    "files_searched": result.files, "total": result.total, "stopped": result.stopped,
+                    "skipped": dict(result.skipped), "seconds": round(result.seconds, 4),
+                    "counts": [{"path": p, "from": result.labels[p], "matches": n} for p, n in result.counts.items()],
+                    "matches": [{"path": m.file.shown, "file": str(m.file.path), "from": m.file.label, "line": m.line,
+                                 "text": m.text, "after": list(m.after)} for m in result.matches]})
+    else:
+        print(format_grep(result))
+        print(f"({result.seconds * 1000:.0f} ms)")
+    return EXIT_OK if result.counts else EXIT_FAIL
+
+
 def _report_dict(report: Any) -> dict[str, Any]:
     return {"origin": report.folder.origin, "path": str(report.folder.path), "exists": report.exists,
             "files": report.files, "chunks": report.chunks, "refreshed_at": report.refreshed_at,
@@ -119,5 +164,6 @@ def describe(reports: list[Any], db: str, refresh: str | None, refusal: str) -> 
             lines.append(f"     note     {path}: {note}")
     lines.append("")
     lines.append("context/… names the folders above as one, in this order (an earlier folder's file hides a later "
-                 "one's of the same name). Search from here with: kerneltui context WORDS")
+                 "one's of the same name); an installed package's files are installed/<name>/…. Search from here "
+                 "with: kerneltui context WORDS, or exactly with kerneltui context --grep PATTERN")
     return lines

@@ -212,6 +212,7 @@ def test_what_is_indexed_and_what_is_skipped(tmp_path: Path):
     (root / "media" / "docs" / "build" / "building_with_clang.md").write_text("# Building with clang\n\nUse clang.\n")
     (root / "build").mkdir()
     (root / "build" / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE=Release\n")
+    (root / "build" / "CMakeFiles").mkdir()  # a build tree: its cache and CMake's own folder
     (root / "build" / "generated.h").write_text("int generated_clang_thing;\n")
     (root / "notebooks").mkdir()
     (root / "notebooks" / "tour.ipynb").write_text(
@@ -234,6 +235,36 @@ def test_what_is_indexed_and_what_is_skipped(tmp_path: Path):
     assert ("build", "skipped: a CMake build folder") in report.skipped
     assert any(p == "big.txt" and "larger than 2 MB" in why for p, why in report.skipped)
     assert ("blob.md", "not indexed: a binary file") in report.notes
+
+
+def test_a_stray_build_file_does_not_make_a_folder_a_build_folder(tmp_path: Path):
+    """triton's include/triton/Dialect/Gluon/ holds a CMakeCache.txt committed by mistake, and nothing else of a
+    build: its sources are indexed. A folder is a build tree (or a virtual environment) by two of its marks."""
+    root = tmp_path / "context"
+    gluon = root / "triton" / "include" / "triton" / "Dialect" / "Gluon"
+    (gluon / "IR").mkdir(parents=True)
+    (gluon / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE=Release\n")
+    (gluon / "IR" / "GluonOps.td").write_text("def Gluon_SetAutoLayoutOp : Gluon_Op<\"set_auto_layout\"> {}\n")
+    builds = {"cmake": ("CMakeCache.txt", "CMakeFiles/"), "cmake-make": ("CMakeCache.txt", "Makefile"),
+              "ninja": ("build.ninja", ".ninja_log"), "py-env": ("pyvenv.cfg", "bin/")}
+    for name, marks in builds.items():
+        for mark in marks:
+            (root / name / mark).parent.mkdir(parents=True, exist_ok=True)
+            if mark.endswith("/"):
+                (root / name / mark).mkdir()
+            else:
+                (root / name / mark).write_text("x\n")
+        (root / name / "generated.h").write_text("int generated_thing;\n")
+    (root / "stray-ninja").mkdir()
+    (root / "stray-ninja" / "build.ninja").write_text("rule cc\n")
+    (root / "stray-ninja" / "notes.md").write_text("# How the ninja file is written\n")
+    found = scan(root)
+    assert "triton/include/triton/Dialect/Gluon/IR/GluonOps.td" in found.files
+    assert "stray-ninja/notes.md" in found.files
+    assert not any(rel.endswith("generated.h") for rel in found.files)
+    assert {p for p, _ in found.skipped} >= set(builds)
+    index = _index(root, tmp_path)
+    assert index.search("set_auto_layout")[0].path == "triton/include/triton/Dialect/Gluon/IR/GluonOps.td"
 
 
 def test_a_missing_folder_is_reported_not_an_error(tmp_path: Path):
@@ -537,3 +568,124 @@ def test_the_one_chunk_with_every_word_of_the_question_comes_first(tmp_path: Pat
         "    return bar, count, stage, ring, expected_bytes, timeout\n")
     assert _found(root, tmp_path, "mbarrier parity phase")[0] == "barrier.py"
     assert _found(root, tmp_path, "mbarrier parity phase", min_matches=3)[0] != "barrier.py"  # the old rule
+
+
+def test_a_question_naming_a_language_or_framework_prefers_its_files(tmp_path: Path):
+    """"… in cutlass C++" asks for the C++ header, "… in the CuTe DSL" for the Python DSL, however much more the
+    other says about the same call (the Python DSL's docs say make_tma_copy more often than the header)."""
+    root = tmp_path / "context"
+    header = root / "cutlass" / "include" / "cute" / "atom" / "copy_traits_sm90_tma.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text("// make_tma_copy: build the TMA copy atom for a global tensor and a shared memory layout\n"
+                      "template <class T>\nauto make_tma_copy(T const& gtensor) { return gtensor; }\n")
+    dsl = root / "cutlass" / "python" / "CuTeDSL" / "cute" / "nvgpu" / "cpasync" / "copy.py"
+    dsl.parent.mkdir(parents=True)
+    dsl.write_text('def make_tma_copy(op, gtensor, smem_layout):\n    """make_tma_copy builds a TMA copy atom: '
+                   'make_tma_copy takes the global tensor and the shared memory layout (make_tma_copy)."""\n'
+                   "    return op\n")
+    (root / "cutlass" / ".git").mkdir()
+    for n in range(3):  # other files, so that the words are not everywhere
+        (root / "cutlass" / f"other_{n}.md").write_text(f"# Other {n}\n\nNothing about copies.\n")
+    cpp = "make_tma_copy in cutlass C++"
+    assert _found(root, tmp_path, cpp, framework=1.0)[0].endswith("copy.py")  # without the rule: the DSL
+    assert _found(root, tmp_path, cpp)[0] == "cutlass/include/cute/atom/copy_traits_sm90_tma.hpp"
+    assert _found(root, tmp_path, "make_tma_copy in the CuTe DSL")[0].endswith("cpasync/copy.py")
+    assert _found(root, tmp_path, "make_tma_copy python")[0].endswith("cpasync/copy.py")
+
+
+def test_a_cpp_functions_definition_is_found_as_a_python_one_is(tmp_path: Path):
+    """C++ says no "def": the header that defines make_tma_copy is its definition all the same, and comes
+    before the examples that call it with more of the question's words."""
+    root = tmp_path / "context"
+    (root / "include").mkdir(parents=True)
+    (root / "examples").mkdir()
+    (root / "include" / "copy_traits_sm90_tma.hpp").write_text(
+        "template <class CopyOp, class GTensor>\nCUTE_HOST_RTC\nauto\n"
+        "make_tma_copy(CopyOp const& op, GTensor const& gtensor)\n{\n  return op;\n}\n")
+    for n in range(4):
+        (root / "examples" / f"gemm_{n}.cu").write_text(
+            "// the TMA copy of A with multicast over the cluster for each stage\n"
+            "void run() {\n  auto tma = make_tma_copy(SM90_TMA_LOAD_MULTICAST{}, mA, cluster_size);\n}\n")
+    query = "make_tma_copy multicast over the cluster"
+    assert _found(root, tmp_path, query)[0] == "include/copy_traits_sm90_tma.hpp"
+    assert _found(root, tmp_path, query, definition=0.0)[0].startswith("examples/")
+
+
+def test_meta_documents_and_internals_weigh_less_unless_asked_for(tmp_path: Path):
+    """Meeting notes, a README's change log, an examples index and a backend's compiler or driver mention a
+    question's words without teaching the thing: the page that teaches it comes first, unless the question asks
+    for the change log, the notes, the index or the compiler."""
+    root = tmp_path / "context"
+    words = "tma multicast cluster launch"
+    files = {
+        "docs/guide/sharing_loads.md": f"# Sharing loads\n\nA {words} shares one load between the CTAs.\n",
+        "README.md": f"# Library\n\nA library.\n\n## Changelog\n\n- {words} {words}: {words} added.\n",
+        "docs/meetups/2024-05/notes.md": f"# Meetup notes\n\n- {words}, {words}: {words} discussed.\n",
+        "examples/README.md": f"# Examples\n\n- 01: {words}\n- 02: {words}\n- 03: {words}\n",
+        "third_party/nvidia/backend/compiler.py": f"def make_llir(src):\n    # {words} {words}\n    return src\n",
+        "third_party/amd/backend/driver.c": f"// {words} {words} {words}\nint launch(void) {{ return 0; }}\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for n in range(6):
+        (root / f"other_{n}.md").write_text(f"# Other {n}\n\nAbout something else.\n")
+    assert _found(root, tmp_path, words)[0] == "docs/guide/sharing_loads.md"
+    assert _found(root, tmp_path, words, history=1.0, internals=1.0, index_page=1.0)[0] != "docs/guide/sharing_loads.md"
+    assert _found(root, tmp_path, f"changelog {words}")[0] == "README.md"
+    assert _found(root, tmp_path, f"meeting notes {words}")[0] == "docs/meetups/2024-05/notes.md"
+    assert _found(root, tmp_path, f"index of examples {words}")[0] == "examples/README.md"
+    assert _found(root, tmp_path, f"compiler backend {words}")[0].startswith("third_party/")
+    assert file_prior("triton/third_party/amd/backend/include/hip/hip_runtime_api.h") < 1.0
+    assert file_prior("triton/third_party/nvidia/backend/driver.c") < 1.0
+    assert file_prior("triton/python/triton/backends/compiler.py") < 1.0
+    assert file_prior("cutlass/examples/README.md") < file_prior("cutlass/examples/48_hopper/README.md")
+    assert file_prior("triton/third_party/proton/tutorials/matmul.py") > 1.0  # a tutorial is no internal
+
+
+def test_near_duplicate_files_do_not_crowd_out_the_canonical_one(tmp_path: Path):
+    """Four variants of one example (b2b_mma_multistage.h, …_smem_accumulator.h, the implicit-GEMM pair) took the
+    first places before the canonical mma_multistage.h: after the family's best, each weighs less, and those
+    that fall out of the hits are named with it."""
+    root = tmp_path / "context"
+    variants = root / "examples" / "13_two_tensor_op_fusion" / "threadblock"
+    variants.mkdir(parents=True)
+    body = ("// A multistage mainloop: cp.async global to shared memory, software pipelined over the stages,\n"
+            "// each stage waits on the cp.async group before the warp-level MMA of the tile.\n"
+            "template <int Stages>\nstruct {name} {{ void operator()(); }};\n")
+    for name in ("b2b_mma_multistage", "b2b_mma_multistage_smem_accumulator", "b2b_implicit_gemm_multistage",
+                 "b2b_implicit_gemm_multistage_smem_accumulator"):
+        (variants / f"{name}.h").write_text(body.format(name=name))
+    canonical = root / "include" / "cutlass" / "gemm" / "threadblock" / "mma_multistage.h"
+    canonical.parent.mkdir(parents=True)
+    canonical.write_text("// Multistage mainloop: cp.async stages software pipelined before the warp-level MMA.\n"
+                         "template <int Stages>\nclass MmaMultistage { void operator()(); };\n")
+    for n in range(6):
+        (root / f"other_{n}.md").write_text(f"# Other {n}\n\nAbout something else.\n")
+    query = "multistage mainloop cp.async stages pipelined"
+    assert _found(root, tmp_path, query, 2, family=1.0)[1].startswith("examples/")  # without the rule
+    hits = ContextIndex(root, db_path=tmp_path / "idx.sqlite3").search(query, 2)
+    assert [h.path for h in hits][1] == "include/cutlass/gemm/threadblock/mma_multistage.h"
+    assert len(hits[0].similar) == 3  # the other three variants, named with the first
+    assert "similar: " in format_hits(hits, query)
+    assert len(_found(root, tmp_path, query, 8)) == 5  # with room, the variants are hits of their own
+
+
+def test_a_hit_points_at_the_code_that_answers_not_at_the_imports(tmp_path: Path):
+    """The import line names every word of the question (``from cutlass.pipeline import PipelineTmaAsync,
+    CooperativeGroup``); the hit's line is where the pipeline is made, not the file's header."""
+    root = tmp_path / "context"
+    example = root / "examples" / "hopper" / "dense_gemm.py"
+    example.parent.mkdir(parents=True)
+    example.write_text(
+        "import cutlass\nimport cutlass.pipeline as pipeline\n"
+        "from cutlass.pipeline import PipelineTmaAsync, CooperativeGroup\n\n\n"
+        "def make_pipeline(stages, barrier_storage):\n"
+        "    # the producer's TMA loads arrive on the full barrier; two consumer warpgroups release it\n"
+        "    consumers = CooperativeGroup(pipeline.Agent.Thread, 2)\n"
+        "    return PipelineTmaAsync.create(num_stages=stages, consumer_group=consumers,\n"
+        "                                   barrier_storage=barrier_storage)\n")
+    (root / "other.md").write_text("# Other\n\nAbout something else.\n")
+    [hit] = _index(root, tmp_path).search("pipeline tma async cooperative group")
+    assert hit.path == "examples/hopper/dense_gemm.py"
+    assert hit.line == 9, hit.snippet  # return PipelineTmaAsync.create(…), not line 3's import

@@ -121,3 +121,20 @@ def test_names_written_as_code_are_looked_up_as_definitions():
 def test_cumulative_sum_is_cumsum():
     [term, *_] = query_terms("cumulative sum scan along an axis")
     assert term.word == "cumulative sum" and "cumsum" in term.alternatives
+
+
+def test_prose_meets_identifiers_in_code(tmp_path: Path):
+    """A question in words finds the code that spells it as one identifier: three neighbouring words match a
+    camel-case name joined, and the field's abbreviations match the words they stand for."""
+    root = tmp_path / "context"
+    root.mkdir()
+    (root / "barrier.py").write_text("def arrive(bar, n):\n    mbarrier_arrive_expect_tx(bar, n)\n")
+    (root / "ws.py").write_text("def run():\n    cfg = WarpSpecializeConfig(stages=3)\n    return cfg\n")
+    (root / "block.cu").write_text("__global__ void k() {\n  int cta_rank = blockIdx.x;\n}\n")
+    (root / "prose.md").write_text("# Memory\n\nThe tensor cores read memory; a warp waits at a barrier.\n")
+    ix = ContextIndex(root, db_path=tmp_path / "idx.sqlite3")
+    ix.refresh()
+    assert _paths(ix, "arrive expect transaction")[0] == "barrier.py"
+    assert _paths(ix, "warp specialize config")[0] == "ws.py"
+    assert _paths(ix, "WarpSpecializeConfig")[0] == "ws.py"  # the whole identifier still matches
+    assert _paths(ix, "thread block rank")[0] == "block.cu"

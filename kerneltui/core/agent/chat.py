@@ -50,6 +50,7 @@ from kerneltui.core.agent.proposals import (
 )
 from kerneltui.core.agent.providers.base import Provider
 from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
+from kerneltui.core.agent.search.installed import installed_packages
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
 from kerneltui.core.agent.trials import TrialSummary
@@ -116,8 +117,11 @@ class AgentChat:
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))
         configured = Path(context_root or context_dir(self.settings))
-        folders = context_folders(task.root, configured)
-        self.workspace = Workspace(task.root.resolve(), tuple(f.path for f in folders))
+        # The DSL packages the workers import, found on disk (never imported here), are searched too.
+        installed = installed_packages() if self.settings.search_installed else []
+        folders = context_folders(task.root, configured, installed)
+        self.workspace = Workspace(task.root.resolve(), tuple(f.path for f in folders if f.package is None),
+                                   tuple((p.name, p.root) for p in installed))
         self.scrub = PathScrub(str(task.root.resolve()), str(configured.expanduser().resolve()))
         self._no_gpu_said = False
         self.index = index or ContextIndex(folders)

@@ -37,6 +37,7 @@ AGENT_DEFAULTS: dict[str, Any] = {
     "trial_rungs": "",  # comma-separated rungs a proposal's trial runs; empty: the loop's default set
     "trial_seeds": 0,  # seeds per test case in trials; 0: the task's own number
     "index_refresh_s": 300.0,  # re-walk context/ for changed files at most this often
+    "search_installed": True,  # search the installed triton, CuTe DSL and TileLang sources beside context/
     "auto_min_gain_pct": 1.0,  # auto mode keeps a version only if it is at least this much faster
 }
 
@@ -78,6 +79,7 @@ class AgentSettings:
     trial_rungs: str = ""
     trial_seeds: int = 0
     index_refresh_s: float = 300.0
+    search_installed: bool = True
     auto_min_gain_pct: float = 1.0
     temperature: float | None = None
 

@@ -7,6 +7,7 @@ an outcome with ``ok=False``, so the model can correct itself; it is not an exce
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,17 @@ from kerneltui.core.agent import override_proposals
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import DiffError, apply_unified_diff
 from kerneltui.core.agent.search import format_hits
+from kerneltui.core.agent.search.grep import (
+    DEFAULT_MAX,
+    MOST_AFTER,
+    MOST_MAX,
+    SOURCES_HELP,
+    GrepError,
+    GrepQuery,
+    format_grep,
+    grep,
+    grep_files,
+)
 from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.agent.versions import ASM_STAGES, Unavailable, profile_brief, read_asm
 from kerneltui.core.agent.workspace import WorkspaceError
@@ -27,22 +39,39 @@ _STAGES = [s for s in ASM_STAGES if s != "source"]
 
 TOOL_SPECS: list[ToolSpec] = [
     ToolSpec("read_file", "Read a text file of the task (e.g. kernel.py, reference.py, task.toml) or under "
-             "context/ (notes and cloned docs). Returns numbered lines, at most 400 per call.",
+             "context/ (notes and cloned docs) or installed/<package>/ (the installed DSLs' sources, as grep_context "
+             "names them). Returns numbered lines, at most 400 per call.",
              {"type": "object", "properties": {
-                 "path": {"type": "string", "description": "relative to the task folder, or starting with context/"},
+                 "path": {"type": "string", "description": "relative to the task folder, or starting with context/ or installed/"},
                  "start_line": {"type": "integer", "minimum": 1},
                  "end_line": {"type": "integer", "minimum": 1}},
               "required": ["path"]}),
     ToolSpec("list_files", "List a folder of the task or under context/.",
              {"type": "object", "properties": {"path": {"type": "string", "description": "default: the task folder"}}}),
     ToolSpec("search_context", "Ranked full-text search of context/ (curated notes on Triton, CuTe DSL, PTX/SASS, "
-             "Hopper/H200, plus any cloned docs such as cutlass). Returns file:line hits with snippets; read one "
-             "with read_file.",
+             "Hopper/H200, plus any cloned docs such as cutlass) and of the installed DSLs' own sources "
+             "(installed/…, labelled with their version). Returns file:line hits with snippets; read one "
+             "with read_file. For an exact name or signature, grep_context.",
              {"type": "object", "properties": {
                  "query": {"type": "string", "description": "a few words or identifiers, e.g. 'wgmma fence'"},
                  "limit": {"type": "integer", "minimum": 1, "maximum": 20},
                  "under": {"type": "string", "description": "only search below this folder, e.g. context/cutlass"}},
               "required": ["query"]}),
+    ToolSpec("grep_context", "Exact search: a regular expression (or literal text) over context/ and the installed "
+             "DSL packages' own sources and docs (the triton, CuTe DSL `cutlass` and TileLang versions the kernel "
+             "runs with: installed/<package>/…). Returns path:line: text, labelled with the package and version; "
+             "read more with read_file. Use it for a signature (def program_id\\(), every use of a name, a constant.",
+             {"type": "object", "properties": {
+                 "pattern": {"type": "string", "description": "a Python regular expression, searched line by line"},
+                 "literal": {"type": "boolean", "description": "search the pattern as plain text"},
+                 "ignore_case": {"type": "boolean"},
+                 "glob": {"type": "string", "description": "only these files, e.g. '*.py' or 'installed/triton/*'"},
+                 "source": {"type": "string", "description": SOURCES_HELP + " (default all)"},
+                 "count": {"type": "boolean", "description": "only the number of matches per file"},
+                 "max": {"type": "integer", "minimum": 1, "maximum": MOST_MAX, "description": f"default {DEFAULT_MAX}"},
+                 "after": {"type": "integer", "minimum": 0, "maximum": MOST_AFTER,
+                           "description": "lines to show after each match"}},
+              "required": ["pattern"]}),
     ToolSpec("latest_results", "The latest verification results of the kernel file as it is now: every rung "
              "(prechecks, compile, run, correctness, benchmark, roofline …) with its numbers or error.",
              {"type": "object", "properties": {}}),
@@ -102,6 +131,9 @@ def summarise_call(call: ToolCall) -> str:
         return f"list_files({a.get('path', '.')!r})"
     if call.name == "search_context":
         return f"search_context({a.get('query', '')!r})"
+    if call.name == "grep_context":
+        where = f", source={a['source']!r}" if a.get("source") else ""
+        return f"grep_context({a.get('pattern', '')!r}{where})"
     if call.name == "read_asm":
         extra = f", grep={a['grep']!r}" if a.get("grep") else ""
         return f"read_asm({a.get('stage', '')!r}{extra})"
@@ -136,6 +168,15 @@ def _text_arg(call: ToolCall, name: str, required: bool = False) -> str:
         return ""
     if not isinstance(value, str):
         raise ToolFailure(f"{call.name}: {name!r} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _bool_arg(call: ToolCall, name: str) -> bool:
+    value = call.arguments.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ToolFailure(f"{call.name}: {name!r} must be true or false")
     return value
 
 
@@ -177,6 +218,24 @@ async def _search_context(chat: AgentChat, call: ToolCall, turn_id: str) -> Tool
     if note:
         output = note + "\n" + output
     return ToolOutcome(True, f"{len(hits)} hits for {query!r}" + (f" ({note})" if note else ""), output)
+
+
+async def _grep_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+    max_matches = _int_arg(call, "max")
+    after = _int_arg(call, "after")
+    query = GrepQuery(_text_arg(call, "pattern", required=True), literal=_bool_arg(call, "literal"),
+                      ignore_case=_bool_arg(call, "ignore_case"), glob=_text_arg(call, "glob"),
+                      max_matches=max(1, min(MOST_MAX, max_matches or DEFAULT_MAX)), count=_bool_arg(call, "count"),
+                      after=max(0, min(MOST_AFTER, after or 0)), source=_text_arg(call, "source") or "all")
+    try:
+        query.compiled()
+        plan = await asyncio.to_thread(grep_files, chat.index.folders, query.source, query.glob)
+        result = await asyncio.to_thread(grep, query, plan)
+    except GrepError as exc:
+        raise ToolFailure(f"grep_context: {exc}") from exc
+    where = f" in {len(result.counts)} files" if result.counts else ""
+    summary = f"{result.total:,} matches{where}" + (" (incomplete)" if result.stopped else "")
+    return ToolOutcome(True, summary, format_grep(result))
 
 
 async def _latest_results(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
@@ -285,6 +344,7 @@ _HANDLERS: dict[str, Handler] = {
     "read_file": _read_file,
     "list_files": _list_files,
     "search_context": _search_context,
+    "grep_context": _grep_context,
     "latest_results": _latest_results,
     "read_asm": _read_asm,
     "profile_brief": _profile_brief,

@@ -5,7 +5,8 @@ Paths are given relative to the task folder (``kernel.py``) or under ``context/`
 of those folders. ``context/`` is the context folders seen as one, in the order they are searched
 (``search.folders``): the task's own ``context/``, the configured folder, kerneltui's notes; a name
 found in an earlier one hides the same name in a later one. Symbolic links are resolved before the
-check, so a link cannot lead outside.
+check, so a link cannot lead outside. ``installed/<package>/…`` is the folder of an installed DSL package
+(``search.installed``: ``installed/triton/language/core.py``), read-only like the rest.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def _inside(real: Path, root: Path) -> bool:
 class Workspace:
     task_root: Path
     context_roots: tuple[Path, ...]  # what context/… means, first match wins
+    installed: tuple[tuple[str, Path], ...] = ()  # installed/<name>/… → that package's folder
 
     def _roots(self) -> list[Path]:
         return [Path(os.path.realpath(root)) for root in self.context_roots]
@@ -44,8 +46,14 @@ class Workspace:
         raw = Path(text).expanduser()
         task = Path(os.path.realpath(self.task_root))
         roots = self._roots()
+        packages = {name: Path(os.path.realpath(root)) for name, root in self.installed}
         if raw.is_absolute():
             candidate = raw
+        elif raw.parts[:1] == ("installed",) and len(raw.parts) > 1 and raw.parts[1] in packages:
+            candidate = packages[raw.parts[1]].joinpath(*raw.parts[2:])
+        elif raw.parts[:1] == ("installed",) and not os.path.lexists(task / raw):
+            known = ", ".join(f"installed/{name}" for name in packages) or "none is installed here"
+            raise WorkspaceError(f"{text}: installed/ holds the DSL packages' own sources ({known})")
         elif raw.parts and raw.parts[0] == "context":
             rel = Path(*raw.parts[1:]) if len(raw.parts) > 1 else Path(".")
             found = [root / rel for root in roots if os.path.lexists(root / rel)]
@@ -53,14 +61,15 @@ class Workspace:
         else:
             candidate = task / raw
         real = Path(os.path.realpath(candidate))
-        if not any(_inside(real, root) for root in [task, *roots]):
+        if not any(_inside(real, root) for root in [task, *roots, *packages.values()]):
             shown_roots = ", ".join(str(r) for r in roots)
             raise WorkspaceError(f"refused: {text} is outside the task folder ({task}) and context/ ({shown_roots}); "
-                                 f"only files there can be read")
-        return real, self._shown(real, task, roots)
+                                 f"only files there (and installed/ DSL sources) can be read")
+        return real, self._shown(real, task, roots, packages)
 
-    def _shown(self, real: Path, task: Path, roots: list[Path]) -> str:
-        """context/<path> when that name leads to this file, else the path in the task, else the real path."""
+    def _shown(self, real: Path, task: Path, roots: list[Path], packages: dict[str, Path]) -> str:
+        """context/<path> when that name leads to this file, else the path in the task, else installed/<name>/…,
+        else the real path."""
         for n, root in enumerate(roots):
             if _inside(real, root):
                 rel = real.relative_to(root).as_posix()
@@ -71,6 +80,10 @@ class Workspace:
         if _inside(real, task):
             rel = real.relative_to(task).as_posix()
             return rel if rel != "." else "."
+        for name, root in packages.items():
+            if _inside(real, root):
+                rel = real.relative_to(root).as_posix()
+                return f"installed/{name}" + ("" if rel == "." else f"/{rel}")
         return str(real)
 
     def read(self, path: str, start_line: int | None = None, end_line: int | None = None) -> tuple[str, str]:

@@ -291,3 +291,29 @@ def _c_units(structure: _CStructure, lo: int, hi: int, level: int, parent: str) 
 def _c_title(structure: _CStructure, start: int, end: int, parent: str) -> str:
     title = structure.title(start, end)
     return f"{parent} > {title}" if parent and title else (title or parent)
+
+
+# Words before a "(" in a C++ declaration that are not the name it declares.
+_C_NOT_NAMES = frozenset({"decltype", "sizeof", "alignof", "alignas", "noexcept", "requires", "__attribute__",
+                          "__launch_bounds__", "__declspec", "__align__", "static_assert", "if", "for", "while",
+                          "switch", "return", "defined", "operator"})
+_C_CALLED = re.compile(r"(~?[A-Za-z_]\w*)\s*\(")
+
+
+def c_definitions(title: str) -> list[str]:
+    """The functions a C/C++ chunk's title defines: ``make_tma_copy`` for ``auto make_tma_copy(T const& t)``
+    (a Python title says ``def``; C++ only puts a name before its bracket). A declaration or statement that
+    ends with ";", a macro call in capitals and a keyword are not definitions."""
+    names: list[str] = []
+    for piece in title.split("; "):
+        unit = piece.rsplit(" > ", 1)[-1].strip()
+        if not unit or unit.endswith(";"):
+            continue
+        for m in _C_CALLED.finditer(unit):
+            name = m.group(1).lstrip("~")
+            if name in _C_NOT_NAMES or name.isupper():
+                continue
+            if name not in names:
+                names.append(name)
+            break
+    return names

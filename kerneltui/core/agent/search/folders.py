@@ -2,7 +2,8 @@
 
 Three kinds of folder are searched, in this order (the order ``context/…`` paths are resolved in):
 the task's own ``context/`` folder, the configured one (``[agent] context_dir``, by default the
-source checkout's ``context/``), and the notes shipped with kerneltui (package data). Symbolic
+source checkout's ``context/``), and the notes shipped with kerneltui (package data); then the
+installed DSL packages' own language, examples and docs (``installed``), named ``installed/<name>/…``. Symbolic
 links are never followed out of a folder: a link to a file elsewhere is skipped and said so, a
 linked folder is not entered, and every read checks the real path again.
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltui import paths
+from kerneltui.core.agent.search.installed import InstalledPackage
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_NOTEBOOK_BYTES = 16 * 1024 * 1024  # outputs (images) make notebooks large; only their sources are indexed
@@ -25,19 +28,50 @@ TEXT_SUFFIXES = frozenset({
 })
 TEXT_NAMES = frozenset({"README", "LICENSE", "Makefile", "CMakeLists.txt"})
 TOOL_DIRS = frozenset({"__pycache__", "node_modules", "venv", "site-packages"})
-# A folder holding one of these is a build tree or a virtual environment: copies and generated files.
-BUILD_MARKERS = {"CMakeCache.txt": "a CMake build folder", "build.ninja": "a Ninja build folder",
-                 "pyvenv.cfg": "a Python virtual environment"}
+# A build tree or a virtual environment (copies and generated files) is known by two marks, not one: a file
+# that marks one alone may be a stray committed by mistake (triton's include/triton/Dialect/Gluon/ holds a
+# CMakeCache.txt and its sources). Per kind: the mark, what else such a folder holds (a name ending in "/" is
+# a folder), and what it is.
+BUILD_MARKERS: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("CMakeCache.txt", frozenset({"CMakeFiles/", "Makefile", "build.ninja", "cmake_install.cmake"}),
+     "a CMake build folder"),
+    ("build.ninja", frozenset({".ninja_log", ".ninja_deps", "CMakeFiles/", "CMakeCache.txt"}), "a Ninja build folder"),
+    ("pyvenv.cfg", frozenset({"bin/", "Scripts/", "lib/", "Lib/"}), "a Python virtual environment"),
+)
+
+
+def build_folder(entries: list[os.DirEntry[str]]) -> str:
+    """What kind of build tree or virtual environment a folder's entries make, or "" when they make none."""
+    names = {e.name for e in entries}
+    for mark, beside, why in BUILD_MARKERS:
+        if mark not in names:
+            continue
+        for other in beside:
+            name = other.rstrip("/")
+            entry = next((e for e in entries if e.name == name), None)
+            if entry is not None and (not other.endswith("/") or entry.is_dir(follow_symlinks=False)):
+                return why
+    return ""
 
 
 @dataclass(frozen=True)
 class ContextFolder:
     path: Path
-    origin: str  # "task", "configured" or "notes"
+    origin: str  # "task", "configured", "notes" or "installed"
+    # An installed DSL package (origin "installed"): only its language, examples and docs are searched, its
+    # files are named installed/<name>/…, and its hits carry its version.
+    package: InstalledPackage | None = None
 
     def describe(self) -> str:
+        if self.package is not None:
+            return f"the installed {self.package.label} ({self.path}: {', '.join(p + '/' for p in self.package.parts)})"
         return {"task": "the task's context/", "configured": "the context folder",
                 "notes": "kerneltui's notes"}.get(self.origin, self.origin) + f" ({self.path})"
+
+    @property
+    def label(self) -> str:
+        """The package and version of an installed package's folder ("triton 3.6.0"), else ""."""
+        return self.package.label if self.package is not None else ""
 
 
 def notes_dir() -> Path:
@@ -45,9 +79,10 @@ def notes_dir() -> Path:
     return paths.package_dir() / "data" / "notes"
 
 
-def context_folders(task_root: Path | None, configured: Path) -> list[ContextFolder]:
+def context_folders(task_root: Path | None, configured: Path,
+                    installed: Sequence[InstalledPackage] = ()) -> list[ContextFolder]:
     """The folders a session searches: the task's context/ (when it is a real folder), the configured
-    one, kerneltui's notes; each once."""
+    one, kerneltui's notes; each once; then the ``installed`` DSL packages' folders."""
     found: list[ContextFolder] = []
     if task_root is not None:
         own = Path(task_root) / "context"
@@ -59,7 +94,7 @@ def context_folders(task_root: Path | None, configured: Path) -> list[ContextFol
     for folder in found:
         if all(folder.path != seen.path for seen in unique):
             unique.append(folder)
-    return unique
+    return unique + [ContextFolder(p.root, "installed", p) for p in installed]
 
 
 def task_context_refusal(task_root: Path) -> str:
@@ -89,6 +124,19 @@ def _kind_skip(name: str) -> str:
     return "" if suffix in TEXT_SUFFIXES else f"not a text kind that is indexed ({suffix or 'no suffix'})"
 
 
+def scan_folder(folder: ContextFolder) -> Scan:
+    """What of a context folder is indexed: all of it, or an installed package's searched folders."""
+    if folder.package is None:
+        return scan(folder.path)
+    result = Scan()
+    for part in folder.package.parts:
+        found = scan(folder.path / part)
+        result.files.update({f"{part}/{rel}": sig for rel, sig in found.files.items()})
+        result.skipped += [(f"{part}/{rel}", why) for rel, why in found.skipped]
+        result.counts.update(found.counts)
+    return result
+
+
 def scan(root: Path) -> Scan:
     """Every text file under ``root`` that is indexed, and what is skipped, without leaving ``root``."""
     result = Scan()
@@ -104,8 +152,7 @@ def scan(root: Path) -> Scan:
         except OSError as exc:
             result.skipped.append((rel_dir or ".", f"cannot be listed: {exc.strerror}"))
             continue
-        names = {e.name for e in entries}
-        marker = next((why for name, why in BUILD_MARKERS.items() if name in names), "")
+        marker = build_folder(entries)
         if marker and rel_dir:
             result.skipped.append((rel_dir.rstrip("/"), f"skipped: {marker}"))
             result.counts[marker] += 1

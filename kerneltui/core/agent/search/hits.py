@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from kerneltui.core.agent.search.folders import ContextFolder, read_inside
 
 SNIPPET_CONTEXT = 2  # lines shown either side of the best-matching line
 SNIPPET_CHARS = 160
+SIMILAR_SHOWN = 4  # near-duplicate files named with a hit
+# A line that only brings names in (an import, an include, a using-declaration) names every word of a
+# question about what it imports, and answers none: its words count for this share of a line's.
+_IMPORT_LINE = re.compile(r"\s*(import\s|from\s+\S+\s+import\s|#\s*include\b|using\s+namespace\b)")
+IMPORT_SHARE = 0.3
 
 
 @dataclass
@@ -23,6 +29,7 @@ class Hit:
     also: list[tuple[int, int]] = field(default_factory=list)  # other matching line ranges of the same file
     shown: str = ""  # how read_file names it (context/… or an absolute path)
     sampled: int = 0  # when the words are very common: the number of matches it was ranked among
+    similar: list[str] = field(default_factory=list)  # near-duplicate files that matched too (ranking.spread)
 
 
 def _needles(words: list[str]) -> list[str]:
@@ -45,10 +52,13 @@ def read_snippet(hit: Hit, words: list[str]) -> bool:
         return False
     hit.end_line = min(hit.end_line, len(lines))
     needles = _needles(words)
-    best, best_count = hit.start_line, -1
+    best, best_count = hit.start_line, -1.0
     for number in range(hit.start_line, hit.end_line + 1):
-        low = lines[number - 1].lower()
-        count = sum(1 for w in needles if w in low)
+        text = lines[number - 1]
+        low = text.lower()
+        count = float(sum(1 for w in needles if w in low))
+        if count and _IMPORT_LINE.match(text):
+            count *= IMPORT_SHARE
         if count > best_count:
             best, best_count = number, count
     hit.line = best
@@ -68,8 +78,13 @@ def format_hits(hits: list[Hit], query: str) -> str:
                    f"add a more specific word for better hits)")
     for n, hit in enumerate(hits, 1):
         what = f" · {hit.title}" if hit.title else ""
-        out.append(f"{n}. {hit.shown or hit.path}:{hit.line}  (lines {hit.start_line}-{hit.end_line}{what})")
+        version = f"  [{hit.folder.label}]" if hit.folder.label else ""  # an installed package's version
+        out.append(f"{n}. {hit.shown or hit.path}:{hit.line}{version}  (lines {hit.start_line}-{hit.end_line}{what})")
         out.extend(f"     {number:>5}  {text}" for number, text in hit.snippet)
         if hit.also:
             out.append("     also: " + ", ".join(f"lines {a}-{b}" for a, b in hit.also))
+        if hit.similar:
+            names = [s.rsplit("/", 1)[-1] for s in hit.similar[:SIMILAR_SHOWN]]
+            more = f" and {len(hit.similar) - SIMILAR_SHOWN} more" if len(hit.similar) > SIMILAR_SHOWN else ""
+            out.append("     similar: " + ", ".join(names) + more + " (variants beside it)")
     return "\n".join(out)

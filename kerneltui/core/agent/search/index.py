@@ -23,15 +23,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kerneltui import paths
+from kerneltui.core.agent.search.chunk_code import c_definitions
 from kerneltui.core.agent.search.chunker import chunk_text
-from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan
+from kerneltui.core.agent.search.folders import ContextFolder, Scan, read_inside, scan_folder
 from kerneltui.core.agent.search.hits import Hit, read_snippet
 from kerneltui.core.agent.search.ranking import (
     DEFAULT,
     Candidate,
     Coverage,
+    Framework,
     Ranking,
+    asked_frameworks,
+    asked_kinds,
     file_prior,
+    in_framework,
     in_named,
     is_library,
     match_expression,
@@ -40,6 +45,7 @@ from kerneltui.core.agent.search.ranking import (
     required_terms,
     spread,
     stem,
+    title_prior,
 )
 from kerneltui.core.agent.search.tokens import (
     Term,
@@ -50,11 +56,15 @@ from kerneltui.core.agent.search.tokens import (
     with_expansion,
 )
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "5"  # 3, 4: code with its camel-case parts (undone in 5); 4, 5: C++ titles name their definitions
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 RANK_BUDGET_S = 0.35  # per ranked query; past it, rank a sample (see ContextIndex.search)
 SAMPLE_ROWS = 4000
 _ROWID_SHIFT = 16  # rowid = file id << 16 | chunk number
+# Code keeps its camel-case names whole: with their parts too, the 149 questions over a cutlass clone lost
+# (p@5 0.467 → 0.455, best in top 5 88 → 87 of 149, 2026-12-07; and 4 % more index); a query's neighbouring
+# words match joined instead ("warp specialize config" → WarpSpecializeConfig). The ablation can turn it on.
+CODE_PARTS = False
 PARALLEL_FILES = 256  # read and cut files in worker processes when at least this many changed
 MAX_WORKERS = 8
 _REPOSITORY_MARKERS = (".git", ".github", ".gitignore")  # a folder with one of these at its root is a clone
@@ -76,9 +86,9 @@ CREATE VIRTUAL TABLE chunks USING fts5(path, title, doc, code, folder UNINDEXED,
 Row = tuple[str, str, str, str, int, int]  # path, title, doc, code (the indexed text), start and end line
 
 
-def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
+def chunk_rows(root: Path, rel: str, package: str = "") -> tuple[list[Row], str]:
     """The index rows of one file, and a note when it is not indexed as usual (in a worker process on a
-    cold build)."""
+    cold build). An installed package's files have its name in their path ("triton program id")."""
     data = read_inside(root, rel)
     if data is None:
         return [], "not read: it is gone, unreadable, or a link out of the folder"
@@ -88,18 +98,29 @@ def chunk_rows(root: Path, rel: str) -> tuple[list[Row], str]:
     if len(chunks) > 1 << _ROWID_SHIFT:
         chunks = chunks[:1 << _ROWID_SHIFT]
         note = note or f"only its first {1 << _ROWID_SHIFT} chunks are indexed"
-    where = path_text(rel)
-    # Code keeps its CamelCase words whole (their parts would cost time and space for no better hits:
-    # bench/RESULTS.md); a query's neighbouring words also match joined ("tensor descriptor").
-    return [(where, with_expansion(c.title), with_expansion(c.doc), c.code, c.start_line, c.end_line)
-            for c in chunks], note
+    where = path_text(f"{package}/{rel}" if package else rel)
+    c_family = rel.rsplit(".", 1)[-1].lower() in C_SUFFIXES
+    # Code keeps its CamelCase words whole (CODE_PARTS); titles and prose get their parts.
+    return [(where, with_expansion(_definitions_named(c.title) if c_family else c.title), with_expansion(c.doc),
+             with_expansion(c.code) if CODE_PARTS else c.code, c.start_line, c.end_line) for c in chunks], note
 
 
-def _chunk_rows_of(job: tuple[Path, str]) -> tuple[list[Row], str]:
+C_SUFFIXES = frozenset({"h", "hpp", "hh", "cuh", "cu", "cc", "cpp", "cxx", "c", "inl"})
+
+
+def _definitions_named(title: str) -> str:
+    """A C/C++ chunk's title, with a line "def NAME" per function it defines, so that the definition rule
+    (``tokens.definition_match``: ``def make_tma_copy``) finds C++ definitions as it finds Python's. Only the
+    first line of a title is shown."""
+    names = c_definitions(title)
+    return title + "".join(f"\ndef {name}" for name in names)
+
+
+def _chunk_rows_of(job: tuple[Path, str, str]) -> tuple[list[Row], str]:
     return chunk_rows(*job)
 
 
-def rows_of(jobs: list[tuple[Path, str]]) -> Iterator[tuple[list[Row], str]]:
+def rows_of(jobs: list[tuple[Path, str, str]]) -> Iterator[tuple[list[Row], str]]:
     """Each file's rows, in order. Many files (a first index) are read and cut by worker processes while
     this one writes to SQLite: cutting is pure Python and would otherwise take most of the time.
 
@@ -233,7 +254,7 @@ class ContextIndex:
             try:
                 with con:
                     for folder in self.folders:
-                        self._refresh_folder(con, folder, scan(folder.path), stats)
+                        self._refresh_folder(con, folder, scan_folder(folder), stats)
                     self._forget_missing_folders(con)
                     total = con.execute("SELECT coalesce(sum(chunks), 0) FROM files").fetchone()[0]
                     con.execute("INSERT OR REPLACE INTO meta VALUES('chunks', ?)", (str(total),))
@@ -245,6 +266,12 @@ class ContextIndex:
     def _refresh_folder(self, con: sqlite3.Connection, folder: ContextFolder, found: Scan, stats: IndexStats) -> None:
         con.execute("INSERT OR IGNORE INTO folders(path, origin) VALUES(?, ?)", (str(folder.path), folder.origin))
         folder_id = con.execute("SELECT id FROM folders WHERE path = ?", (str(folder.path),)).fetchone()[0]
+        if folder.label:  # an installed package: another version is other files, whatever their mtimes say
+            key = f"label {folder.path}"
+            row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None or row[0] != folder.label:
+                stats.removed += _drop_files(con, folder_id)
+                con.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (key, folder.label))
         known = {path: (fid, mtime, size) for fid, path, mtime, size in
                  con.execute("SELECT id, path, mtime_ns, size FROM files WHERE folder = ?", (folder_id,))}
         on_disk = found.files
@@ -262,7 +289,7 @@ class ContextIndex:
             if path in gone:
                 con.execute("DELETE FROM files WHERE id = ?", (fid,))
         todo = changed + added
-        for path, (rows, note) in zip(todo, rows_of([(folder.path, p) for p in todo]), strict=True):
+        for path, (rows, note) in zip(todo, rows_of([(folder.path, p, folder.package.name if folder.package else "") for p in todo]), strict=True):
             mtime, size = on_disk[path]
             if path in known:
                 fid = known[path][0]
@@ -288,11 +315,10 @@ class ContextIndex:
         for fid, path in con.execute("SELECT id, path FROM folders").fetchall():
             if Path(path).is_dir():
                 continue
-            for (file_id,) in con.execute("SELECT id FROM files WHERE folder = ?", (fid,)).fetchall():
-                con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
-                            (file_id << _ROWID_SHIFT, (file_id + 1) << _ROWID_SHIFT))
-            for table, column in (("files", "folder"), ("skipped", "folder"), ("folders", "id")):
+            _drop_files(con, fid)
+            for table, column in (("skipped", "folder"), ("folders", "id")):
                 con.execute(f"DELETE FROM {table} WHERE {column} = ?", (fid,))
+            con.execute("DELETE FROM meta WHERE key = ?", (f"label {path}",))
 
     def ensure_fresh(self, max_age_s: float) -> IndexStats | None:
         """Refresh when the index is missing or older than ``max_age_s``; None when it was fresh enough."""
@@ -347,20 +373,29 @@ class ContextIndex:
         ids = self._folder_ids(con)
         if not ids:
             return []
-        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)))
+        packages = self._named_packages(terms, ids)
+        where = _Filter(list(ids.values()), _under_prefix(under), named=named_tops(terms, self._clones(con, ids)),
+                        named_folders=frozenset(packages), package_names=frozenset(packages.values()),
+                        frameworks=asked_frameworks(query), asked=asked_kinds(query),
+                        package_of={ids[f.path]: f.package.name for f in self.folders
+                                    if f.package is not None and f.path in ids})
         candidates, sampled = self._candidates(con, terms, where, limit, budget_s)
         words = [p.lower() for t in terms for p in _words(t.word)]
         by_id = {ids[f.path]: f for f in self.folders if f.path in ids}
         hits: list[Hit] = []
-        for best, others in spread(candidates, limit * 2, self.ranking):
+        for best, others, similar in spread(candidates, limit * 2, self.ranking):
             folder = by_id[best.folder]
             hit = Hit(folder, best.rel, best.start_line, best.end_line, best.start_line, best.score, best.title,
                       also=[(o.start_line, o.end_line) for o in sorted(others, key=lambda o: o.start_line)],
-                      shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0)
+                      shown=self._shown(folder, best.rel), sampled=SAMPLE_ROWS if sampled else 0,
+                      similar=similar)
             if read_snippet(hit, words):
                 hits.append(hit)
             if len(hits) == limit:
                 break
+        shown = {(h.folder.path, h.path) for h in hits}
+        for hit in hits:  # a family's files that are hits of their own need no naming
+            hit.similar = [self._shown(hit.folder, rel) for rel in hit.similar if (hit.folder.path, rel) not in shown]
         return hits
 
     def _candidates(self, con: sqlite3.Connection, terms: list[Term], where: _Filter, limit: int,
@@ -385,7 +420,7 @@ class ContextIndex:
         # words only, one fewer at a time, then any word, each after every hit of the stricter queries.
         levels = [match_expression(required[:keep], terms) for keep in range(len(required), 0, -1)]
         # Last: any of the words, but not a folder's name alone (every file in it has that in its path).
-        loose = [t for t in terms if t.word.lower() not in where.named] or terms
+        loose = [t for t in terms if t.word.lower() not in where.named | where.package_names] or terms
         if len(terms) > 1:
             levels.append(" OR ".join(t.fts() for t in loose))
         deadline = time.perf_counter() + budget_s  # for the whole search, not for each level
@@ -397,15 +432,15 @@ class ContextIndex:
             seen = {c.rowid for c in candidates}
             candidates += _after(candidates, [c for c in found if c.rowid not in seen])
             sampled = sampled or cut
-            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.rel)}) >= limit:
+            if len({(c.folder, c.rel) for c in candidates if where.in_scope(c.folder, c.rel)}) >= limit:
                 break
         if self.ranking.definition > 0:
             candidates = self._with_definitions(con, terms, where, candidates, deadline)
         if self.ranking.named_file > 0:
             candidates = self._with_named_files(con, terms, required[0], where, candidates, deadline)
-        if where.named:  # the folder the query names first, whatever level its hits came from
-            inside = [c for c in candidates if where.in_scope(c.rel)]
-            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.rel)])
+        if where.named or where.named_folders:  # the folder the query names first, whatever level its hits came from
+            inside = [c for c in candidates if where.in_scope(c.folder, c.rel)]
+            candidates = inside + _after(inside, [c for c in candidates if not where.in_scope(c.folder, c.rel)])
         return candidates, sampled
 
     def _with_definitions(self, con: sqlite3.Connection, terms: list[Term], where: _Filter,
@@ -470,9 +505,18 @@ class ContextIndex:
             if rel not in where.path_shares:
                 where.path_shares[rel] = where.cover.share(rel)
             boost = 1 + r.path_cover * where.path_shares[rel] + r.title_cover * where.cover.share(heading)
+            if where.frameworks and in_framework(where.frameworks, rel, where.package_of.get(folder, "")):
+                boost *= r.framework
             found.append(Candidate(rowid, folder, rel, int(start), int(end), heading,
-                                   -float(score) * file_prior(rel, r) * boost))
+                                   -float(score) * file_prior(rel, r, where.asked) * title_prior(heading, r, where.asked)
+                                   * boost))
         return found, sampled
+
+    def _named_packages(self, terms: list[Term], ids: dict[Path, int]) -> dict[int, str]:
+        """The folders of the installed packages the query names ("triton", "cutlass", "tilelang"): id → name."""
+        words = {t.word.lower() for t in terms}
+        return {ids[f.path]: f.package.name for f in self.folders
+                if f.package is not None and f.path in ids and f.package.name in words}
 
     def _clones(self, con: sqlite3.Connection, ids: dict[Path, int]) -> frozenset[str]:
         """The names, lower case, of the top-level folders of the folders searched that are repositories
@@ -494,7 +538,10 @@ class ContextIndex:
         return self._clone_names[1]
 
     def _shown(self, folder: ContextFolder, rel: str) -> str:
-        """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name."""
+        """How read_file names a hit: context/<path>, unless an earlier folder has a file of that name; an
+        installed package's file installed/<name>/<path>."""
+        if folder.package is not None:
+            return f"{folder.package.shown}/{rel}"
         for earlier in self.folders:
             if earlier is folder:
                 return f"context/{rel}"
@@ -512,9 +559,16 @@ class _Filter:
     cover: Coverage = field(default_factory=lambda: Coverage((), ()))
     path_shares: dict[str, float] = field(default_factory=dict)  # per file, computed once per search
     named: frozenset[str] = frozenset()  # top-level folders the query names (see ranking.named_tops)
+    named_folders: frozenset[int] = frozenset()  # installed packages the query names, by folder id
+    package_names: frozenset[str] = frozenset()  # … and their names ("triton": kerneltui's note triton.md too)
+    frameworks: tuple[Framework, ...] = ()  # the languages and frameworks the query names (ranking.FRAMEWORKS)
+    package_of: dict[int, str] = field(default_factory=dict)  # folder id → installed package name
+    asked: frozenset[str] = frozenset()  # the kinds of file the query asks for (ranking.asked_kinds)
 
-    def in_scope(self, rel: str) -> bool:
-        return not self.named or in_named(rel, self.named)
+    def in_scope(self, folder: int, rel: str) -> bool:
+        if not self.named and not self.named_folders:
+            return True
+        return folder in self.named_folders or in_named(rel, self.named | self.package_names)
 
     @property
     def sql(self) -> str:
@@ -532,16 +586,33 @@ class _Filter:
         return args
 
 
+def _drop_files(con: sqlite3.Connection, folder_id: int) -> int:
+    """Forget every file of a folder and its chunks; how many files there were."""
+    ids = con.execute("SELECT id FROM files WHERE folder = ?", (folder_id,)).fetchall()
+    for (file_id,) in ids:
+        con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?",
+                    (file_id << _ROWID_SHIFT, (file_id + 1) << _ROWID_SHIFT))
+    con.execute("DELETE FROM files WHERE folder = ?", (folder_id,))
+    return len(ids)
+
+
 def _boosted(candidates: list[Candidate], found: list[Candidate], weight: float, scale_known: bool) -> list[Candidate]:
     """``found`` (chunks a rule singles out: a definition, a file named after the question) among the
     candidates, each at its own bm25 over the query's words times ``weight``, not below every hit with
     all the required words (where a looser level put it), and at most level with the best hit before the
-    boost. A chunk already there keeps the better of its score (times ``weight`` with ``scale_known``) and that."""
+    boost. A chunk already there keeps the better of its score (times ``weight`` with ``scale_known``) and that.
+
+    The cap is one factor per file, not a ceiling per chunk: a ceiling would level a file's chunks at the
+    top, and whichever came first (its header of imports, often) would stand for the file."""
     by_row = {c.rowid: c for c in candidates}
     top = max((c.score for c in candidates), default=float("inf"))
+    file_best: dict[tuple[int, str], float] = {}
+    for c in found:
+        file_best[(c.folder, c.rel)] = max(file_best.get((c.folder, c.rel), 0.0), c.score)
     for c in found:
         known = by_row.get(c.rowid)
-        score = min(c.score, top) * weight
+        best = file_best[(c.folder, c.rel)]
+        score = c.score * (min(best, top) / best if best > 0 else 0.0) * weight
         if known is None:
             c.score = score
             candidates.append(c)

@@ -12,7 +12,10 @@
    or heading it is) or in the file's path counts more than one in its prose (comments, docstrings,
    Markdown), which counts more than one in code.
 3. **The kind of file**: examples, tutorials and documentation (kerneltui's notes among them) weigh
-   more, tests, build scripts, change logs and a compiler's own sources less.
+   more, tests, build scripts, change logs and a compiler's own sources less. Meta documents (change logs, a
+   README's "Changelog" section, meeting notes, the index page of an examples folder) and a compiler's or
+   driver's internals (its C++ passes, TableGen, a backend's compiler and driver) mention everything once:
+   they weigh less unless the question asks for them ("changelog", "meeting", "compiler", "backend" …).
 4. **The clone a query names**: a word that is the name of a top-level folder holding a repository
    ("fused softmax triton kernel", with clones of triton and cutlass side by side) asks for that
    folder: its hits come first, from whichever level of required words they came, and hits elsewhere
@@ -27,8 +30,14 @@
    words, its rarest among them, is where a person would look first, yet its chunks seldom hold the
    question's other words. The best two such files are searched for on their own and weigh
    ``named_file`` times more, wherever the required words left them.
-7. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
-   with it (``also: lines …``) instead of taking the next slots.
+7. **The language or framework a question names** ("… in cutlass C++", "… in the CuTe DSL", Triton,
+   Gluon, TileLang, Python): its files weigh ``framework`` times more, so a C++ question is not answered
+   by the Python DSL that wraps the same call, nor a Triton question by CUTLASS.
+8. **Spread over files**: a file's best chunk stands for it; its other matching chunks are named
+   with it (``also: lines …``) instead of taking the next slots. A family of near-duplicate files
+   (``near_duplicates``: variants of one example side by side) does not crowd out the rest: each file after
+   its family's best weighs ``family`` times less, and those that fall out of the hits are named with it
+   (``similar: …``).
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ class Ranking:
     tests: float = 0.5  # files under test/ or named test_*
     build: float = 0.3  # build scripts and configuration: CMakeLists.txt, *.cmake, Makefile, setup.py, *.yml …
     history: float = 0.4  # change logs, release notes, meeting notes: they mention everything once
+    index_page: float = 0.5  # the README or index of an examples or tutorials folder: a list of what is there
     internals: float = 0.7  # a compiler's own sources (C++ under a lib/ folder, TableGen .td, MLIR .mlir): they
     # share a question's words ("maxnreg", "convert layout") but seldom teach how to use the thing
     min_matches: int = 1  # a word is required only while this many chunks still match all required words (3 until
@@ -68,6 +78,10 @@ class Ranking:
     named_file: float = 1.5  # a file named after the query's words (``swizzle.hpp`` for "swizzle shared memory
     # layout"): its best chunk's score times this, found whichever words it lacks (0: no such search)
     named_files: int = 2  # … for at most this many files, the best by bm25: a guide to the page, not the page
+    framework: float = 2.0  # a file of a language or framework the question names (C++, CuTe DSL, Triton …)
+    family: float = 0.7  # a near-duplicate of a better file (``near_duplicates``) weighs this much: 1.0 leaves
+    # them be; one file per family lost the variants that answer too (the 149 questions over a cutlass clone
+    # alone, 2026-12-07: p@5 0.458 at 1.0, 0.446 one per family, 0.455 at 0.7; best in top 5 85, 86, 87)
 
 
 DEFAULT = Ranking()
@@ -80,25 +94,86 @@ _TEST = re.compile(r"(^|/)(tests?|unittests?|testing|testbed)(/|$)|(^|/)(test_[^
 
 
 _BUILD = re.compile(r"(^|/)(CMakeLists\.txt|Makefile|setup\.py|[^/]*\.(cmake|ya?ml|toml|cfg|ini))$", re.I)
-_INTERNALS = re.compile(r"(^|/)lib/.*\.(cpp|cc|c|h|hpp)$|\.(td|mlir)$", re.I)
+_INTERNALS = re.compile(r"(^|/)lib/.*\.(cpp|cc|c|h|hpp)$|\.(td|mlir)$"  # a compiler's passes, TableGen, MLIR
+                        r"|(^|/)backends?/(?!.*(tutorial|example))"  # triton's backends: compiler.py, driver.c …
+                        r"|(^|/)driver\.(c|cc|cpp|py)$|(^|/)include/hip/", re.I)
 _HISTORY = re.compile(r"(^|/)(CHANGELOG|CHANGES|RELEASE|HISTORY|NEWS)[^/]*$|(^|/)meetups?/", re.I)
+_HISTORY_TITLE = re.compile(r"\b(change ?logs?|what'?s new|release notes|news)\b", re.I)
+_INDEX_PAGE = re.compile(r"(^|/)(examples?|tutorials?|notebooks?|samples?)(/(python|cpp|cute_?dsl|gluon))*"
+                         r"/(README|index)(\.\w+)?$", re.I)
+# A question that asks for what a kind of file holds: then that kind weighs as any other file.
+_ASKS = {"history": re.compile(r"\b(change ?logs?|changes|releases?|news|what'?s new|meet(ings?|ups?)|history)\b",
+                               re.I),
+         "internals": re.compile(r"\b(compilers?|backends?|drivers?|lowering|mlir|llvm|tablegen|tt[gi]?ir|dialects?"
+                                 r"|hip|rocm|passes)\b", re.I),
+         "index": re.compile(r"\b(readme|index|overview|list of)\b", re.I)}
+
+
+def asked_kinds(query: str) -> frozenset[str]:
+    """The kinds of file that weigh less (``history``, ``internals``, ``index``) which a question asks for."""
+    return frozenset(kind for kind, pattern in _ASKS.items() if pattern.search(query))
+
+
+def title_prior(title: str, ranking: Ranking = DEFAULT, asked: frozenset[str] = frozenset()) -> float:
+    """How much a chunk weighs by its heading: a README's "Changelog" section is a change log."""
+    return ranking.history if "history" not in asked and _HISTORY_TITLE.search(title) else 1.0
 
 
 @lru_cache(maxsize=1 << 15)
-def file_prior(rel: str, ranking: Ranking = DEFAULT) -> float:
-    """How much a hit in this file weighs by what the file is (1.0 for ordinary source)."""
+def file_prior(rel: str, ranking: Ranking = DEFAULT, asked: frozenset[str] = frozenset()) -> float:
+    """How much a hit in this file weighs by what the file is (1.0 for ordinary source); ``asked``: the kinds
+    the question asks for (``asked_kinds``), which weigh as ordinary files."""
     if _BUILD.search(rel):
         return ranking.build
-    if _HISTORY.search(rel):
+    if _HISTORY.search(rel) and "history" not in asked:
         return ranking.history
     if _TEST.search(rel):
         return ranking.tests
-    weight = ranking.internals if _INTERNALS.search(rel) else 1.0
+    if _INDEX_PAGE.search(rel) and "index" not in asked:
+        return ranking.index_page
+    weight = ranking.internals if _INTERNALS.search(rel) and "internals" not in asked else 1.0
     if _DOC_SUFFIX.search(rel) or _DOC_DIR.search(rel):
         weight *= ranking.docs
     if _EXAMPLE.search(rel):
         weight *= ranking.examples
     return weight
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A language or framework a question can name, and how its files are told: by path, or by the installed
+    package they come from."""
+
+    name: str
+    asked: re.Pattern[str]  # the question names it
+    path: re.Pattern[str]  # a file of it, by its path
+    packages: frozenset[str] = frozenset()  # installed packages (search.installed) that are it
+
+
+_CPP_SUFFIX = r"\.(h|hpp|hh|cuh|cu|cc|cpp|cxx|inl)$"
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework("C++", re.compile(r"(?<![\w+])(?:c\+\+|cpp|cxx)(?![\w+])", re.I), re.compile(_CPP_SUFFIX, re.I)),
+    Framework("CuTe DSL", re.compile(r"\bcute[ _-]?dsl\b|\bpython ?dsl\b", re.I),
+              re.compile(r"cute_?dsl|python_?dsl|(^|/)cute_dsl\.md$", re.I), frozenset({"cutlass"})),
+    Framework("Gluon", re.compile(r"\bgluon\b", re.I), re.compile(r"gluon", re.I)),
+    Framework("Triton", re.compile(r"\btriton\b", re.I), re.compile(r"(^|/)triton(/|\.md$)", re.I),
+              frozenset({"triton"})),
+    Framework("TileLang", re.compile(r"\btile[ _-]?lang\b", re.I), re.compile(r"tilelang", re.I),
+              frozenset({"tilelang"})),
+    Framework("Python", re.compile(r"\bpython\b", re.I), re.compile(r"\.(py|pyi|ipynb)$", re.I),
+              frozenset({"triton", "cutlass", "tilelang"})),
+)
+
+
+def asked_frameworks(query: str) -> tuple[Framework, ...]:
+    """The languages and frameworks a question names."""
+    return tuple(f for f in FRAMEWORKS if f.asked.search(query))
+
+
+def in_framework(frameworks: tuple[Framework, ...], rel: str, package: str = "") -> bool:
+    """Whether a file (its path in its folder; ``package``: the installed package it comes from) is of one of
+    the named frameworks."""
+    return any(package in f.packages or f.path.search(rel) for f in frameworks)
 
 
 _NAME_PIECES = re.compile(r"[A-Za-z]+")
@@ -214,9 +289,36 @@ class Candidate:
     score: float  # bm25 (higher is better) times the file's prior
 
 
+_FAMILY_PIECES = re.compile(r"[A-Za-z]+[0-9]*|[0-9]+")
+
+
+@lru_cache(maxsize=1 << 14)
+def _name_words(rel: str) -> tuple[str, str, frozenset[str]]:
+    """A file's folder, suffix and the words of its name (numbers alone left out)."""
+    folder, _, name = rel.rpartition("/")
+    base, dot, suffix = name.rpartition(".")
+    base = base if dot else name
+    words = frozenset(p.lower() for piece in _FAMILY_PIECES.findall(base) for p in (camel_parts(piece) or (piece,))
+                      if not p.isdigit() and len(p) > 1)
+    return folder, suffix.lower() if dot else "", words
+
+
+def near_duplicates(a: str, b: str) -> bool:
+    """Whether two files are variants of one thing: in one folder, of one kind, their names sharing at least
+    two words and most of the shorter name's (``b2b_mma_multistage.h`` and ``b2b_implicit_gemm_multistage.h``;
+    not ``layout.hpp`` and ``layout_composed.hpp``, nor ``gemm_kernel.py`` and ``gemm_utils.py``)."""
+    folder_a, suffix_a, words_a = _name_words(a)
+    folder_b, suffix_b, words_b = _name_words(b)
+    if folder_a != folder_b or suffix_a != suffix_b or not words_a or not words_b:
+        return False
+    shared = len(words_a & words_b)
+    return shared >= 2 and shared >= 0.6 * min(len(words_a), len(words_b))
+
+
 def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) -> list[
-        tuple[Candidate, list[Candidate]]]:
-    """The best chunk of each file, best first, with the file's other matching chunks."""
+        tuple[Candidate, list[Candidate], list[str]]]:
+    """The best chunk of each file, best first, with the file's other matching chunks and the other files of
+    its family of near-duplicates that matched (wherever they ranked)."""
     by_file: dict[tuple[int, str], list[Candidate]] = {}
     for c in sorted(candidates, key=lambda c: -c.score):
         by_file.setdefault((c.folder, c.rel), []).append(c)
@@ -226,4 +328,15 @@ def spread(candidates: list[Candidate], limit: int, ranking: Ranking = DEFAULT) 
         return sum(c.score * ranking.support ** i for i, c in enumerate(group[:3]))
 
     ranked = sorted(by_file.values(), key=lambda group: -file_score(group))
-    return [(group[0], group[1:1 + ranking.also]) for group in ranked[:limit]]
+    scored: list[tuple[list[Candidate], float, list[Candidate] | None]] = []  # files, score, family's best
+    for group in ranked:
+        head = next((g for g, _, first in scored if first is None and g[0].folder == group[0].folder
+                     and near_duplicates(g[0].rel, group[0].rel)), None) if ranking.family < 1.0 else None
+        score = file_score(group) * (ranking.family if head is not None else 1.0)
+        scored.append((group, score, head))
+    scored.sort(key=lambda item: -item[1])
+    family: dict[int, list[str]] = {}
+    for group, _, head in scored:
+        if head is not None:
+            family.setdefault(id(head), []).append(group[0].rel)
+    return [(g[0], g[1:1 + ranking.also], family.get(id(g), [])) for g, _, _ in scored[:limit]]

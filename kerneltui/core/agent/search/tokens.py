@@ -151,12 +151,13 @@ def query_terms(query: str, prefixes: bool = False, joins: bool = True, vocabula
             elif prefixes and len(low[0]) >= 4 and low[0].isalpha():
                 alternatives.append(low[0] + "*")
         if joins and len(pieces) == 1 and span <= 1:
-            before = words[n - 1] if n > 0 else []
-            after = words[n + 1] if n + 1 < len(words) else []
-            if len(before) == 1:
-                alternatives.append((before[0] + pieces[0]).lower())
-            if len(after) == 1:
-                alternatives.append((pieces[0] + after[0]).lower())
+            # The runs of two and three neighbouring words this one is in, joined: code keeps a camel-case
+            # name whole ("warp specialize config" is WarpSpecializeConfig).
+            for first in range(max(0, n - 2), n + 1):
+                for size in (2, 3):
+                    run = words[first:first + size]
+                    if len(run) == size and first + size > n and all(len(w) == 1 for w in run):
+                        alternatives.append("".join(w[0] for w in run).lower())
         for form in others:
             alternatives += [form[0]] if len(form) == 1 else [_quoted(list(form)), "".join(form)]
         n += max(span, 1)
