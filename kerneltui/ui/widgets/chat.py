@@ -79,7 +79,7 @@ class ProposalCard(Vertical):
 
     @property
     def verdict(self) -> Verdict:
-        return verdict_of(self.proposal, self.disk_median_s)
+        return verdict_of(self.proposal)
 
     def compose(self) -> ComposeResult:
         yield Static(self._verdict_text(), classes="proposal-verdict")
