@@ -15,14 +15,17 @@ cannot be made (the file on disk fails its checks, side work, a hand-edited stag
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from kerneltui import config
+from kerneltui.core import compare_history
 from kerneltui.core.agent.trials import TrialSummary, perf_of
 from kerneltui.core.bench import compare
 from kerneltui.core.compare_run import CompareError, CompareReport, trial_comparison
+from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.compare_series import CompareSettings
 from kerneltui.core.task import source_hash
@@ -169,7 +172,19 @@ async def compare_trial(task: Task, pool: WorkerPool, proposal_id: str, proposal
         return TrialComparison.not_compared(exc.message, disk_hash)
     except Exception as exc:  # noqa: BLE001 - the trial's own results stand; the card says why there is no comparison
         return TrialComparison.not_compared(f"the comparison failed: {type(exc).__name__}: {exc}", disk_hash)
-    return TrialComparison.of_report(report)
+    comparison = TrialComparison.of_report(report)
+    _record(task, comparison, source_hash(proposal_source), trial.device)
+    return comparison
+
+
+def _record(task: Task, comparison: TrialComparison, proposal_hash: str, device: dict[str, Any]) -> None:
+    """Keep the comparison in the task's history, for the chart; a history that cannot be written
+    loses the comparison's row, never the trial."""
+    cases = [(c.label, c.verdict) for c in comparison.cases]
+    try:
+        compare_history.record(HistoryStore.for_task(task).path, comparison.against_hash, proposal_hash, device, cases)
+    except (OSError, sqlite3.Error):
+        pass
 
 
 def _bench_settings(chat: AgentChat) -> BenchSettings:
