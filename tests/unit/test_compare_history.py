@@ -10,7 +10,9 @@ import sqlite3
 import pytest
 
 from kerneltui.core import compare_history
+from kerneltui.core.agent.trial_compare import TrialComparison, record_in_history
 from kerneltui.core.bench import compare
+from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.history import SCHEMA_VERSION, HistoryStore
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
@@ -27,9 +29,10 @@ def _tables(path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _twenty_percent_faster() -> compare.CaseComparison:
+def _twenty_percent_faster(b_name: str = "B") -> compare.CaseComparison:
     rng = random.Random(5)
-    return compare.compare_case(f"n={N}", [math.log(0.8) + rng.gauss(0, 0.01) for _ in range(60)])
+    return compare.compare_case(f"n={N}", [math.log(0.8) + rng.gauss(0, 0.01) for _ in range(60)],
+                                a_name="the file on disk", b_name=b_name)
 
 
 @pytest.fixture
@@ -79,3 +82,21 @@ def test_the_chart_draws_the_comparisons_interval_against_the_previous_version(t
     text = render_chart(history.load(), "us", 120, 20, COLOURS).plain
     assert "┃" in text and "┃ 95 % CI vs previous" in text
     assert f"vs previous: {second.vs_previous}" in text.splitlines()[0]
+
+
+
+def test_a_trials_comparison_is_kept_for_the_chart_or_says_why_not(task):
+    found = _twenty_percent_faster("p2")
+    proposal = SOURCES[1]
+    a, b = (_report([], GPU, s).source_hash for s in SOURCES)
+    comparison = TrialComparison.of_cases([found], a, ("the file on disk", "p2"))
+    assert record_in_history(task, comparison, proposal, GPU) == ""
+    path = HistoryStore.for_task(task).path
+    row = compare_history.between(path, device_key(GPU), f"n={N}")[(a, b)]
+    assert row.direction == "faster" and row.text.startswith("p2 is 20.")
+    assert record_in_history(task, TrialComparison.not_compared("side work"), proposal, GPU) == ""  # nothing to keep
+    path.unlink()
+    path.mkdir()  # a history that cannot be written: the trial goes on, the reason is said
+    problem = record_in_history(task, comparison, proposal, GPU)
+    assert problem.startswith(f"the comparison could not be kept in {path} (")
+    assert problem.endswith("the chart will not draw its interval")

@@ -25,6 +25,7 @@ from kerneltui.core import compare_history
 from kerneltui.core.agent.trials import TrialSummary, perf_of
 from kerneltui.core.bench import compare
 from kerneltui.core.compare_run import CompareError, CompareReport, trial_comparison
+from kerneltui.core.events import Notice
 from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.compare_series import CompareSettings
@@ -134,6 +135,17 @@ def _passed_checks(report: RunReport) -> bool:
     return perf_of(report).correct
 
 
+def _disk_passed(report: RunReport | None, disk_hash: str) -> bool | None:
+    """Whether the latest run of the file on disk passed its checks; None where that run is of another
+    text or did not check correctness (the comparison then checks it first)."""
+    if report is None or report.source_hash != disk_hash or report.cancelled:
+        return None
+    correctness = report.result("correctness")
+    if correctness is None or correctness.status == "skip":
+        return None
+    return _passed_checks(report)
+
+
 async def compare_trial(task: Task, pool: WorkerPool, proposal_id: str, proposal_source: str, trial: RunReport,
                         disk_source: str, disk_report: RunReport | None, bench: BenchSettings,
                         hand_edited_stage: bool = False,
@@ -156,8 +168,8 @@ async def compare_trial(task: Task, pool: WorkerPool, proposal_id: str, proposal
                                             disk_hash)
     if disk_hash == source_hash(proposal_source):
         return TrialComparison.not_compared("the proposal is the same text as the file on disk", disk_hash)
-    disk_known = disk_report is not None and disk_report.source_hash == disk_hash and not disk_report.cancelled
-    if disk_known and disk_report is not None and not _passed_checks(disk_report):
+    disk_passed = _disk_passed(disk_report, disk_hash)
+    if disk_passed is False:
         return TrialComparison.not_compared(f"{task.kernel_file} on disk does not pass its checks, so there is no "
                                             "speed to compare with", disk_hash)
     settings = CompareSettings(bench=bench)
@@ -165,26 +177,28 @@ async def compare_trial(task: Task, pool: WorkerPool, proposal_id: str, proposal
         announce()
     try:
         report = await trial_comparison(task, proposal_source, settings, pool, disk_source=disk_source,
-                                        disk_checked=disk_known, proposal_name=proposal_id)
+                                        disk_checked=bool(disk_passed), proposal_name=proposal_id)
     except CompareError as exc:
         if exc.kind == "no_gpu":
             return TrialComparison("no_gpu", disk_hash, reason=exc.message)
         return TrialComparison.not_compared(exc.message, disk_hash)
     except Exception as exc:  # noqa: BLE001 - the trial's own results stand; the card says why there is no comparison
         return TrialComparison.not_compared(f"the comparison failed: {type(exc).__name__}: {exc}", disk_hash)
-    comparison = TrialComparison.of_report(report)
-    _record(task, comparison, source_hash(proposal_source), trial.device)
-    return comparison
+    return TrialComparison.of_report(report)
 
 
-def _record(task: Task, comparison: TrialComparison, proposal_hash: str, device: dict[str, Any]) -> None:
-    """Keep the comparison in the task's history, for the chart; a history that cannot be written
-    loses the comparison's row, never the trial."""
+def record_in_history(task: Task, comparison: TrialComparison, proposal_source: str, device: dict[str, Any]) -> str:
+    """Keep a comparison's cases in the task's history, for the chart. Returns what went wrong ("": it
+    was recorded): a history that cannot be written loses the comparison's rows, never the trial."""
+    if comparison.kind != "compared":
+        return ""
     cases = [(c.label, c.verdict) for c in comparison.cases]
+    path = HistoryStore.for_task(task).path
     try:
-        compare_history.record(HistoryStore.for_task(task).path, comparison.against_hash, proposal_hash, device, cases)
-    except (OSError, sqlite3.Error):
-        pass
+        compare_history.record(path, comparison.against_hash, source_hash(proposal_source), device, cases)
+    except (OSError, sqlite3.Error) as exc:
+        return f"the comparison could not be kept in {path} ({exc}); the chart will not draw its interval"
+    return ""
 
 
 def _bench_settings(chat: AgentChat) -> BenchSettings:
@@ -216,4 +230,6 @@ async def checked_then_compared(chat: AgentChat, p: Proposal, source: str, origi
     comparison = await compare_trial(chat.task, chat.pool, p.id, p.new_source, report, chat.target.read(), chat.latest,
                                      _bench_settings(chat), hand_edited_stage=p.override is not None,
                                      announce=announce)
+    if comparison is not None and (problem := record_in_history(chat.task, comparison, p.new_source, report.device)):
+        chat.emit(Notice(level="warning", source="agent", message=problem))
     return TrialOutcome(report, comparison)
