@@ -100,6 +100,20 @@ def test_the_card_shows_the_interleaved_comparison_not_two_medians() -> None:
     assert same.startswith("trial passed · no difference found (−") and "calls each) · 91% of roofline" in same
 
 
+def test_kerneltui_ask_prints_the_comparison_under_the_trial() -> None:
+    from kerneltui.commands.ask import proposal_card
+
+    comparison = _compared(-0.03, noise=0.01)
+    trial = TrialSummary(headline="correct · 182.00 µs", ok=True, correct=True, run_id="r1", device="H100 (sm_90)",
+                         comparison=comparison)
+    text = proposal_card({"id": "p2", "state": "trial_done", "file": "kernel.py", "trial": trial.to_dict()})
+    assert f"  trial: PASS · correct · 182.00 µs · H100 (sm_90)\n  speed: {comparison.sentence()}" in text
+    no_gpu = TrialSummary(headline="correct", ok=True, correct=True, run_id="r1",
+                          comparison=TrialComparison("no_gpu", reason="no GPU here"))
+    assert "speed:" not in proposal_card({"id": "p2", "state": "trial_done", "file": "kernel.py",
+                                          "trial": no_gpu.to_dict()})
+
+
 def test_the_card_says_nothing_about_speed_without_a_gpu_and_why_nothing_was_compared_with_one() -> None:
     no_gpu = TrialComparison("no_gpu", "0123abcd", reason="no GPU here: nothing is timed")
     assert _card(no_gpu, median_s=None) == "trial passed · correct (no benchmark)"
