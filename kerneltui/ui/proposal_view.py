@@ -90,8 +90,9 @@ def verdict_of(proposal: dict[str, Any]) -> Verdict:
             for r in trial.get("rungs") or []]
     if not trial:
         return Verdict(NO_TRIAL, "no trial yet", stat)
-    if trial.get("running"):
-        return Verdict(RUNNING, "trial running on a scratch copy…", stat, rows)
+    if trial.get("running"):  # with rungs: the checks passed and the comparison with the file on disk runs
+        return Verdict(RUNNING, _first_line(trial.get("headline")) if rows else "trial running on a scratch copy…",
+                       stat, rows)
     if trial.get("cancelled"):
         return Verdict(NO_TRIAL, _first_line(trial.get("headline") or "trial cancelled"), stat, rows)
     if trial.get("ok") and trial.get("correct"):

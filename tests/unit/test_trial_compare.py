@@ -100,6 +100,20 @@ def test_the_card_shows_the_interleaved_comparison_not_two_medians() -> None:
     assert same.startswith("trial passed · no difference found (−") and "calls each) · 91% of roofline" in same
 
 
+def test_while_the_comparison_runs_the_card_says_so() -> None:
+    from dataclasses import replace
+
+    from kerneltui.ui.proposal_view import RUNNING
+
+    passed = TrialSummary(headline="correct", ok=True, correct=True, run_id="r1",
+                          rungs=(TrialRung("correctness", "ok", "exact"), TrialRung("benchmark", "ok", "182 µs")))
+    interim = replace(passed, running=True, headline="trial passed; comparing with the file on disk, interleaved…")
+    verdict = verdict_of({"id": "p2", "hunks": [{}], "trial": interim.to_dict()})
+    assert verdict.outcome == RUNNING and not verdict.safe_to_accept
+    assert verdict.headline == "trial passed; comparing with the file on disk, interleaved…"
+    assert verdict_of({"id": "p2", "trial": TrialSummary.started().to_dict()}).headline == "trial running on a scratch copy…"
+
+
 def test_kerneltui_ask_prints_the_comparison_under_the_trial() -> None:
     from kerneltui.commands.ask import proposal_card
 
