@@ -126,6 +126,8 @@ def proposal_card(p: dict[str, Any]) -> str:
     lines += ["  " + line for line in p.get("diff", "").splitlines()]
     lines.append(f"  trial: {'PASS' if trial.get('ok') else 'FAIL'} · {trial.get('headline', 'no trial')} "
                  f"· {trial.get('device', '')}")
+    if (trial.get("comparison") or {}).get("sentence"):  # against the file on disk, interleaved
+        lines.append(f"  speed: {trial['comparison']['sentence']}")
     for r in trial.get("rungs", []):
         text = r.get("error") if r.get("status") == "fail" else r.get("summary")
         lines.append(f"    [{r.get('name')}] {r.get('status')}  {text or ''}".rstrip())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,11 +84,13 @@ class CompareReport:
 
 async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
                       pool: WorkerPool | None = None, emit: Emit | None = None,
-                      progress: Any = None, check_first: bool = True) -> CompareReport:
+                      progress: Any = None, checked: Collection[str] = (),
+                      names: tuple[str, str] = ("A", "B")) -> CompareReport:
     """Check both versions, then compare them on every benchmark case (raises CompareError).
 
-    ``check_first=False`` skips the correctness runs, for a caller that has just checked both (a
-    proposal's trial): the judge still rechecks every timed output of both kernels.
+    ``checked`` names the sides ("A", "B") a caller has just checked, whose correctness runs are
+    skipped (a proposal's trial checked B): the judge still rechecks every timed output of both kernels.
+    ``names``: what the verdicts' sentences call A and B.
     """
     say = progress or (lambda message, fraction=None: None)
     own_pool = pool is None
@@ -100,7 +102,9 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
         if getattr(pool.runner, "name", "local") == "local" and not gpu_likely(pool):
             raise CompareError("no_gpu", NO_GPU)
         loop = Loop(task, pool=pool, emit=emit)
-        for side, version in (("A", a), ("B", b)) if check_first else ():
+        for side, version in (("A", a), ("B", b)):
+            if side in checked:
+                continue
             say(f"checking {side}: {version.name}")
             report = await loop.run(RunOptions(rungs=["correctness"], kernel_source=version.source, origin="compare",
                                                record=False))
@@ -111,7 +115,7 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
                                    f"{why}. A wrong kernel is not compared: `kerneltui check` shows the details")
             if not report.device.get("gpu"):
                 raise CompareError("no_gpu", NO_GPU)
-        return await _interleave(task, pool, a, b, settings, emit, say)
+        return await _interleave(task, pool, a, b, settings, emit, say, names)
     finally:
         if own_pool:
             await pool.close()
@@ -172,28 +176,31 @@ async def loaded_pair(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelV
 
 
 async def _interleave(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelVersion, settings: CompareSettings,
-                      emit: Emit | None, say: Any) -> CompareReport:
+                      emit: Emit | None, say: Any, names: tuple[str, str] = ("A", "B")) -> CompareReport:
     out = CompareReport(task=task.name, a=a, b=b, settings=settings)
     async with loaded_pair(task, pool, a, b, settings.bench, emit, say) as pair:
         out.device = pair.device
         if not pair.device.get("gpu"):
             raise CompareError("no_gpu", NO_GPU)
         for index in range(len(task.benchmarks)):
-            found, times = await pair.compare_on(index, settings)
+            found, times = await pair.compare_on(index, settings, *names)
             out.cases.append(found)
             say(f"case {found.label}: {found.verdict.text}")
             if times.failure:
                 break  # a wrong output: the next cases would say the same
-    out.mean = compare.geometric_mean(out.cases, level=settings.level)
+    out.mean = compare.geometric_mean(out.cases, *names, level=settings.level)
     return out
 
 
 async def trial_comparison(task: Task, proposal_source: str, settings: CompareSettings | None = None,
-                           pool: WorkerPool | None = None, emit: Emit | None = None) -> CompareReport:
-    """A proposal's trial as an interleaved comparison: the kernel file on disk (A) against the
-    proposed text (B), both already checked by the trial's loop run. What a proposal's card shows
-    (each case's ``verdict.text``) and what auto mode's keep rule reads
-    (``compare.keeps_change(report.mean)``); ``compare.feedback_word`` names it for the agent."""
-    disk = KernelVersion(f"{task.kernel_file} (on disk)", task.kernel_source())
-    return await run_compare(task, disk, KernelVersion("the proposal", proposal_source), settings or CompareSettings(),
-                             pool=pool, emit=emit, check_first=False)
+                           pool: WorkerPool | None = None, emit: Emit | None = None, *,
+                           disk_source: str | None = None, disk_checked: bool = True,
+                           proposal_name: str = "the proposal") -> CompareReport:
+    """A proposal's trial as an interleaved comparison: the kernel file on disk (A, ``disk_source``
+    when the caller read it already) against the proposed text (B), which the trial's loop run has
+    checked. A is checked first unless ``disk_checked`` (its latest run passed). What a proposal's card
+    shows and auto mode's keep rule reads (``core.agent.trial_compare``)."""
+    disk = KernelVersion(f"{task.kernel_file} (on disk)", task.kernel_source() if disk_source is None else disk_source)
+    return await run_compare(task, disk, KernelVersion(proposal_name, proposal_source), settings or CompareSettings(),
+                             pool=pool, emit=emit, checked=("A", "B") if disk_checked else ("B",),
+                             names=("the file on disk", proposal_name))

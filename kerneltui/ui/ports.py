@@ -67,13 +67,16 @@ class AgentController(Protocol):
 
 @dataclass(frozen=True)
 class HistoryPoint:
-    """One version's benchmark: the median and its spread (e.g. the interquartile range), in µs."""
+    """One version's benchmark: the median and its interval, in µs: the spread of its own benchmark
+    (the interquartile range), or where it was compared interleaved with the version before it, that
+    comparison's 95 % interval (the previous median times the ratio's bounds; ``vs_previous`` says it)."""
 
     version: str  # short label (source hash prefix)
     median_us: float
     low_us: float
     high_us: float
     current: bool = False
+    vs_previous: str = ""  # "3.1 % faster (95 % CI 2.7–3.5 %)": low/high are that comparison's interval
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ carries (``core.agent.proposals.Proposal.to_dict``, its ``trial`` from ``core.ag
 
 A tool line's ✓ only says that a tool ran; whether the edit is any good is the trial's verdict, so
 the card leads with it: pass or fail, the failing rung and its reason in one line, the speed against
-the file on disk (or the reference) and the share of the roofline when benchmarked, the diff stat.
+the file on disk as an interleaved comparison with its interval (``core.agent.trial_compare``; else
+the trial's own time against the reference) and the share of the roofline when benchmarked, the diff stat.
 Nothing here imports Textual.
 """
 
@@ -52,24 +53,27 @@ def _first_line(text: object, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _speed(trial: dict[str, Any], disk_median_s: float | None) -> str:
+def _speed(trial: dict[str, Any]) -> str:
+    """The trial's speed: its interleaved comparison with the file on disk where one was made (two
+    medians measured apart are never set against each other), else its own time and the reference's."""
+    comparison = trial.get("comparison") or {}
+    pct = trial.get("pct_roofline")
+    roofline = [f"{pct:.0f}% of roofline"] if isinstance(pct, (int, float)) else []
+    if comparison.get("kind") == "compared" and comparison.get("sentence"):
+        return " · ".join([str(comparison["sentence"]), *roofline])
     median = trial.get("median_s")
     if not isinstance(median, (int, float)) or median <= 0:
         return ""
     from kerneltui.core.agent.trials import format_time  # pure; no torch behind it
 
     parts = [format_time(float(median))]
-    if disk_median_s:
-        parts.append(f"{disk_median_s / median:.2f}× vs the file")
-    else:
-        bench = next((r for r in trial.get("rungs") or [] if r.get("name") == "benchmark"), None)
-        ref = (bench or {}).get("metrics", {}).get("speedup_vs_reference")
-        if isinstance(ref, (int, float)):
-            parts.append(f"{ref:.2f}× vs the reference")
-    pct = trial.get("pct_roofline")
-    if isinstance(pct, (int, float)):
-        parts.append(f"{pct:.0f}% of roofline")
-    return " · ".join(parts)
+    bench = next((r for r in trial.get("rungs") or [] if r.get("name") == "benchmark"), None)
+    ref = (bench or {}).get("metrics", {}).get("speedup_vs_reference")
+    if isinstance(ref, (int, float)):
+        parts.append(f"{ref:.2f}× vs the reference")
+    if comparison.get("sentence"):  # not compared: why
+        parts.append(str(comparison["sentence"]))
+    return " · ".join(parts + roofline)
 
 
 def diff_stat(proposal: dict[str, Any]) -> str:
@@ -77,8 +81,8 @@ def diff_stat(proposal: dict[str, Any]) -> str:
     return f"{hunks} hunk{'s' if hunks != 1 else ''} +{proposal.get('added', 0)} −{proposal.get('removed', 0)}"
 
 
-def verdict_of(proposal: dict[str, Any], disk_median_s: float | None = None) -> Verdict:
-    """The card's first line for ``proposal``; ``disk_median_s``: the file on disk's benchmark, if any."""
+def verdict_of(proposal: dict[str, Any]) -> Verdict:
+    """The card's first line for ``proposal``."""
     trial = proposal.get("trial") or {}
     stat = diff_stat(proposal)
     rows = [TrialRow(str(r.get("name")), str(r.get("status")),
@@ -86,12 +90,13 @@ def verdict_of(proposal: dict[str, Any], disk_median_s: float | None = None) -> 
             for r in trial.get("rungs") or []]
     if not trial:
         return Verdict(NO_TRIAL, "no trial yet", stat)
-    if trial.get("running"):
-        return Verdict(RUNNING, "trial running on a scratch copy…", stat, rows)
+    if trial.get("running"):  # with rungs: the checks passed and the comparison with the file on disk runs
+        return Verdict(RUNNING, _first_line(trial.get("headline")) if rows else "trial running on a scratch copy…",
+                       stat, rows)
     if trial.get("cancelled"):
         return Verdict(NO_TRIAL, _first_line(trial.get("headline") or "trial cancelled"), stat, rows)
     if trial.get("ok") and trial.get("correct"):
-        speed = _speed(trial, disk_median_s)
+        speed = _speed(trial)
         return Verdict(PASSED, "trial passed" + (f" · {speed}" if speed else " · correct (no benchmark)"), stat, rows)
     failed = next((row for row in rows if row.status == "fail"), None)
     if failed is None and trial.get("ok"):

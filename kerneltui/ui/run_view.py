@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
-from kerneltui.core.agent.trials import median_seconds
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
 
@@ -128,8 +127,6 @@ class RunView:
             s.last_at = app.options.wall_time(event.at)
             failed = next((r for r in event.results if r.status == "fail"), None)
             s.failed_rung = failed.name if failed else ""
-            bench = next((r for r in event.results if r.name == "benchmark"), None)
-            app.chat.disk_median_s = median_seconds(bench)
             self._after_run(event)
         app.status.show(now)
 

@@ -1,4 +1,4 @@
-"""Auto mode on a real GPU: measured times decide what is kept, and the roofline target stops it.
+"""Auto mode on a real GPU: interleaved comparisons decide what is kept, and the roofline target stops it.
 
 Run on the GPU machine: ``python -m pytest tests/gpu/test_agent_gpu.py -m gpu -q``.
 """
@@ -61,7 +61,9 @@ async def test_measured_times_decide_what_is_kept(example_task, tmp_path):
         await session.close()
     assert result.iterations == 2 and len(result.verdicts) == 2, result.to_dict()
     for verdict in result.verdicts:
-        assert re.match(r"(kept: [\d.]+% faster|reverted: not faster by at least)", verdict["reason"]), verdict
+        # Kept only on an interleaved comparison with the kept version whose interval is entirely faster.
+        assert re.match(r"(kept: p\d+ is [\d.]+ % faster than the file on disk \(95 % CI [\d.]+–[\d.]+ %.*— significant$"
+                        r"|reverted: )", verdict["reason"]), verdict
     for pid in result.kept:
         assert session.trial_reports[pid].ok
     best = result.best

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.agent.auto import AutoLimits, budget_stop, judge, target_stop
+from kerneltui.core.agent.auto import AutoLimits, budget_stop, target_stop
+from kerneltui.core.agent.keep_rule import keep_verdict
 from kerneltui.core.agent.trials import Perf, TrialSummary, perf_of
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
@@ -49,19 +50,20 @@ def test_a_failed_or_missing_correctness_is_not_correct():
     assert not perf_of(report(ok("compile"), skip("correctness", "kernels cannot run here"))).correct
 
 
-def test_judge():
+def test_a_median_that_moved_keeps_nothing():
+    """Two medians 25 % apart, measured minutes apart: without an interleaved comparison nothing is kept
+    (core.agent.keep_rule; tests/unit/test_trial_compare.py keeps and reverts on comparisons)."""
     best = perf_of(gpu_report(200.0, 80.0))
     faster = perf_of(gpu_report(150.0, 95.0))
-    same = perf_of(gpu_report(199.5, 80.0))
     wrong = Perf(correct=False, reason="correctness failed: mismatch")
-    assert judge(faster, best, 1.0).keep and "25.0% faster" in judge(faster, best, 1.0).reason
-    assert not judge(same, best, 1.0).keep and "not faster by at least 1%" in judge(same, best, 1.0).reason
-    assert not judge(wrong, best, 1.0).keep and "mismatch" in judge(wrong, best, 1.0).reason
-    assert judge(faster, Perf(correct=False), 1.0).keep  # fixing a broken kernel is progress
+    moved = keep_verdict(faster, best, None, 1.0)
+    assert not moved.keep and "a median that moved is not a comparison" in moved.reason
+    assert not keep_verdict(wrong, best, None, 1.0).keep and "mismatch" in keep_verdict(wrong, best, None, 1.0).reason
+    assert keep_verdict(faster, Perf(correct=False), None, 1.0).keep  # fixing a broken kernel is progress
     cpu = perf_of(report(ok("correctness", "ok"), skip("benchmark", "no GPU"), gpu=False))
     cpu_best = perf_of(report(ok("correctness", "ok"), gpu=False))
-    verdict = judge(cpu, cpu_best, 1.0)
-    assert not verdict.keep and "no benchmark here" in verdict.reason
+    verdict = keep_verdict(cpu, cpu_best, None, 1.0)
+    assert not verdict.keep and "could not be compared with the kept version" in verdict.reason
 
 
 def test_stop_conditions():

@@ -1,9 +1,10 @@
 """Auto mode: the agent iterates by itself, and only improvements are kept.
 
 Each iteration asks the agent for one proposal; its trial decides: kept (applied, checkpointed,
-recorded) when it is correct and faster than the kept version by at least ``min_gain_pct``,
-reverted otherwise, and the reason goes back to the agent. It stops at the first of: the number of
-iterations, a target % of roofline, a token or money budget (checked before each request, see
+recorded) when it is correct and faster than the kept version, the file on disk, by more than the
+interval of an interleaved comparison with it (``keep_rule``; by at least ``min_gain_pct`` at the
+interval's slow end), reverted otherwise, and the reason goes back to the agent. It stops at the
+first of: the number of iterations, a target % of roofline, a token or money budget (checked before each request, see
 ``budget``), two iterations without a proposal, a provider error, or the person's interrupt. Every
 trial lands in the history, and every stop reason names its cause.
 
@@ -23,8 +24,9 @@ from kerneltui.core.agent import prompts
 from kerneltui.core.agent.budget import BudgetCheck, check_money, check_tokens, combine
 from kerneltui.core.agent.errors import BUDGET
 from kerneltui.core.agent.folding import FoldedProposal, fold, folded_line
+from kerneltui.core.agent.keep_rule import keep_verdict
 from kerneltui.core.agent.proposals import SUPERSEDED, TRIAL_DONE, Proposal
-from kerneltui.core.agent.trials import Perf, TrialSummary, format_time, perf_of
+from kerneltui.core.agent.trials import Perf, TrialSummary, perf_of
 from kerneltui.core.events import AgentError, Notice, UserMessage
 from kerneltui.core.loop import RunReport
 from kerneltui.core.task import source_hash
@@ -33,7 +35,8 @@ if TYPE_CHECKING:
     from kerneltui.core.agent.chat import AgentChat, TurnResult
     from kerneltui.core.task import Task
 
-KEEP_FASTER = "kept only if it is correct and faster than the kept version"
+KEEP_FASTER = ("kept only if it is correct and faster than the kept version by more than the noise (an interleaved "
+               "comparison's 95 % interval entirely faster)")
 
 # What an auto run came to, for a script (``kerneltui ask`` maps each to its exit status):
 IMPROVED = "improved"  # kept a version faster than the correct kernel it started from
@@ -53,12 +56,6 @@ class AutoLimits:
     max_tokens: int | None = None  # input + output tokens spent by this auto run
     max_cost_usd: float | None = None
     min_gain_pct: float = 1.0
-
-
-@dataclass
-class Verdict:
-    keep: bool
-    reason: str
 
 
 @dataclass
@@ -98,22 +95,6 @@ class AutoResult:
                 "best": self.best.to_dict() if self.best else None, "tokens": self.tokens, "requests": self.requests,
                 "cache_read_tokens": self.cache_read_tokens, "cost_usd": self.cost_usd, "verdicts": self.verdicts,
                 "error": self.error}
-
-
-def judge(candidate: Perf, best: Perf | None, min_gain_pct: float) -> Verdict:
-    """Keep a candidate only if it is correct and measurably faster than the kept version."""
-    if not candidate.correct:
-        return Verdict(False, f"reverted: {candidate.reason or 'not correct'}")
-    if best is None or not best.correct:
-        return Verdict(True, "kept: correct, and the kept version was not")
-    if candidate.median_s is None or best.median_s is None:
-        return Verdict(False, "reverted: correct, but there is no benchmark here to show it is faster "
-                              "(no GPU or no benchmark rung), so the kept version stays")
-    gain = (best.median_s - candidate.median_s) / best.median_s * 100.0
-    change = f"{format_time(best.median_s)} → {format_time(candidate.median_s)}"
-    if gain >= min_gain_pct:
-        return Verdict(True, f"kept: {gain:.1f}% faster ({change})")
-    return Verdict(False, f"reverted: not faster by at least {min_gain_pct:g}% ({change}, {gain:+.1f}%)")
 
 
 def budget_stop(limits: AutoLimits, tokens: int, cost: float | None) -> str | None:
@@ -316,7 +297,8 @@ class AutoPilot:
         assert self.best is not None
         report = chat.trial_reports.get(proposal.id)
         perf = perf_of(report) if report is not None else Perf(correct=False, reason="the trial did not run")
-        verdict = judge(perf, self.best, self.limits.min_gain_pct)
+        verdict = keep_verdict(perf, self.best, proposal.trial.comparison if proposal.trial else None,
+                               self.limits.min_gain_pct)
         await chat.decide(proposal.id, "accept" if verdict.keep else "reject", reason=verdict.reason,
                              respond=False, by="auto")
         self.result.verdicts.append({"iteration": iteration, "proposal": proposal.id, "keep": verdict.keep,

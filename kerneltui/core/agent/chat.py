@@ -53,6 +53,7 @@ from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
 from kerneltui.core.agent.search.installed import installed_packages
 from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
+from kerneltui.core.agent.trial_compare import TrialOutcome, checked_then_compared
 from kerneltui.core.agent.trials import TrialSummary
 from kerneltui.core.agent.versions import record_in_history
 from kerneltui.core.agent.workspace import Workspace
@@ -140,7 +141,7 @@ class AgentChat:
         self.origin = "chat"
         self.record_trials = False  # auto mode records every trial in the history
         self.verify_applied = verify_applied  # rerun the loop on an applied text no trial covered
-        self._trial_tasks: dict[str, asyncio.Task[RunReport]] = {}
+        self._trial_tasks: dict[str, asyncio.Task[TrialOutcome]] = {}
         self._run_origins: dict[str, tuple[str, str]] = {}
         self._turn_lock = asyncio.Lock()
         self._turn_task: asyncio.Task[None] | None = None
@@ -580,8 +581,8 @@ class AgentChat:
         self._emit_proposal(p)
         origin = "auto" if p.origin == "auto" else "proposal"
         source, folder = self._checked_input(p)
-        task = asyncio.create_task(self.verify_source(source, origin=origin, record=self.record_trials,
-                                                      override_folder=folder))
+        task = asyncio.create_task(checked_then_compared(self, p, source, origin, folder,
+                                                         lambda interim: self._interim(p, interim)))
         self._trial_tasks[p.id] = task
         try:
             await asyncio.wait({task})
@@ -601,12 +602,16 @@ class AgentChat:
         if exc is not None:
             p.trial = TrialSummary.could_not_run(exc)
         else:
-            report = task.result()
-            self.trial_reports[p.id] = report
-            p.trial = TrialSummary.of(report)
+            outcome = task.result()
+            self.trial_reports[p.id] = outcome.report
+            p.trial = TrialSummary.of(outcome.report, outcome.comparison)
         if p.state == TRIAL:
             p.move(TRIAL_DONE)
             self._emit_proposal(p)
+
+    def _interim(self, p: Proposal, trial: TrialSummary) -> None:
+        p.trial = trial
+        self._emit_proposal(p)
 
     def _checked_input(self, p: Proposal) -> tuple[str, str | None]:
         """What the loop checks for ``p``: its text as the kernel, or for a hand-edited stage the kernel
@@ -643,6 +648,8 @@ class AgentChat:
         report = self.trial_reports.get(p.id)
         if report is not None:
             lines.append(self.feedback(report, "trial on a scratch copy (the kernel file is unchanged)", p.new_source))
+            if p.trial and p.trial.comparison and p.trial.comparison.feedback():
+                lines.append(p.trial.comparison.feedback())
         elif p.trial:
             lines.append(p.trial.text())
         if p.origin == "auto":

@@ -10,11 +10,14 @@ in ``TIME_KEYS`` and ``ROOFLINE_KEYS`` (the first one present wins).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.agent.feedback import device_line
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.trial_compare import TrialComparison
 
 # (metric key, factor to seconds), looked up in the benchmark rung's metrics.
 TIME_KEYS: tuple[tuple[str, float], ...] = (
@@ -136,6 +139,7 @@ class TrialSummary:
     pct_roofline: float | None = None
     device: str | None = None
     rungs: tuple[TrialRung, ...] = ()
+    comparison: TrialComparison | None = None  # against the file on disk, interleaved (core.agent.trial_compare)
 
     @classmethod
     def started(cls) -> TrialSummary:
@@ -152,12 +156,12 @@ class TrialSummary:
                    error=f"{type(exc).__name__}: {exc}")
 
     @classmethod
-    def of(cls, report: RunReport) -> TrialSummary:
+    def of(cls, report: RunReport, comparison: TrialComparison | None = None) -> TrialSummary:
         perf = perf_of(report)
         return cls(headline=perf.describe(), ok=report.ok, correct=perf.correct, cancelled=report.cancelled,
                    run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
                    median_s=perf.median_s, pct_roofline=perf.pct_roofline, device=device_line(report.device),
-                   rungs=tuple(TrialRung.of(r) for r in report.results))
+                   rungs=tuple(TrialRung.of(r) for r in report.results), comparison=comparison)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -165,6 +169,7 @@ class TrialSummary:
             "duration_s": self.duration_s, "cancelled": self.cancelled or None, "running": self.running or None,
             "median_s": self.median_s, "pct_roofline": self.pct_roofline, "headline": self.headline,
             "device": self.device, "error": self.error,
+            "comparison": self.comparison.to_dict() if self.comparison else None,
         }
         out = {k: v for k, v in data.items() if v is not None}
         if self.run_id is not None:  # a trial that ran: its rungs, and whether it was cancelled
@@ -180,4 +185,6 @@ class TrialSummary:
         for r in self.rungs:
             text = r.error if r.status == "fail" else r.summary
             lines.append(f"[{r.name}] {'FAILED' if r.status == 'fail' else r.status}  {text or ''}".rstrip())
+        if self.comparison is not None and self.comparison.feedback():
+            lines.append(self.comparison.feedback())
         return "\n".join(lines)

@@ -76,9 +76,9 @@ class CompareDriver(CaseDriver):
     ABBA or BAAB (``compare.BlockOrder``)."""
 
     def __init__(self, judge: WorkerProcess, worker: WorkerProcess, index: int, pool: PoolReply,
-                 timeout: float) -> None:
+                 timeout: float, order_seed: int | None = None) -> None:
         super().__init__(judge, worker, index, pool, timeout)
-        self.block_order = compare.BlockOrder()
+        self.block_order = compare.BlockOrder(order_seed)
 
     async def interleaved(self, size: int, controls_every: int = 0) -> tuple[list[str], BenchCallsReply, RecheckReply]:
         size = max(1, min(size, self.sets))
@@ -88,8 +88,10 @@ class CompareDriver(CaseDriver):
 
 
 async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, secret: int,
-                       settings: CompareSettings, timeout: float, progress: Any) -> CaseTimes:
-    """Warm-up, then batches of ABBA/BAAB blocks until ``compare.stop_reason`` says enough; raw times only."""
+                       settings: CompareSettings, timeout: float, progress: Any,
+                       order_seed: int | None = None) -> CaseTimes:
+    """Warm-up, then batches of ABBA/BAAB blocks until ``compare.stop_reason`` says enough; raw times only.
+    ``order_seed`` makes the blocks' random orders repeatable (tests)."""
     bench = settings.bench
     pool = cast(PoolReply, await judge.request("judge_pool", {"case": index, "secret": secret,
                                                               "settings": bench.to_dict()},
@@ -97,7 +99,7 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
     begin = cast(BenchBeginReply, await worker.request("bench_begin", {"case": index, "slots": pool["slots"],
                                                                        "settings": bench.to_dict()},
                                                        timeout=timeout))
-    driver = CompareDriver(judge, worker, index, pool, timeout)
+    driver = CompareDriver(judge, worker, index, pool, timeout, order_seed)
     case = CaseTimes(label=str(pool.get("label") or index), idle_us=list(begin.get("idle_straggle_us") or []))
     began = time.perf_counter()
     # Warm-up (both kernels compile on their first calls); it ends on a block boundary.

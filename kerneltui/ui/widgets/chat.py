@@ -67,19 +67,18 @@ class ProposalCard(Vertical):
     ProposalCard .proposal-armed { color: $warning; text-style: bold; }
     """
 
-    def __init__(self, proposal_id: str, proposal: dict, state: str, disk_median_s: float | None = None) -> None:
+    def __init__(self, proposal_id: str, proposal: dict, state: str) -> None:
         super().__init__()
         self.proposal_id = proposal_id
         self.proposal = dict(proposal)
         self.state = state
-        self.disk_median_s = disk_median_s
         self.armed = ""  # the first ``a`` on an unsafe proposal: what it said; a second ``a`` accepts
         self.armed_at = 0.0  # when it was armed, on the chat's clock
         self.left_out: set[int] = set()  # hunks (0-based) toggled out of an accept
 
     @property
     def verdict(self) -> Verdict:
-        return verdict_of(self.proposal, self.disk_median_s)
+        return verdict_of(self.proposal)
 
     def compose(self) -> ComposeResult:
         yield Static(self._verdict_text(), classes="proposal-verdict")
@@ -263,7 +262,6 @@ class ChatPane(Vertical):
         self.reading = False  # the person scrolled up (the history's anchor is released)
         self.feedback_for: str | None = None
         self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
-        self.disk_median_s: float | None = None  # the file on disk's benchmark: cards compare trials with it
         self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
 
     def compose(self) -> ComposeResult:
@@ -362,7 +360,7 @@ class ChatPane(Vertical):
         elif isinstance(event, ev.ProposalEvent):
             card = self.cards.get(event.proposal_id)
             if card is None:
-                card = ProposalCard(event.proposal_id, event.proposal, event.state, self.disk_median_s)
+                card = ProposalCard(event.proposal_id, event.proposal, event.state)
                 self.cards[event.proposal_id] = card
                 self._append(card)
             else:

@@ -1,5 +1,8 @@
 """The benchmark history chart: one point per version (median, spread), baseline and roofline floor.
 
+A version compared interleaved with the one before it draws that comparison's 95 % interval (``┃``)
+instead of its own spread (``│``); the legend says the current version's verdict.
+
 Drawn with box characters on the widget's own size. The y axis is time in µs (lower is better) or
 the share of the roofline reached (floor ÷ time, higher is better); ``u`` toggles.
 """
@@ -82,13 +85,15 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
         colour = colours["chart-current"] if point.current else colours["chart-point"]
         r_lo, r_hi = sorted((row_of(low), row_of(high)))
         for r in range(r_lo, r_hi + 1):
-            grid[r][c] = ("│", colour)
+            grid[r][c] = ("┃" if point.vs_previous else "│", colour)
         grid[row_of(median)][c] = ("◆" if point.current else "●", f"bold {colour}")
 
     text = Text(no_wrap=True, overflow="crop")
     current = next((p for p in reversed(series.points) if p.current), series.points[-1])
     cur_val = transform(HistorySeries([current], series.baseline_us, series.floor_us), unit)[0][0][1]
     legend = f"{len(series.points)} versions · current {current.version}: {_fmt(cur_val, unit)}"
+    if current.vs_previous:
+        legend += f" · vs previous: {current.vs_previous}"
     if unit == "us" and series.floor_us:
         legend += f" ({100 * series.floor_us / current.median_us:.0f}% of floor)"
     if series.baseline_us and unit == "us":
@@ -97,6 +102,8 @@ def render_chart(series: HistorySeries, unit: str, width: int, height: int,
     key = Text(" " * label_w + " ")
     key.append("●", style=colours["chart-point"])
     key.append(" median │ spread  ")
+    if any(p.vs_previous for p in series.points):
+        key.append("┃ 95 % CI vs previous  ")
     key.append("◆", style=colours["chart-current"])
     key.append(" current  ")
     if base is not None:
