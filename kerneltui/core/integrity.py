@@ -42,6 +42,9 @@ DEFENCES: tuple[Defence, ...] = (
             (1,), ("was computed by torch", "values made on the host", "neither torch nor a", "never written by a",
                    "the work was done outside", "switches the operator record off", "the operator record was",
                    "GPU kernel of torch or a library", "operator record cannot see")),
+    Defence("late_writes", "each output's bytes at the kernel's return, sent on the authenticated channel before "
+            "kerneltui's own steps run; the judge's copy must match (nothing the kernel left running may write it "
+            "later)", "correctness", (3,), ("was written after the call returned", "sent no digest of it")),
     Defence("plain", "outputs are plain tensors (a subclass decides what its own methods return, when they are "
             "read)", "run", (3,), ("is a tensor subclass",)),
     Defence("inputs", "reference first on clones; input hashes before and after", "correctness", (6,),

@@ -198,6 +198,7 @@ class Judging:
                 "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
                 "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
                 "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
+                "returned": called.get("returned_digests"),
             }, timeout=timeout))
         except WorkerFailure as exc:
             doing = "checking the kernel's output (the task's check_implementation, or the comparison with the reference's)"

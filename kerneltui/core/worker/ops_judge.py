@@ -139,6 +139,7 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     check.out = out
     result: dict[str, Any] = {"key": key, "problems": []}
     problems: list[str] = result["problems"]
+    problems.extend(verdicts.late_writes(out, args.get("returned"), check.label, torch))
 
     subclasses = [str(x) for x in args.get("subclasses") or []]
     subclass = f"{subclasses[0]} is a tensor subclass ({check.label}); return a plain torch.Tensor" if subclasses else None
