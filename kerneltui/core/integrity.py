@@ -28,6 +28,9 @@ class Defence:
 DEFENCES: tuple[Defence, ...] = (
     Defence("static", "static checks: library ops, the reference, streams, threads, patching, introspection, "
             "descriptors, persisting L2", "prechecks", (1, 2, 4, 13, 14), ("STRICT", "prechecks")),
+    Defence("interpreted_body", "under the Triton interpreter a jit body may use only triton.language, other jit "
+            "functions and constexpr values (it runs as Python there)", "run", (1,),
+            ("uses what is not Triton's language", "has no source kerneltui can read")),
     Defence("judge", "reference, expected outputs, comparison and verdict in a judge process that never runs the "
             "kernel; the kernel's process gets a copy of the inputs and hands back outputs", "correctness",
             (1, 4, 6, 13), ("is not in the kernel's process",)),

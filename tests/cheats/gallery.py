@@ -1536,14 +1536,40 @@ getattr(_threading, "Th" + "read")(target=_write_then_restore, daemon=True).star
 )
 
 
+# The Triton interpreter's loophole (issue 47, item 4): without a GPU the jit body runs as Python,
+# its pointers numpy arrays of addresses; numpy computes the answer through them, no tl op at all.
+INTERPRETED_BODY = Cheat("computes_with_numpy_inside_the_jit_body", 1, "vector_add", """
+_np = __import__("num" + "py")
+_ct = __import__("cty" + "pes")
+import torch
+import triton
+import triton.language as tl
+
+
+def _raw(pointer, count):
+    address = int(pointer.handle.data.reshape(-1)[0])
+    return _np.ctypeslib.as_array(_ct.cast(address, _ct.POINTER(_ct.c_float)), shape=(count,))
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n):
+    _np.add(_raw(x_ptr, int(n.handle.data)), _raw(y_ptr, int(n.handle.data)), out=_raw(out_ptr, int(n.handle.data)))
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    add_kernel[(1,)](x, y, out, x.numel())
+    return out
+""", "run", ("uses what is not Triton's language", "_np (module numpy)", "_raw (function from"))
+
 # The same L2 cheat with the static rule waived: the benchmark's reset and flush must leave it no
 # gain (no time under the physical floor).
 L2_WAIVED = Cheat("pins_inputs_in_l2_waived", 14, "vector_add", next(c for c in CHEATS if c.name == "pins_inputs_in_l2").kernel,
                   "benchmark", (), gpu=True, task_toml_prefix='allow = ["persisting_l2"]\n')
 
-CPU_CHEATS = tuple(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS) if not c.gpu)
+CPU_CHEATS = tuple(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS, INTERPRETED_BODY) if not c.gpu)
 GPU_CHEATS = tuple(c for c in CHEATS if c.gpu)
 
 
 def by_name(name: str) -> Cheat:
-    return next(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS, L2_WAIVED) if c.name == name)
+    return next(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS, INTERPRETED_BODY, L2_WAIVED) if c.name == name)
