@@ -3,15 +3,16 @@
 Landlock only grants, so "everything except the home folder" is spelled out: every entry of ``/``
 that is neither hidden nor on the way to something hidden is granted whole (read and execute); the
 folders on the way (``/``, ``/etc``, ``/root`` …) are walked one level down and the same is done
-there. ``/`` itself grants listing only, so names can be seen everywhere but not contents.
+there. ``/`` and those folders on the way are not listable: a listing granted on a folder covers
+everything beneath it, the temp folder and ``/dev/shm`` included.
 
 Hidden by default: the user's home and every other home (keys, cloud and tool credentials, shell
 history, kerneltui's own config with API keys), the temp folder (other workers' scratch folders,
 other programs' files), credential files of the system (``/etc/shadow``, ``/etc/ssh``, mounted
 service secrets) and ``/dev`` but for the device nodes CUDA and Python use. Readable again although
 beneath a hidden folder: the Python installation and its paths, ``PYTHONPATH``, ``PATH`` and library
-folders. Writable: the worker's scratch folder, the shared compile caches, the caller's exchange
-folders, ``/dev/shm``.
+folders. Writable: the worker's scratch folder, the shared compile caches (a judge: its own), and,
+by name only (no listing), ``/dev/shm`` and the caller's exchange folders.
 """
 
 from __future__ import annotations
@@ -39,15 +40,19 @@ class FilesystemPlan:
     readable: tuple[str, ...]  # readable again although beneath a hidden path
     writable: tuple[str, ...]
     devices: tuple[str, ...]
+    # Written and read by name, never listed: /dev/shm and the exchange folders, where other workers'
+    # and other runs' folders lie (a run's own folder has a name no one can guess).
+    unlisted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"hidden": list(self.hidden), "readable": list(self.readable), "writable": list(self.writable),
-                "devices": list(self.devices)}
+                "devices": list(self.devices), "unlisted": list(self.unlisted)}
 
     @classmethod
     def from_dict(cls, data: dict[str, list[str]]) -> FilesystemPlan:
         return cls(tuple(data.get("hidden") or ()), tuple(data.get("readable") or ()),
-                   tuple(data.get("writable") or ()), tuple(data.get("devices") or ()))
+                   tuple(data.get("writable") or ()), tuple(data.get("devices") or ()),
+                   tuple(data.get("unlisted") or ()))
 
 
 def device_nodes() -> tuple[str, ...]:
@@ -86,7 +91,10 @@ def read_rules(hidden: Iterable[str], readable: Iterable[str]) -> list[Rule]:
         while parent not in ancestors:
             ancestors.add(parent)
             parent = os.path.dirname(parent)
-    rules = [Rule("/", READ_DIR)]
+    # No listing granted on ``/``: Landlock grants beneath a path, so it would let every folder be
+    # listed, the temp folder (other workers' scratch folders) and /dev/shm (other runs' exchange
+    # folders) included. The folders on the way to a hidden path cannot be listed; their entries open.
+    rules: list[Rule] = []
     for folder in sorted(ancestors):
         if folder in hidden_set:
             continue  # a hidden folder on the way to another hidden path (/home and /home/me)
@@ -125,6 +133,7 @@ def rules_for(plan: FilesystemPlan) -> list[Rule]:
     rules = read_rules(plan.hidden, plan.readable)
     rules += [Rule(p, DEVICE) for p in plan.devices]
     rules += [Rule(p, WRITE) for p in plan.writable]
+    rules += [Rule(p, WRITE & ~READ_DIR) for p in plan.unlisted]
     return rules
 
 

@@ -125,17 +125,18 @@ class LocalRunner:
             self._settings = load_settings()
         return self._settings
 
-    async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = ()) -> WorkerBox:
+    async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = (),
+                       role: str = "candidate") -> WorkerBox:
         measured = await asyncio.to_thread(support)  # a child process, once per process
         return open_box(self.settings, measured, python=self.python, extra_env=self.env, writable=writable,
-                        readable=readable)
+                        readable=readable, role=role)
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
                     writable: Sequence[str] = ()) -> WorkerHandle:
         cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
-        box = await self.open_box(writable)
+        box = await self.open_box(writable, role=role)
         proc: WorkerHandle | None = None
         try:
             try:
