@@ -1560,7 +1560,7 @@ def custom_kernel(x, y):
     out = torch.empty_like(x)
     add_kernel[(1,)](x, y, out, x.numel())
     return out
-""", "run", ("uses what is not Triton's language", "_np (module numpy)", "_raw (function from"))
+""", "run", ("uses what is not Triton's language", "_np.add (", "_raw (function from"))
 
 # The same L2 cheat with the static rule waived: the benchmark's reset and flush must leave it no
 # gain (no time under the physical floor).

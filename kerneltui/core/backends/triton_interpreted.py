@@ -141,12 +141,15 @@ class BodyRules:
             return [Finding(1, "no function definition in its source")]
         local = _locals(fn)
         found: list[Finding] = []
+        # A name at the base of an attribute chain (``triton.language.sum``) is judged with the chain.
+        bases = {id(_chain_base(n)) for n in _body_nodes(fn) if isinstance(n, ast.Attribute)}
         for node in _body_nodes(fn):
             if isinstance(node, REFUSED_NODES):
                 found.append(Finding(node.lineno, f"a {type(node).__name__.lower()} statement or expression"))
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 found.extend(self._attribute(node, local, namespace))
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local \
+                    and id(node) not in bases:
                 if not self._name_allowed(node.id, namespace):
                     found.append(Finding(node.lineno, f"{node.id} ({_kind(namespace.get(node.id, _MISSING))})"))
         return found
@@ -191,6 +194,12 @@ def _kind(value: Any) -> str:
         return f"module {value.__name__}"
     module = getattr(value, "__module__", None) or type(value).__module__
     return f"{type(value).__name__} from {module}"
+
+
+def _chain_base(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 
 
 def _locals(fn: ast.FunctionDef) -> set[str]:
