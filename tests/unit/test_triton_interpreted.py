@@ -90,3 +90,10 @@ def test_triton_language_reached_through_the_triton_module_is_allowed(rules: Bod
     assert rules.check(body, {"triton": triton}) == []
     refused = [f.what for f in rules.check("def k(p):\n    x = triton.cdiv(4, 2)\n", {"triton": triton})]
     assert refused and refused[0].startswith("triton.cdiv"), refused
+
+
+def test_a_class_or_constexpr_that_only_claims_triton_is_refused(rules: BodyRules) -> None:
+    fake = type("tensor", (), {"__module__": "triton.language.core"})
+    body = "def k(p):\n    Fake(p)\n    Wrapped(p)\n"
+    found = [f.what for f in rules.check(body, {"Fake": fake, "Wrapped": tl.constexpr(len)})]
+    assert len(found) == 2, found

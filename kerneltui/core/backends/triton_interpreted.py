@@ -92,11 +92,13 @@ class BodyRules:
             return True
         if isinstance(value, tuple):
             return all(self.allowed(v) for v in value)
-        if isinstance(value, self.value_kinds) or isinstance(value, self.jit_kinds):
-            return True
+        if isinstance(value, self.value_kinds):
+            # A constexpr holds a value of its own, which a call through it would run.
+            return not isinstance(value, self.value_kinds[0]) or self.allowed(getattr(value, "value", None))
+        if isinstance(value, self.jit_kinds):
+            return True  # its own body is checked when the interpreter rewrites it
         inner = value
-        while not isinstance(inner, self.jit_kinds) and hasattr(inner, "fn") and type(inner).__module__.startswith(
-                "triton."):
+        while not isinstance(inner, self.jit_kinds) and hasattr(inner, "fn") and _tritons_class(type(inner)):
             inner = inner.fn  # autotuner / heuristics wrappers
         if isinstance(inner, self.jit_kinds):
             return True
@@ -121,7 +123,7 @@ class BodyRules:
         functions in their place while a kernel runs), loaded before any candidate code."""
         if isinstance(value, type):
             module = getattr(value, "__module__", "") or ""
-            return module == "triton.language" or module.startswith("triton.language.")
+            return (module == "triton.language" or module.startswith("triton.language.")) and _tritons_class(value)
         code = getattr(value, "__code__", None)
         if isinstance(code, types.CodeType):
             file = os.path.realpath(code.co_filename)
@@ -185,6 +187,14 @@ class BodyRules:
 
 
 _MISSING = object()
+
+
+def _tritons_class(cls: type) -> bool:
+    """A class that a module of Triton defines under its name (a class of the kernel's that claims a
+    Triton module in ``__module__`` is not found there)."""
+    module = getattr(cls, "__module__", "") or ""
+    return (module == "triton" or module.startswith("triton.")) and \
+        getattr(sys.modules.get(module), getattr(cls, "__name__", ""), None) is cls
 
 
 def _kind(value: Any) -> str:
