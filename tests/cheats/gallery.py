@@ -1470,7 +1470,15 @@ getattr(_threading, "Th" + "read")(target=_keep_writing, daemon=True).start()
     Cheat("rewrites_its_exported_output_from_a_signal_handler", 3, "vector_add", LATE_WRITER + '''
 _signal = __import__("sig" + "nal")
 getattr(_signal, "sig" + "nal")(_signal.SIGALRM, lambda number, frame: _late_write())
-getattr(_signal, "set" + "itimer")(_signal.ITIMER_REAL, 0.0005, 0.0005)
+_plain = custom_kernel
+
+
+def custom_kernel(x, y):  # noqa: F811
+    out = _plain(x, y)
+    # Armed once the checks run (a timer firing while kerneltui compiles can interrupt its file I/O).
+    if any(lot.startswith("k") for lot in _pending) and not getattr(_signal, "get" + "itimer")(_signal.ITIMER_REAL)[0]:
+        getattr(_signal, "set" + "itimer")(_signal.ITIMER_REAL, 0.0005, 0.0005)
+    return out
 ''', "correctness", LATE_OR_WRONG),
     Cheat("rewrites_its_exported_output_at_exit", 3, "vector_add", LATE_WRITER + '''
 getattr(__import__("at" + "exit"), "regis" + "ter")(_late_write)
