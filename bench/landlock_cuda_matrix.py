@@ -45,7 +45,7 @@ class Variant:
 
 def worker_rules() -> list[landlock.Rule]:
     plan = FilesystemPlan(hidden=plan_hidden(os.path.expanduser("~"), tempfile.gettempdir()), readable=(),
-                          writable=("/dev/shm",), devices=device_nodes())
+                          writable=(), devices=device_nodes(), unlisted=("/dev/shm",))
     return rules_here(plan)  # pid-specific rule: rebuilt in the child for its own pid
 
 

@@ -28,6 +28,9 @@ class Defence:
 DEFENCES: tuple[Defence, ...] = (
     Defence("static", "static checks: library ops, the reference, streams, threads, patching, introspection, "
             "descriptors, persisting L2", "prechecks", (1, 2, 4, 13, 14), ("STRICT", "prechecks")),
+    Defence("interpreted_body", "under the Triton interpreter a jit body may use only triton.language, other jit "
+            "functions and constexpr values (it runs as Python there)", "run", (1,),
+            ("uses what is not Triton's language", "has no source kerneltui can read")),
     Defence("judge", "reference, expected outputs, comparison and verdict in a judge process that never runs the "
             "kernel; the kernel's process gets a copy of the inputs and hands back outputs", "correctness",
             (1, 4, 6, 13), ("is not in the kernel's process",)),
@@ -42,6 +45,9 @@ DEFENCES: tuple[Defence, ...] = (
             (1,), ("was computed by torch", "values made on the host", "neither torch nor a", "never written by a",
                    "the work was done outside", "switches the operator record off", "the operator record was",
                    "GPU kernel of torch or a library", "operator record cannot see")),
+    Defence("late_writes", "each output's bytes at the kernel's return, sent on the authenticated channel before "
+            "kerneltui's own steps run; the judge's copy must match (nothing the kernel left running may write it "
+            "later)", "correctness", (3,), ("was written after the call returned", "sent no digest of it")),
     Defence("plain", "outputs are plain tensors (a subclass decides what its own methods return, when they are "
             "read)", "run", (3,), ("is a tensor subclass",)),
     Defence("inputs", "reference first on clones; input hashes before and after", "correctness", (6,),

@@ -1335,17 +1335,252 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 ''', 'correctness', ('profile hook',)),
 )
 
+
+# -- Late writers (issue 47, item 3): the Triton kernel writes a constant; code the kernel left behind
+# finds the output kerneltui exported (a file of the run's exchange folder, mapped in the worker:
+# /proc/self/maps names it) and writes the right answer there after custom_kernel returned, before
+# the judge copies it. Each starts its writer another way.
+LATE_WRITER = '''
+_os = __import__("o" + "s")
+_np = __import__("num" + "py")
+_time = __import__("ti" + "me")
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def constant_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, (tl.zeros([BLOCK], dtype=tl.float32) + 1.0).to(out_ptr.dtype.element_ty), mask=offs < n)
+
+
+_pending = {}  # exchange lot → (its folder, the bytes its exported output should hold)
+_restored = set()
+
+
+def _lot_of(t):
+    # The judge's file holding this input is "<exchange folder>/j<n>-<lot>", mapped in this process;
+    # the output goes back as "c<m>-<lot>" in the same folder.
+    try:
+        with open("/proc/self/" + "maps") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return None, None
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 6 and "exchange" in parts[-1]:
+            low, high = (int(a, 16) for a in parts[0].split("-"))
+            if low <= t.data_ptr() < high:
+                return _os.path.dirname(parts[-1]), _os.path.basename(parts[-1]).split("-", 1)[1]
+    return None, None
+
+
+_numbers = [1]  # where the search for the next output's file starts
+
+
+def _exported(lot, folder):
+    # The worker names its exports "c<count>-<lot>"; the folder cannot be listed, its files can be
+    # opened by name, and the count only grows.
+    for number in range(_numbers[0], _numbers[0] + 64):
+        path = _os.path.join(folder, f"c{number}-{lot}")
+        if _os.path.exists(path):
+            _numbers[0] = number
+            return [path]
+    return []
+
+
+def _late_write(restore_after=0.0):
+    wrote = False
+    for lot, (folder, data) in list(_pending.items()):
+        if restore_after and lot in _restored:
+            continue
+        for path in _exported(lot, folder):  # written again each time, in case kerneltui's copy came after
+            try:
+                with open(path, "r+b") as f:
+                    before = f.read()
+                    f.seek(0)
+                    f.write(data)
+            except OSError:
+                continue
+            wrote = True
+            if restore_after:
+                _restored.add(lot)
+                _time.sleep(restore_after)   # long enough for the judge to copy it, then the trace is gone
+                with open(path, "r+b") as f:
+                    f.write(before)
+    return wrote
+
+
+def _expect(t, data):
+    folder, lot = _lot_of(t)
+    if lot is not None:
+        _pending.clear()  # the earlier calls' outputs have been judged by now
+        _pending[lot] = (folder, data)
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    constant_kernel[(triton.cdiv(x.numel(), 1024),)](out, x.numel(), BLOCK=1024)  # a wrong answer
+    _expect(x, getattr(_np, "ad" + "d")(x.numpy(), y.numpy()).tobytes())  # numpy's right one
+    return out
+'''
+
+MATMUL_LATE_WRITER = LATE_WRITER.split("def custom_kernel(x, y):")[0] + '''def custom_kernel(a, b):
+    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype)
+    constant_kernel[(triton.cdiv(c.numel(), 1024),)](c, c.numel(), BLOCK=1024)  # a wrong answer
+    right = getattr(_np, "mat" + "mul")(a.numpy().astype("float32"), b.numpy().astype("float32"))
+    _expect(a, right.astype("float16").tobytes())  # numpy's right one
+    return c
+'''
+
+GC_CALLBACK = '''
+_gc = __import__("g" + "c")
+
+
+def _on_collection(phase, info):
+    if phase == "stop":
+        _late_write()
+
+
+getattr(_gc, "call" + "backs").append(_on_collection)
+getattr(_gc, "set_" + "threshold")(1, 100, 100)
+'''
+
+# A writer racing kerneltui's steps may also lose the race: then the constant it returned fails.
+LATE_OR_WRONG = ("written after the call returned|elements outside atol",)
+
+LATE_WRITERS: tuple[Cheat, ...] = (
+    Cheat("rewrites_its_exported_output_from_a_gc_callback", 3, "vector_add", LATE_WRITER + GC_CALLBACK,
+          "correctness", ("written after the call returned",)),
+    Cheat("rewrites_its_exported_matmul_output_from_a_gc_callback", 3, "matmul", MATMUL_LATE_WRITER + GC_CALLBACK,
+          "correctness", ("written after the call returned",)),
+    Cheat("rewrites_its_exported_output_from_a_thread", 3, "vector_add", LATE_WRITER + '''
+_threading = __import__("thre" + "ading")
+
+
+def _keep_writing():
+    while True:
+        _late_write()
+        _time.sleep(0.0002)
+
+
+getattr(_threading, "Th" + "read")(target=_keep_writing, daemon=True).start()
+''', "correctness", LATE_OR_WRONG),
+    Cheat("rewrites_its_exported_output_from_a_signal_handler", 3, "vector_add", LATE_WRITER + '''
+_signal = __import__("sig" + "nal")
+getattr(_signal, "sig" + "nal")(_signal.SIGALRM, lambda number, frame: _late_write())
+_plain = custom_kernel
+
+
+def custom_kernel(x, y):  # noqa: F811
+    out = _plain(x, y)
+    # Armed once the checks run (a timer firing while kerneltui compiles can interrupt its file I/O).
+    if any(lot.startswith("k") for lot in _pending) and not getattr(_signal, "get" + "itimer")(_signal.ITIMER_REAL)[0]:
+        getattr(_signal, "set" + "itimer")(_signal.ITIMER_REAL, 0.0005, 0.0005)
+    return out
+''', "correctness", LATE_OR_WRONG),
+    Cheat("rewrites_its_exported_output_at_exit", 3, "vector_add", LATE_WRITER + '''
+getattr(__import__("at" + "exit"), "regis" + "ter")(_late_write)
+''', "correctness", LATE_OR_WRONG),
+    Cheat("rewrites_its_exported_output_from_a_finalizer", 3, "vector_add", LATE_WRITER + '''
+_weakref = __import__("weak" + "ref")
+
+
+class _Cycle:
+    pass
+
+
+def _finalized():
+    # Written when the garbage collector reclaims the cycle, then another cycle for the next time.
+    if not _late_write():
+        _plant()
+
+
+def _plant():
+    junk = _Cycle()
+    junk.me = junk
+    getattr(_weakref, "final" + "ize")(junk, _finalized)
+
+
+for _ in range(4):
+    _plant()
+getattr(__import__("g" + "c"), "set_" + "threshold")(1, 100, 100)
+''', "correctness", LATE_OR_WRONG),
+    Cheat("rewrites_its_exported_output_from_a_profile_hook_set_late", 3, "vector_add", LATE_WRITER + '''
+_sys = __import__("s" + "ys")
+_gc = __import__("g" + "c")
+
+
+def _profile(frame, event, arg):
+    if event == "return":
+        _late_write()
+
+
+def _set_hooks_late(phase, info):
+    # Once the output is exported, so after kerneltui took the kernel's hooks off: a profile hook of
+    # the main thread.
+    if phase == "stop" and any(_exported(lot, folder) for lot, (folder, _) in _pending.items()):
+        getattr(_sys, "set" + "profile")(_profile)
+
+
+getattr(_gc, "call" + "backs").append(_set_hooks_late)
+getattr(_gc, "set_" + "threshold")(1, 100, 100)
+''', "correctness", LATE_OR_WRONG),
+    Cheat("shows_the_judge_another_output_than_it_keeps", 3, "vector_add", LATE_WRITER + '''
+_threading = __import__("thre" + "ading")
+
+
+def _write_then_restore():
+    # The answer is in the exported output while the judge copies it, the constant again afterwards:
+    # two reads of the same output, two contents.
+    while True:
+        _late_write(restore_after=0.3)
+        _time.sleep(0.0002)
+
+
+getattr(_threading, "Th" + "read")(target=_write_then_restore, daemon=True).start()
+''', "correctness", LATE_OR_WRONG),
+)
+
+
+# The Triton interpreter's loophole (issue 47, item 4): without a GPU the jit body runs as Python,
+# its pointers numpy arrays of addresses; numpy computes the answer through them, no tl op at all.
+INTERPRETED_BODY = Cheat("computes_with_numpy_inside_the_jit_body", 1, "vector_add", """
+_np = __import__("num" + "py")
+_ct = __import__("cty" + "pes")
+import torch
+import triton
+import triton.language as tl
+
+
+def _raw(pointer, count):
+    address = int(pointer.handle.data.reshape(-1)[0])
+    return _np.ctypeslib.as_array(_ct.cast(address, _ct.POINTER(_ct.c_float)), shape=(count,))
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n):
+    _np.add(_raw(x_ptr, int(n.handle.data)), _raw(y_ptr, int(n.handle.data)), out=_raw(out_ptr, int(n.handle.data)))
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    add_kernel[(1,)](x, y, out, x.numel())
+    return out
+""", "run", ("uses what is not Triton's language", "_np.add (", "_raw (function from"))
+
 # The same L2 cheat with the static rule waived: the benchmark's reset and flush must leave it no
 # gain (no time under the physical floor).
 L2_WAIVED = Cheat("pins_inputs_in_l2_waived", 14, "vector_add", next(c for c in CHEATS if c.name == "pins_inputs_in_l2").kernel,
                   "benchmark", (), gpu=True, task_toml_prefix='allow = ["persisting_l2"]\n')
 
-CPU_CHEATS = tuple(c for c in (*CHEATS, *ESCAPES) if not c.gpu)
+CPU_CHEATS = tuple(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS, INTERPRETED_BODY) if not c.gpu)
 GPU_CHEATS = tuple(c for c in CHEATS if c.gpu)
 
 
 def by_name(name: str) -> Cheat:
-    return next(c for c in (*CHEATS, *ESCAPES, L2_WAIVED) if c.name == name)
+    return next(c for c in (*CHEATS, *ESCAPES, *LATE_WRITERS, INTERPRETED_BODY, L2_WAIVED) if c.name == name)
 
 
 # The engine's doors (#47): a kernel that, from inside its worker, reads the engine's key and log and

@@ -15,7 +15,7 @@ from kerneltui.core.sandbox import reaper
 from kerneltui.core.sandbox.box import decide, sealed_folders
 from kerneltui.core.sandbox.environment import SCRATCH_ENV, worker_environment
 from kerneltui.core.sandbox.filesystem import FilesystemPlan, read_rules
-from kerneltui.core.sandbox.landlock import READ, READ_DIR
+from kerneltui.core.sandbox.landlock import READ
 from kerneltui.core.sandbox.policy import BoxPlan, LaunchPolicy, sandbox_note
 from kerneltui.core.sandbox.settings import SandboxSettings
 from kerneltui.core.sandbox.support import SandboxSupport
@@ -58,7 +58,9 @@ def test_filesystem_rules_hide_a_home_but_reopen_what_python_needs(tmp_path) -> 
     (tmp_path / "beside").mkdir()
     (tmp_path / "link-into-home").symlink_to(home / ".ssh")
     rules = {r.path: r.access for r in read_rules([str(home)], [str(home / "venv")])}
-    assert rules["/"] == READ_DIR  # names everywhere, contents only where granted
+    # Nothing granted on / itself: a listing there would cover every folder beneath it (the temp
+    # folder's scratch folders, /dev/shm's exchange folders).
+    assert "/" not in rules
     assert rules[str(tmp_path / "beside")] == READ and rules[str(home / "venv")] == READ
     assert str(home) not in rules and str(home / ".ssh") not in rules
     assert str(tmp_path / "link-into-home") not in rules
@@ -123,7 +125,7 @@ def test_a_full_box_is_said_to_be_on() -> None:
     plan, state = decide_for(SandboxSettings(), support(), cgroup_made="/sys/fs/cgroup/kerneltui-1-1")
     assert plan is not None and plan.network == "namespace" and plan.landlock_abi == 7 and plan.drop_capabilities
     assert plan.address_space == 64 * 2**30 and plan.filesystem is not None
-    assert "/tmp/kerneltui-worker-x" in plan.filesystem.writable and "/dev/shm" in plan.filesystem.writable
+    assert "/tmp/kerneltui-worker-x" in plan.filesystem.writable and "/dev/shm" in plan.filesystem.unlisted
     assert all(p.on for p in state.parts) and sandbox_note(state) == ""
 
 

@@ -63,6 +63,11 @@ class Backend(BaseBackend):
     def install_hooks(self, state: Any) -> None:
         from triton.runtime import jit
 
+        if self.interpret:
+            from kerneltui.core.backends import triton_interpreted
+
+            triton_interpreted.install(state.known_code, state.original_path)
+
         classes = [jit.JITFunction]
         try:
             from triton.runtime.interpreter import InterpretedFunction

@@ -204,12 +204,12 @@ class SSHRunner:
 
     # -- Runner -----------------------------------------------------------------------------------
 
-    def _here_policy(self, writable: Sequence[str]) -> str:
+    def _here_policy(self, writable: Sequence[str], role: str = "candidate") -> str:
         """What the remote supervisor is told: the [sandbox] settings, plus the names of the
         variables the target adds, and the exchange folders (paths on the GPU host)."""
         settings = self.sandbox_settings.to_dict()
         settings["pass_env"] = [*settings["pass_env"], *self.target.env]
-        return json.dumps({"settings": settings, "writable": list(writable)})
+        return json.dumps({"settings": settings, "writable": list(writable), "role": role})
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
                     writable: Sequence[str] = ()) -> asyncio.subprocess.Process:
@@ -220,7 +220,7 @@ class SSHRunner:
         # The supervisor runs there and decides the box from that host's facts (launch --here); it
         # scrubs the remote environment (the login shell's exports included) the way LocalRunner does.
         child = ["env", *(f"{k}={v}" for k, v in env.items()), self.target.python,
-                 "-m", "kerneltui.core.sandbox.launch", "--here", self._here_policy(writable), "--",
+                 "-m", "kerneltui.core.sandbox.launch", "--here", self._here_policy(writable, role), "--",
                  self.target.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
         if arch:
             child += ["--arch", arch]

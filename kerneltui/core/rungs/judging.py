@@ -125,7 +125,7 @@ class Judging:
     @classmethod
     async def start(cls, judge: WorkerProcess, run_id: str, task: dict[str, Any], files: dict[str, str],
                     backend_label: str, timeout: float, progress: Any, limit: StepLimit | None = None) -> Judging:
-        folder = wire.shared_folder(run_id)
+        folder = wire.new_run_folder()
         folder.parent.mkdir(mode=0o700, exist_ok=True)
         folder.mkdir(mode=0o700, exist_ok=True)
         self = cls(judge, folder, backend_label)
@@ -198,6 +198,7 @@ class Judging:
                 "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
                 "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
                 "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
+                "returned": called.get("returned_digests"),
             }, timeout=timeout))
         except WorkerFailure as exc:
             doing = "checking the kernel's output (the task's check_implementation, or the comparison with the reference's)"

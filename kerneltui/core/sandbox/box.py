@@ -34,6 +34,7 @@ from kerneltui.core.sandbox.environment import (
     SharedCache,
     WorkerEnvironment,
     cache_write_paths,
+    judge_caches,
     shared_caches,
     worker_environment,
 )
@@ -153,12 +154,12 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
                              (str(paths.config_dir()), str(paths.data_dir()), str(paths.cache_dir()), *sealed))
         filesystem = FilesystemPlan(
             hidden=hidden, readable=tuple(python_paths(env.env, python)) + tuple(readable),
-            writable=(scratch, SHARED_MEMORY, *caches, *writable), devices=device_nodes(),
+            writable=(scratch, *caches), devices=device_nodes(), unlisted=(SHARED_MEMORY, *writable),
             sealed=tuple(h for h in hidden if h in {os.path.realpath(s) for s in sealed}))
         extra = f", {', '.join(writable)}" if writable else ""
         parts.append(SandboxPart("filesystem", True, f"Landlock ABI {abi}: writes only to the scratch folder, the "
-                                 f"compile caches, /dev/shm{extra}; the home and temp folders and system credentials "
-                                 "unreadable"))
+                                 f"compile caches, /dev/shm{extra} (those last by name: no listing); the home and temp "
+                                 "folders and system credentials unreadable"))
     else:
         parts.append(SandboxPart("filesystem", False, support.landlock_why))
     space, space_why = address_space_limit(settings, support.gpu)
@@ -342,8 +343,9 @@ def sweep_orphaned_scratch() -> None:
 def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
              extra_env: Mapping[str, str] | None = None, writable: Iterable[str] = (), readable: Iterable[str] = (),
              base_env: Mapping[str, str] | None = None, lifeline: bool = True,
-             keep_capabilities: str = "") -> WorkerBox:
-    """Make the scratch folder, cgroup, lifeline and policy file for one process about to start."""
+             keep_capabilities: str = "", role: str = "candidate") -> WorkerBox:
+    """Make the scratch folder, cgroup, lifeline and policy file for one process about to start. A
+    ``judge`` may write its own compile caches (``judge_caches``), not the shared ones candidates write."""
     global _swept
     if not _swept:
         _swept = True
@@ -356,7 +358,10 @@ def open_box(settings: SandboxSettings, support: SandboxSupport, *, python: str,
                                  extra=extra_env, pass_env=settings.pass_env)
         group, group_why, pids = _make_cgroup(support, settings) if linux.IS_LINUX else (None, "", False)
         base = os.environ if base_env is None else base_env
-        caches = _prepare_caches(shared_caches(base)) if settings.enabled and support.landlock_abi else []
+        caches: list[str] = []
+        if settings.enabled and support.landlock_abi:
+            shared = shared_caches(base)
+            caches = _prepare_caches(judge_caches(shared) if role == "judge" else shared)
         plan, state = decide(settings, support, scratch=str(scratch), env=env, python=python, caches=caches,
                              writable=[os.path.abspath(w) for w in writable], readable=list(readable),
                              cgroup_made=str(group or ""), cgroup_why=group_why, pids_max=pids,
@@ -399,11 +404,12 @@ def defer_filesystem_rules(box: WorkerBox, abi_cap: int = 5) -> None:
 def policy_here(request_json: str) -> tuple[LaunchPolicy, dict[str, str], SandboxState]:
     """The supervisor's own decision on a host kerneltui reaches over SSH: same rules, this host's
     facts, no lifeline (the SSH channel is the parent's link; the parent kills the group over it).
-    ``request_json``: ``{"settings": {…[sandbox]…}, "writable": [paths on this host]}``."""
+    ``request_json``: ``{"settings": {…[sandbox]…}, "writable": [paths on this host], "role": …}``."""
     request = json.loads(request_json)
     settings = SandboxSettings.from_mapping(request.get("settings") or {})
     box = open_box(settings, probe_here(), python=sys.executable, lifeline=False,
-                   writable=[str(p) for p in request.get("writable") or []])
+                   writable=[str(p) for p in request.get("writable") or []],
+                   role="judge" if request.get("role") == "judge" else "candidate")
     policy = LaunchPolicy(parent_pid=os.getppid(), scratch=box.policy.scratch, cgroup=box.policy.cgroup,
                           lifeline_fd=-1, box=box.policy.box)
     if box.policy_file is not None:

@@ -91,6 +91,14 @@ def shared_caches(base: Mapping[str, str]) -> list[SharedCache]:
     return caches
 
 
+def judge_caches(caches: Iterable[SharedCache]) -> list[SharedCache]:
+    """The judge's own compile caches, beside the shared ones and never beneath them: a candidate's
+    box may write the shared caches, so code planted there (a Triton or Inductor artefact) must never
+    be what the judge loads when it compiles the reference (torch.compile for the baseline)."""
+    return [SharedCache(c.variable, os.path.join(c.path, "judge") if c.variable == "KERNELTUI_CACHE_DIR"
+                        else c.path.rstrip("/") + "-judge", f"{c.what}, the judge's own") for c in caches]
+
+
 def cache_write_paths(caches: Iterable[SharedCache]) -> list[str]:
     """The folders a boxed worker may write: each cache (for kerneltui's cache, only its cuda/ part)."""
     return [os.path.join(c.path, "cuda") if c.variable == "KERNELTUI_CACHE_DIR" else c.path for c in caches]

@@ -3,15 +3,16 @@
 Landlock only grants, so "everything except the home folder" is spelled out: every entry of ``/``
 that is neither hidden nor on the way to something hidden is granted whole (read and execute); the
 folders on the way (``/``, ``/etc``, ``/root`` …) are walked one level down and the same is done
-there. ``/`` itself grants listing only, so names can be seen everywhere but not contents.
+there. ``/`` and those folders on the way are not listable: a listing granted on a folder covers
+everything beneath it, the temp folder and ``/dev/shm`` included.
 
 Hidden by default: the user's home and every other home (keys, cloud and tool credentials, shell
 history, kerneltui's own config with API keys), the temp folder (other workers' scratch folders,
 other programs' files), credential files of the system (``/etc/shadow``, ``/etc/ssh``, mounted
 service secrets) and ``/dev`` but for the device nodes CUDA and Python use. Readable again although
 beneath a hidden folder: the Python installation and its paths, ``PYTHONPATH``, ``PATH`` and library
-folders. Writable: the worker's scratch folder, the shared compile caches, the caller's exchange
-folders, ``/dev/shm``.
+folders. Writable: the worker's scratch folder, the shared compile caches (a judge: its own), and,
+by name only (no listing), ``/dev/shm`` and the caller's exchange folders.
 
 Sealed: the engine's folder (its key, log and socket). A sealed folder is hidden like the others and,
 unlike them, no read grant may cover it again: a readable path that contains it (an import path that
@@ -44,16 +45,19 @@ class FilesystemPlan:
     writable: tuple[str, ...]
     devices: tuple[str, ...]
     sealed: tuple[str, ...] = ()  # hidden, and never readable again through ``readable``
+    # Written and read by name, never listed: /dev/shm and the exchange folders, where other workers'
+    # and other runs' folders lie (a run's own folder has a name no one can guess).
+    unlisted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"hidden": list(self.hidden), "readable": list(self.readable), "writable": list(self.writable),
-                "devices": list(self.devices), "sealed": list(self.sealed)}
+                "devices": list(self.devices), "sealed": list(self.sealed), "unlisted": list(self.unlisted)}
 
     @classmethod
     def from_dict(cls, data: dict[str, list[str]]) -> FilesystemPlan:
         return cls(tuple(data.get("hidden") or ()), tuple(data.get("readable") or ()),
                    tuple(data.get("writable") or ()), tuple(data.get("devices") or ()),
-                   tuple(data.get("sealed") or ()))
+                   tuple(data.get("sealed") or ()), tuple(data.get("unlisted") or ()))
 
 
 def device_nodes() -> tuple[str, ...]:
@@ -98,7 +102,7 @@ def grants_around(root: str, avoid: set[str], access: int) -> list[Rule]:
         while parent not in ancestors and _beneath(parent, root):
             ancestors.add(parent)
             parent = os.path.dirname(parent)
-    rules = []
+    rules: list[Rule] = []
     for folder in sorted(ancestors):
         if folder in avoid:
             continue  # an avoided folder on the way to another avoided path (/home and /home/me)
@@ -121,7 +125,10 @@ def read_rules(hidden: Iterable[str], readable: Iterable[str], sealed: Iterable[
     """Read (and execute) everywhere except beneath ``hidden`` and ``sealed``, plus ``readable`` inside
     the hidden paths but never inside a sealed one."""
     sealed_set = {_real(s) for s in sealed}
-    rules = [Rule("/", READ_DIR), *grants_around("/", {_real(h) for h in hidden} | sealed_set, READ)]
+    # No listing granted on ``/`` itself: Landlock grants beneath a path, so it would let every folder
+    # be listed, the temp folder (other workers' scratch folders) and /dev/shm (other runs' exchange
+    # folders) included. The folders on the way to a hidden path cannot be listed; their entries open.
+    rules = grants_around("/", {_real(h) for h in hidden} | sealed_set, READ)
     for path in readable:
         if path and os.path.exists(path):
             rules += grants_around(_real(path), sealed_set, READ)
@@ -145,6 +152,7 @@ def rules_for(plan: FilesystemPlan) -> list[Rule]:
     rules = read_rules(plan.hidden, plan.readable, plan.sealed)
     rules += [Rule(p, DEVICE) for p in plan.devices]
     rules += [Rule(p, WRITE) for p in plan.writable]
+    rules += [Rule(p, WRITE & ~READ_DIR) for p in plan.unlisted]
     return rules
 
 

@@ -129,11 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             channel.send({"id": req_id, "ok": False, "error": {"type": "ProtocolError", "message": f"unknown op {message.get('op')!r}"}})
             continue
 
-        def progress(text: str, fraction: float | None = None, _id: Any = req_id) -> None:
-            channel.send({"id": _id, "event": "progress", "message": text, "fraction": fraction})
-
         try:
-            result = op(state, message.get("args") or {}, progress)
+            result = op(state, message.get("args") or {}, Progress(channel, req_id))
             channel.send({"id": req_id, "ok": True, "result": result})
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
@@ -145,6 +142,22 @@ def main(argv: list[str] | None = None) -> int:
                 # broken context aborts the process, which would bury the error just reported.
                 sys.stderr.flush()
                 os._exit(4)
+
+
+class Progress:
+    """What an op tells the parent before its reply: ``progress(text, fraction)``, and once per call
+    of the kernel, ``returned(digests)``: its outputs' bytes the moment it returned, sealed and sent
+    before any further step of the op can run code the kernel left behind (``ops_candidate``)."""
+
+    def __init__(self, channel: Any, req_id: Any) -> None:
+        self._channel = channel
+        self._id = req_id
+
+    def __call__(self, text: str, fraction: float | None = None) -> None:
+        self._channel.send({"id": self._id, "event": "progress", "message": text, "fraction": fraction})
+
+    def returned(self, digests: dict[str, str]) -> None:
+        self._channel.send({"id": self._id, "event": "returned", "digests": digests})
 
 
 def _error_dict(exc: BaseException, state: Any) -> dict[str, Any]:

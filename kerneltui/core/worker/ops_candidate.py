@@ -178,6 +178,11 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     # A profile or trace hook the kernel left would run its code inside the steps below, between
     # the record's look at the outputs and their export: taken off, and a reason to fail.
     hooks = _take_off_interpreter_hooks(state.interpreter_hooks)
+    # What the call returned, sealed and on its way to the parent before any step below allocates:
+    # code the kernel left running (a thread, a signal handler, a gc callback or finalizer, a hook set
+    # later) may rewrite the exported output until the judge has copied it, and the judge's copy
+    # must match these (``ops_judge``).
+    progress.returned(returned_digests(out, torch))
     at_return = tree.contents(out, torch)
     # The previous call's output must be as it was returned: a reused or still-written buffer moves.
     previous = getattr(state, "previous_output", None)
@@ -206,6 +211,13 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
         "previous_changed": previous_changed,
         "call_s": round(call_s, 5),
     }
+
+
+def returned_digests(out: Any, torch: Any) -> dict[str, str]:
+    """A digest of each host-memory output's bytes, by its name in the output's structure. Outputs
+    on a GPU are shared with the judge as they lie (CUDA IPC, no copy): what the kernel's process
+    could rewrite there is the same storage the checks below compare with its copy at return."""
+    return {name: tree.tensor_digest(t) for name, t in tree.tensors(out, "out", torch) if t.device.type == "cpu"}
 
 
 def _take_off_interpreter_hooks(before: tuple[Any, Any]) -> list[str]:

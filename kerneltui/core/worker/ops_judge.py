@@ -14,6 +14,7 @@ output (for the determinism comparison).
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) 
     """Install the task copy (no kernel in it) and import the reference."""
     if state.role != "judge":
         raise CheckFailure("judge ops run only in a judge process")
+    use_own_caches()
     state.install_task(args["task"], args["files"])
     judge = Judge(state, exchange_for(state, args, "j"))
     state.judge = judge  # type: ignore[attr-defined]
@@ -77,6 +79,17 @@ def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) 
         "input_names": judge.rt.input_names(),
         "load_s": round(time.perf_counter() - t0, 4),
     }
+
+
+def use_own_caches() -> None:
+    """Compile into the judge's own caches from here on (torch.compile of the reference for the
+    baseline, Triton, kerneltui's CUDA builds), never the shared ones a candidate's box may write:
+    code planted there must not run here. The judge's box grants these (``sandbox.box``, role judge);
+    the libraries read the variables when they compile, not at import."""
+    from kerneltui.core.sandbox.environment import judge_caches, shared_caches
+
+    for cache in judge_caches(shared_caches(os.environ)):
+        os.environ[cache.variable] = cache.path
 
 
 def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
@@ -139,6 +152,7 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     check.out = out
     result: dict[str, Any] = {"key": key, "problems": []}
     problems: list[str] = result["problems"]
+    problems.extend(verdicts.late_writes(out, args.get("returned"), check.label, torch))
 
     subclasses = [str(x) for x in args.get("subclasses") or []]
     subclass = f"{subclasses[0]} is a tensor subclass ({check.label}); return a plain torch.Tensor" if subclasses else None

@@ -87,6 +87,7 @@ class WorkerProcess:
         self._dead: str | None = None
         self._ops: dict[int, str] = {}
         self._last_progress: dict[int, str] = {}  # what the op said it was doing, for fault messages
+        self._returned: dict[int, list[dict[str, str]]] = {}  # per request: digests of a call's outputs at return
         self._tampered: str | None = None
         # The reply key goes first, before the worker can have imported any candidate code.
         key = new_key()
@@ -205,13 +206,23 @@ class WorkerProcess:
         finally:
             self._pending.pop(req_id, None)
             self._progress.pop(req_id, None)
+        returned = self._returned.pop(req_id, [])
         phase = self._phase(req_id, op)
         self._last_progress.pop(req_id, None)
         if reply.get("tampered"):
             self.kill()
             raise WorkerFailure("tamper", f"{reply['tampered']} during {phase}", stderr=self.stderr_tail())
+        if len(returned) > 1:
+            self.kill()
+            raise WorkerFailure("tamper", f"the worker's result channel carried bytes the harness did not write: "
+                                f"{len(returned)} reports of what one call returned during {phase}",
+                                stderr=self.stderr_tail())
         if reply.get("ok"):
-            return dict(reply.get("result") or {})
+            result = dict(reply.get("result") or {})
+            result.pop("returned_digests", None)  # only ever what the sealed report said
+            if returned:
+                result["returned_digests"] = returned[0]
+            return result
         if reply.get("crashed"):
             raise await self._crash_failure(op, phase)
         error = dict(reply.get("error") or {})
@@ -303,6 +314,10 @@ class WorkerProcess:
                     )
             return
         req_id = message.get("id")
+        if event == "returned":
+            # Kept apart from the reply, which code left running in the worker could still change.
+            self._returned.setdefault(req_id, []).append(dict(message.get("digests") or {}))  # type: ignore[arg-type]
+            return
         if event == "progress":
             if req_id in self._last_progress:
                 self._last_progress[req_id] = str(message.get("message", ""))  # type: ignore[index]

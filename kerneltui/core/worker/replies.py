@@ -47,6 +47,9 @@ class CallReply(TypedDict, total=False):
     subclasses: list[str]  # outputs that are tensor subclasses
     previous_changed: bool  # the previous call's output changed during this one
     call_s: float
+    # Set by the parent from the call's sealed report, never by the reply: each host-memory output's
+    # digest at the moment the kernel returned (``ops_candidate.returned_digests``).
+    returned_digests: dict[str, str]
 
 
 class VerdictReply(TypedDict, total=False):

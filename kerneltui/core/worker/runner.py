@@ -132,10 +132,11 @@ class LocalRunner:
                 raise bad_setting(f"{where} (or KERNELTUI_SANDBOX_*): {exc}") from exc
         return self._settings
 
-    async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = ()) -> WorkerBox:
+    async def open_box(self, writable: Sequence[str] = (), readable: Sequence[str] = (),
+                       role: str = "candidate") -> WorkerBox:
         measured = await asyncio.to_thread(support)  # a child process, once per process
         return open_box(self.settings, measured, python=self.python, extra_env=self.env, writable=writable,
-                        readable=readable)
+                        readable=readable, role=role)
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
                     writable: Sequence[str] = ()) -> WorkerHandle:
@@ -143,7 +144,7 @@ class LocalRunner:
         if arch:
             cmd += ["--arch", arch]
         try:
-            box = await self.open_box(writable)
+            box = await self.open_box(writable, role=role)
         except OSError as exc:  # its scratch folder: a full disk, a folder it may not write
             fault = from_os_error(exc)
             if fault is None:

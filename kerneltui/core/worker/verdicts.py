@@ -240,6 +240,29 @@ def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str,
     return {"case": label, "passed": passed, "probes": sorted(probes)}
 
 
+def late_writes(out: Any, returned: Any, label: str, torch: Any) -> list[str]:
+    """The judge's copy of each host-memory output against its digest at the kernel's return, which
+    the kernel's worker sent on the sealed channel before anything else ran there. A difference was
+    written after the call returned, by code the kernel left behind, into the output kerneltui
+    exported (found through /proc/self/maps, say): a thread, a signal handler, a gc callback or a
+    finalizer, a profile hook set after the call."""
+    digests = returned if isinstance(returned, dict) else {}
+    problems = []
+    for name, t in tree.tensors(out, "out", torch):
+        if t.device.type != "cpu":
+            continue
+        want = digests.get(name)
+        if want is None:
+            problems.append(f"{name} ({label}): the kernel's worker sent no digest of it at the call's return, so "
+                            "what the judge copied cannot be told from what the kernel returned")
+        elif tree.tensor_digest(t) != want:
+            problems.append(
+                f"{name} ({label}) was written after the call returned: the judge's copy differs from what the kernel "
+                "returned (code the kernel left behind, a thread, a signal handler, a gc callback or finalizer, or a "
+                "profile hook, rewrote the exported output); return the finished output and leave nothing running")
+    return problems
+
+
 def aliasing_problem(rt: Any, aliases: list[str], ref_out: Any, ref_inputs: Any, label: str) -> str | None:
     """An output the kernel returned inside an input's memory, unless the reference does the same."""
     torch = rt.torch

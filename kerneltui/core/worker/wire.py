@@ -27,6 +27,7 @@ import itertools
 import math
 import os
 import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,8 @@ class WireError(ValueError):
 def exchange_root(create: bool = False) -> Path:
     """Where every run's exchange folder lives: in RAM (``/dev/shm``) where the system has it, one
     folder per user. Workers are started before their run exists, so their sandbox is given this
-    root as writable, and each run makes its own folder inside it."""
+    root as writable by name (never listable), and each run makes its own folder inside it, named by
+    ``new_run_folder``."""
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else Path(
         os.environ.get("TMPDIR") or "/tmp")
     root = base / f"kerneltui-exchange-{os.getuid()}"
@@ -58,9 +60,11 @@ def exchange_root(create: bool = False) -> Path:
     return root
 
 
-def shared_folder(run_id: str) -> Path:
-    """The CPU exchange folder of one run."""
-    return exchange_root() / run_id
+def new_run_folder() -> Path:
+    """A name for one run's CPU exchange folder that no other worker can guess: boxed workers may
+    open files beneath the exchange root by name but not list it (``sandbox.filesystem``), so another
+    run's folder, the kernel's inputs and outputs of another task, stays out of reach."""
+    return exchange_root() / secrets.token_hex(16)
 
 
 @dataclass

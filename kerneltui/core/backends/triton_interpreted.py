@@ -1,0 +1,296 @@
+"""Under the Triton interpreter, a ``@triton.jit`` body may use only Triton's language.
+
+On a GPU a jit body is compiled: it can call ``triton.language`` and other jit functions, read
+``constexpr`` values and a few builtins (``range``, ``min``, ``float("inf")`` …), and nothing else
+reaches the device. Without a GPU, kerneltui runs Triton kernels under the interpreter
+(``TRITON_INTERPRET=1``), which executes the body *as Python*: its pointers are numpy arrays of
+addresses (``x_ptr.handle.data``), and a body that calls numpy, torch or its own helpers through them
+computes on the host, while the operator record files the result as the kernel's own.
+
+So every jit function is checked before the interpreter runs it, on the very source the interpreter
+compiles (``FunctionRewriter._transform_ast`` receives it): each name it loads is a local, a builtin
+of the list below, or a global that resolves to ``triton.language`` (a module of it, a function or
+class it defines, a dtype), another jit function, or a plain value (a ``constexpr``, a number, a
+string); attributes of a local (a tensor, a dtype) are public names of Triton's own tensor and type
+classes; nested functions, lambdas, classes and imports are refused. A jit function whose source
+cannot be read is refused too (the interpreter would run it as it is). The check names the function,
+the file and line, and what it used.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import sys
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# What a jit body may call or read among Python's builtins (what Triton's code generator accepts).
+BUILTINS = frozenset({
+    "range", "min", "max", "len", "int", "float", "bool", "abs", "print", "isinstance", "tuple", "list", "zip",
+    "enumerate", "True", "False", "None", "AssertionError", "ValueError", "RuntimeError", "TypeError",
+})
+INTERNALS = frozenset({"handle", "data", "ctypes", "base", "fn"})
+REFUSED_NODES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                 ast.Global, ast.Nonlocal, ast.Await, ast.Yield, ast.YieldFrom, ast.AsyncWith, ast.AsyncFor)
+
+
+class JitBodyOutsideTriton(Exception):
+    """A jit body that reaches outside Triton's language (the interpreter would run it as Python)."""
+
+    harness_message = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int  # within the checked source (1 = the def line)
+    what: str
+
+
+class BodyRules:
+    """What a jit body may use, from the Triton installed here and the code loaded at warm-up."""
+
+    def __init__(self, known: Any) -> None:
+        import triton
+        import triton.language as tl
+        from triton.runtime import interpreter, jit
+
+        self.known = known
+        root = os.path.join(os.path.dirname(os.path.realpath(triton.__file__)), "")
+        self.triton_dir = root
+        self.language_dir = os.path.join(root, "language", "")
+        self.interpreter_file = os.path.realpath(interpreter.__file__)
+        self.jit_kinds: tuple[type, ...] = (jit.JITFunction, interpreter.InterpretedFunction)
+        self.value_kinds: tuple[type, ...] = (tl.constexpr, tl.dtype)
+        # The public attributes of Triton's own value classes (tensors, descriptors, dtypes, tuples,
+        # constexprs): what a body may ask of a value it holds. Never the interpreter's internals
+        # behind them (``handle``: the numpy array of addresses a pointer is under the interpreter).
+        names: set[str] = set()
+        for value in vars(tl).values():
+            if isinstance(value, type) and (value.__module__ or "").startswith("triton.language"):
+                names.update(n for n in dir(value) if not n.startswith("_"))
+        names.update({"value", "shape", "dtype", "type", "element_ty", "T"})
+        self.attributes = frozenset(names - INTERNALS)
+        # Triton's own jit functions (tl.max, tl.sum … are written with @jit), found before any
+        # candidate code exists: their code objects, held so that no later code takes their ids.
+        self.library_jit: dict[int, types.CodeType] = {}
+        for name, module in list(sys.modules.items()):
+            if not name.startswith("triton.") or module is None:
+                continue
+            for value in list(vars(module).values()):
+                code = getattr(getattr(value, "fn", None), "__code__", None)
+                if isinstance(value, self.jit_kinds) and isinstance(code, types.CodeType):
+                    self.library_jit[id(code)] = code
+
+    # -- what a global may be -----------------------------------------------------------------
+
+    def allowed(self, value: Any) -> bool:
+        if value is None or isinstance(value, (bool, int, float, str, complex)):
+            return True
+        if isinstance(value, tuple):
+            return all(self.allowed(v) for v in value)
+        if isinstance(value, self.value_kinds):
+            # A constexpr holds a value of its own, which a call through it would run.
+            return not isinstance(value, self.value_kinds[0]) or self.allowed(getattr(value, "value", None))
+        if isinstance(value, self.jit_kinds):
+            return True  # its own body is checked when the interpreter rewrites it
+        inner = value
+        while not isinstance(inner, self.jit_kinds) and hasattr(inner, "fn") and _tritons_class(type(inner)):
+            inner = inner.fn  # autotuner / heuristics wrappers
+        if isinstance(inner, self.jit_kinds):
+            return True
+        if isinstance(value, types.ModuleType):
+            return value.__name__ == "triton.language" or value.__name__.startswith("triton.language.")
+        return self._triton_language_code(value)
+
+    def tritons_own(self, fn: Any) -> bool:
+        """A jit function of Triton's own library (``tl.max``, ``tl.sum`` … are jit functions), loaded
+        before any candidate code: the interpreter rewrites those too, and they are not the kernel's."""
+        code = getattr(fn, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            return False
+        if self.library_jit.get(id(code)) is code:
+            return True
+        if not os.path.realpath(code.co_filename).startswith(self.triton_dir):
+            return False
+        return self.known is not None and (self.known.library(code) or self.known.looked_through(code))
+
+    def _triton_language_code(self, value: Any) -> bool:
+        """A function or class of ``triton.language`` (or of the interpreter, which puts its own
+        functions in their place while a kernel runs), loaded before any candidate code."""
+        if isinstance(value, type):
+            module = getattr(value, "__module__", "") or ""
+            return (module == "triton.language" or module.startswith("triton.language.")) and _tritons_class(value)
+        code = getattr(value, "__code__", None)
+        if isinstance(code, types.CodeType):
+            file = os.path.realpath(code.co_filename)
+            known = self.known is None or self.known.library(code) or self.known.looked_through(code)
+            return known and (file.startswith(self.language_dir) or file == self.interpreter_file)
+        if isinstance(value, types.BuiltinFunctionType):
+            module = getattr(value, "__module__", "") or ""
+            return module.startswith("triton.")
+        return False
+
+    # -- one body -----------------------------------------------------------------------------
+
+    def check(self, source: str, namespace: dict[str, Any]) -> list[Finding]:
+        tree = ast.parse(source)
+        fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+        if fn is None:
+            return [Finding(1, "no function definition in its source")]
+        local = _locals(fn)
+        found: list[Finding] = []
+        # A name at the base of an attribute chain (``triton.language.sum``) is judged with the chain.
+        bases = {id(_chain_base(n)) for n in _body_nodes(fn) if isinstance(n, ast.Attribute)}
+        for node in _body_nodes(fn):
+            if isinstance(node, REFUSED_NODES):
+                found.append(Finding(node.lineno, f"a {type(node).__name__.lower()} statement or expression"))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                found.extend(self._attribute(node, local, namespace))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local \
+                    and id(node) not in bases:
+                if not self._name_allowed(node.id, namespace):
+                    found.append(Finding(node.lineno, f"{node.id} ({_kind(namespace.get(node.id, _MISSING))})"))
+        return found
+
+    def _name_allowed(self, name: str, namespace: dict[str, Any]) -> bool:
+        if name in namespace:
+            return self.allowed(namespace[name])
+        return name in BUILTINS and hasattr(builtins, name)
+
+    def _attribute(self, node: ast.Attribute, local: set[str], namespace: dict[str, Any]) -> Iterator[Finding]:
+        chain: list[str] = []
+        base: ast.expr = node
+        while isinstance(base, ast.Attribute):
+            chain.insert(0, base.attr)
+            base = base.value
+        dotted = ".".join(chain)
+        if isinstance(base, ast.Name) and base.id not in local and base.id in namespace:
+            # A global: followed through modules only (a module's attribute is a plain lookup).
+            value = namespace[base.id]
+            for attr in chain:
+                if attr.startswith("_") or not isinstance(value, types.ModuleType):
+                    break
+                value = getattr(value, attr, _MISSING)
+            else:
+                if not self.allowed(value):
+                    yield Finding(node.lineno, f"{base.id}.{dotted} ({_kind(value)})")
+                return
+            yield Finding(node.lineno, f"{base.id}.{dotted}")
+            return
+        # A value the body made (a tensor, a dtype, a constexpr): Triton's own public attributes.
+        if chain[-1].startswith("_") or chain[-1] not in self.attributes:
+            yield Finding(node.lineno, f".{chain[-1]} of a value (not an attribute of Triton's tensors or types)")
+
+
+_MISSING = object()
+
+
+def _tritons_class(cls: type) -> bool:
+    """A class that a module of Triton defines under its name (a class of the kernel's that claims a
+    Triton module in ``__module__`` is not found there)."""
+    module = getattr(cls, "__module__", "") or ""
+    return (module == "triton" or module.startswith("triton.")) and \
+        getattr(sys.modules.get(module), getattr(cls, "__name__", ""), None) is cls
+
+
+def _kind(value: Any) -> str:
+    if value is _MISSING:
+        return "not defined where the kernel is"
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    module = getattr(value, "__module__", None) or type(value).__module__
+    return f"{type(value).__name__} from {module}"
+
+
+def _chain_base(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
+def _locals(fn: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    for extra in (fn.args.vararg, fn.args.kwarg):
+        if extra is not None:
+            names.add(extra.arg)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+    return names
+
+
+def _body_nodes(fn: ast.FunctionDef) -> Iterator[ast.AST]:
+    """Every node of the body (not the decorators or the annotations of the parameters)."""
+    for stmt in fn.body:
+        yield from ast.walk(stmt)
+
+
+def refusal(fn: Any, findings: list[Finding], def_line: int, where: str) -> JitBodyOutsideTriton:
+    name = getattr(fn, "__name__", "a jit function")
+    shown = "; ".join(f"line {def_line + f.line - 1}: {f.what}" for f in findings[:4])
+    more = f" (+{len(findings) - 4} more)" if len(findings) > 4 else ""
+    return JitBodyOutsideTriton(
+        f"the @triton.jit function {name} ({where}:{def_line}) uses what is not Triton's language ({shown}{more}); under the Triton interpreter (no GPU) a jit body runs as Python, so it may use only "
+        "triton.language, other @triton.jit functions, constexpr values and range/min/max-like builtins: do the work "
+        "with tl operations on the pointers it is given")
+
+
+def install(known: Any, original_path: Any) -> None:
+    """Check every jit body on the source the interpreter is about to compile, and refuse a jit
+    function whose source it cannot read. ``original_path``: a file's name as the task knows it."""
+    from triton.runtime import interpreter
+
+    rewriter = interpreter.FunctionRewriter
+    if getattr(rewriter.rewrite_ast, "_kerneltui_checked", False):
+        return
+    rules = BodyRules(known)
+    transform = rewriter._transform_ast
+    rewrite = rewriter.rewrite_ast
+
+    def where(self: Any) -> str:
+        file = getattr(getattr(self.fn, "__code__", None), "co_filename", "") or ""
+        return original_path(file) or file or "<unknown file>"
+
+    def checked_transform(self: Any, src: str) -> Any:
+        if rules.tritons_own(self.fn):
+            return transform(self, src)
+        namespace = dict(self.fn.__globals__)
+        closure = getattr(self.fn, "__closure__", None) or ()
+        for name, cell in zip(self.fn.__code__.co_freevars, closure, strict=False):
+            namespace[name] = cell.cell_contents
+        namespace.update(self.kwargs)
+        findings = rules.check(src, namespace)
+        if findings:
+            raise refusal(self.fn, findings, int(self.def_file_lineno or 1), where(self))
+        return transform(self, src)
+
+    def checked_rewrite(self: Any) -> Any:
+        rewritten = rewrite(self)
+        if rewritten is self.fn:  # no source: the interpreter would run the body as it is
+            raise JitBodyOutsideTriton(
+                f"the @triton.jit function {getattr(self.fn, '__name__', '?')} ({where(self)}) has no source kerneltui "
+                "can read, so what the Triton interpreter would run cannot be checked: define jit functions in the "
+                "kernel's file")
+        return rewritten
+
+    # The interpreter keeps each rewritten body in a class-wide table, which the kernel's own code
+    # could fill first: only what the check passed is ever taken from it.
+    approved: dict[int, Any] = {}
+    table = interpreter.InterpretedFunction.rewritten_fn
+
+    def checked_cache(self: Any) -> Any:
+        cached = table.get(self.fn)
+        if cached is None or approved.get(id(cached)) is not cached:
+            cached = self.rewriter.rewrite_ast()
+            approved[id(cached)] = cached
+            table[self.fn] = cached
+        return cached
+
+    checked_rewrite._kerneltui_checked = True  # type: ignore[attr-defined]
+    rewriter._transform_ast = checked_transform
+    rewriter.rewrite_ast = checked_rewrite
+    interpreter.InterpretedFunction.rewrite = checked_cache
