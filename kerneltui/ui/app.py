@@ -163,7 +163,9 @@ class KernelApp(ReplayActions, App[None]):
                           ui_settings=self.ui_settings, on_ready=self.main_ready, clock=self.options.clock)
 
     def _new_editor(self) -> KernelEditor:
-        return KernelEditor(self.kernel_task.kernel_path, self.kernel_task.kernel_source(), id="editor")
+        # A replay's editor holds the session's text from the first frame, never the task folder's.
+        text = self.replay.kernel_text(0) if self.replay is not None else self.kernel_task.kernel_source()
+        return KernelEditor(self.kernel_task.kernel_path, text, id="editor")
 
     def on_mount(self) -> None:
         self.set_keymap(self.keymap)

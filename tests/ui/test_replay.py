@@ -143,9 +143,14 @@ async def test_verify_flags_a_version_that_no_longer_passes(example_task, tmp_pa
 
 
 def _fixed_session(tmp_path: Path, task_dir: Path) -> Path:
-    log = SessionLog.create(tmp_path / "sessions", load_task(str(task_dir)), "test", name="fixed")
+    import dataclasses
+
+    task = load_task(str(task_dir))
+    log = SessionLog.create(tmp_path / "sessions", task, "test", name="fixed")
+    start = log.store_source(task.kernel_source(), "start")
     for event in fixed_data.finished_run() + fixed_data.agent_turn():
-        log.write(event)
+        # The fixed run checked the kernel the session started with (the replay shows only the session's texts).
+        log.write(dataclasses.replace(event, source_hash=start) if isinstance(event, ev.RunStarted) else event)
     log.close()
     return log.folder
 

@@ -673,6 +673,8 @@ class AgentChat:
             else:
                 self._apply(p, new)
             decision["applied_hash"] = source_hash(new)
+            if new != p.new_source:
+                p.applied_source = new
             if new == p.new_source and not p.override:
                 self._seen_hash = source_hash(new)
             self._end(p, ACCEPTED, decision)

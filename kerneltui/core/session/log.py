@@ -8,9 +8,9 @@ costs a disk round trip per event, so it is done on close only).
 
 Kernel versions are stored once each in ``sources/``: on ``RunFinished`` the loop has already
 written the checked text into the task's version folder; a ``FileChanged`` of the kernel is read
-from disk; a proposal carries its text. No secrets: events hold no keys by construction, and as a
-second line of defence every line is scrubbed of the values of environment variables that look
-like credentials before it is written.
+from disk; a proposal carries its text (and, accepted in part or edited, the text written). No
+secrets: events hold no keys by construction, and as a second line of defence every line is
+scrubbed of the values of environment variables that look like credentials before it is written.
 """
 
 from __future__ import annotations
@@ -201,6 +201,9 @@ class SessionLog:
             text = event.proposal.get("new_source")
             if isinstance(text, str) and source_hash(text) not in self._stored:
                 self.store_source(text, "proposed")
+            applied = event.proposal.get("applied_source")  # some hunks, or the person's edit of it
+            if isinstance(applied, str) and source_hash(applied) not in self._stored:
+                self.store_source(applied, "accepted")
 
     def close(self) -> None:
         with self._lock:

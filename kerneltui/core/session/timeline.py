@@ -72,6 +72,16 @@ class Version:
         return None
 
 
+def applied_hash(proposal: object) -> str:
+    """The hash of the text an accepted proposal wrote: the decision's (some hunks, the person's edit),
+    else the proposal's own (sessions recorded before decisions said what they wrote)."""
+    if not isinstance(proposal, dict):
+        return ""
+    decision = proposal.get("decision") or {}
+    written = decision.get("applied_hash") if isinstance(decision, dict) else None
+    return str(written or proposal.get("new_hash") or "")
+
+
 class Timeline:
     def __init__(self, session: LoadedSession) -> None:
         self.session = session
@@ -128,8 +138,7 @@ class Timeline:
                 if kernel_name and str(raw.get("path", "")).endswith(kernel_name):
                     kernel_changed(i + 1, str(raw.get("source_hash", "")))
             elif kind == "ProposalEvent" and raw.get("state") == "accepted":
-                proposal = raw.get("proposal") or {}
-                digest = str(proposal.get("new_hash") or "") if isinstance(proposal, dict) else ""
+                digest = applied_hash(raw.get("proposal"))
                 kernel_changed(i + 1, digest)
                 accepted_hashes.add(digest)
             if kind in CHAT_NAMES or (kind == "Notice" and raw.get("source") == "agent"):
