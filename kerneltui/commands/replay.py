@@ -70,8 +70,9 @@ def main(args: argparse.Namespace) -> int:
               f"{len(timeline.versions)} versions")
         for v in timeline.versions:
             median = f"{v.median_ms * 1000:.1f} µs" if v.median_ms is not None else "no timing"
+            author = timeline.author(v)
             print(f"  v{v.number} {v.source_hash[:10]} step {v.step:>5} {v.origin:<9} {'PASS' if v.ok else 'FAIL'} "
-                  f"{'accepted' if v.accepted else '':<8} {median}")
+                  f"{'accepted' if v.accepted else '':<8} {median}" + (f" · {author}" if author else ""))
         return EXIT_OK
     from kerneltui.ui.launch import create_replay_app
 

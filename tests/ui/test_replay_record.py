@@ -32,6 +32,16 @@ def _step_after(recorded: RecordedSession, pid: str, state: str) -> int:
     )
 
 
+def _card_text(card) -> str:
+    from textual.widgets import Static
+
+    out = []
+    for static in card.query(Static):
+        content = static.content
+        out.append(content.code if hasattr(content, "code") else str(static.render()))
+    return "\n".join(out)
+
+
 async def test_the_replay_editor_shows_each_version_as_it_reached_the_disk(
     example_task, tmp_path: Path
 ) -> None:
@@ -75,3 +85,13 @@ async def test_the_replay_editor_shows_each_version_as_it_reached_the_disk(
         for _ in range(3):
             await pilot.press("f7")
         assert app.editor.text in {texts["partial"], texts["edited"]}
+        # The cards say what reached the disk, with its own verdict and the hunk left out.
+        driver.go(len(driver.timeline))
+        await pilot.pause()
+        edited_card, partial_card = _card_text(app.chat.cards["p2"]), _card_text(app.chat.cards["p3"])
+        # (The session's runs are prechecks only: nothing failed, correctness was not among them.)
+        assert "✓ accepted with your edits · checked after writing: no failure" in edited_card
+        assert "+    BLOCK = 4096" in edited_card and "BLOCK = 8192" not in edited_card
+        assert "✓ accepted 1 of 2 hunks · checked after writing: no failure" in partial_card
+        assert "hunk 2 LEFT OUT" in partial_card and "(not taken)     BLOCK = 512" in partial_card
+        assert "accepted  [u]ndo" in _card_text(app.chat.cards["p1"])  # a whole accept: the trial's verdict stands

@@ -674,7 +674,10 @@ class AgentChat:
                 self._apply(p, new)
             decision["applied_hash"] = source_hash(new)
             if new != p.new_source:
+                # Not the trial's text: the record keeps what was written and its diff, and the run
+                # below (verify_applied) gives it a verdict of its own.
                 p.applied_source = new
+                decision["written_diff"] = unified_diff(p.base_source, new, p.file)
             if new == p.new_source and not p.override:
                 self._seen_hash = source_hash(new)
             self._end(p, ACCEPTED, decision)
@@ -685,6 +688,7 @@ class AgentChat:
             verified = await self._after_apply(p, new)
             if verified is not None:
                 decision["verified_after_apply"] = verified
+                self._emit_proposal(p)  # the card and the record get the written text's verdict
             self.pending_notes.append(prompts.decision_note(decision))
             if respond:
                 await self.run_turn(None)
@@ -725,7 +729,8 @@ class AgentChat:
         report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
         if not p.override:
             self.latest = report
-        return {"ok": report.ok, "headline": TrialSummary.of(report).headline}
+        summary = TrialSummary.of(report)
+        return {"ok": report.ok, "correct": summary.correct, "headline": summary.headline}
 
     async def undo(self) -> Checkpoint | None:
         """Restore the kernel to the checkpoint before the last applied edit."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.session.reader import LoadedSession
 
@@ -96,6 +97,7 @@ class Timeline:
         self._chat_index: list[int] = []  # event indexes of chat events
         self._turn_done: dict[str, int] = {}  # turn id -> index of its AgentMessage
         self._usage_index: list[int] = []  # event indexes of TokenUsage
+        self.written: dict[str, Written] = {}  # kernel hash -> the accepted proposal that wrote it
         self._build()
 
     def __len__(self) -> int:
@@ -141,6 +143,10 @@ class Timeline:
                 digest = applied_hash(raw.get("proposal"))
                 kernel_changed(i + 1, digest)
                 accepted_hashes.add(digest)
+                proposal = raw.get("proposal")
+                written = written_of(proposal, str(raw.get("proposal_id") or "")) if isinstance(proposal, dict) else None
+                if written is not None and digest:
+                    self.written[digest] = written  # the latest word on it (its verdict comes after)
             if kind in CHAT_NAMES or (kind == "Notice" and raw.get("source") == "agent"):
                 self._chat_index.append(i)
                 if kind == "AgentMessage":
@@ -183,6 +189,11 @@ class Timeline:
     def versions_until(self, step: int) -> list[Version]:
         """Versions whose first run had finished by ``step``."""
         return self.versions[: bisect.bisect_right(self._version_steps, step)]
+
+    def author(self, version: Version) -> str:
+        """Who made ``version``: "agent p4, edited by you", "agent p2", or "" (the person, a run)."""
+        written = self.written.get(version.source_hash)
+        return written.author if written is not None else ""
 
     def version(self, number: int) -> Version | None:
         return self.versions[number - 1] if 1 <= number <= len(self.versions) else None
