@@ -26,6 +26,7 @@ from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
+from kerneltui.ui.agent_activity import AgentActivity
 from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.defaults import KeySettings, UiSettings
 from kerneltui.ui.options import AppOptions
@@ -80,6 +81,7 @@ class KernelApp(ReplayActions, App[None]):
         self.theming = Theming(self, self.options.theme_folders)
         self.theming.start(self.ui_settings.theme or FALLBACK, settings.source("ui", "theme") or "default")
         self.replaying = False
+        self.agent_activity = AgentActivity()
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)
         # What the app records before its agent is attached (a run pressed during the first frame): the
@@ -176,6 +178,7 @@ class KernelApp(ReplayActions, App[None]):
         if self.options.watch_themes:
             self.theming.watch()
         self.set_interval(0.25, self.runs.tick)
+        self.set_interval(0.5, self._show_agent_activity)
 
     def main_ready(self) -> None:
         """The main screen's panes exist (at start, and again after each task switch)."""
@@ -346,6 +349,7 @@ class KernelApp(ReplayActions, App[None]):
     def _agent_event(self, message: msg.AgentEvent) -> None:
         if not self.ready:
             return  # the panes are gone (closing) or not built yet
+        self.agent_activity.observe(message.event, self.options.clock())
         if isinstance(message.event, ev.TokenUsage):
             self.status.show_usage(message.event)
             return
@@ -359,11 +363,17 @@ class KernelApp(ReplayActions, App[None]):
         if not self.ready or not isinstance(event, ev.Notice):
             return  # the panes are gone (closing) or not built yet
         if event.source == "agent":
+            self.agent_activity.observe(event, self.options.clock())
             self.chat.render_event(event)
             return
         self.status.show_notice(event)
         if event.level in ("warning", "error"):
             self.notify(event.message, severity="warning" if event.level == "warning" else "error", timeout=8)
+
+    def _show_agent_activity(self) -> None:
+        """The line above the chat's input: what the agent is doing and for how long (while busy)."""
+        if self.ready:
+            self.chat.show_activity(self.agent_activity.line(self.options.clock(), self.agent.busy))
 
     @on(msg.ChatSubmitted)
     def _chat(self, message: msg.ChatSubmitted) -> None:

@@ -378,8 +378,12 @@ class AgentChat:
             raise
         except ProviderError as exc:
             if exc.usage is not None or exc.kind == CUT_OFF:
-                # A reply cut off mid-stream was paid for as far as the server counted it.
-                self._account(turn_id, exc.usage, "", cut_off=True)
+                # A reply cut off mid-stream was paid for as far as the server counted it; where the
+                # server sent no usage (OpenAI's comes last), an estimate marked as such, never zero.
+                usage = exc.usage or Usage(input_tokens=self.estimator.estimate(request_chars(request)),
+                                           output_tokens=self.estimator.estimate(len("".join(streamed))),
+                                           reported=False)
+                self._account(turn_id, usage, "", cut_off=True)
             if streamed:
                 self.emit(AgentMessage(turn_id=turn_id, text="".join(streamed) + " [cut off]",
                                        provider=self.provider.name, model=self.provider.model))

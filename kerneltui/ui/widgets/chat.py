@@ -278,6 +278,8 @@ class ChatPane(Vertical):
     ChatPane #chat-label { height: auto; max-height: 2; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
     ChatPane ChatLog { height: 1fr; min-height: 3; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
+    ChatPane #chat-activity { height: auto; max-height: 2; padding: 0 1; color: $warning; display: none; }
+    ChatPane #chat-activity.-busy { display: block; }
     ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
     ChatPane .notice { color: $text-muted; }
     ChatPane .agent-error { color: $error; }
@@ -299,14 +301,25 @@ class ChatPane(Vertical):
         self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
         self.disk_median_s: float | None = None  # the file on disk's benchmark: cards compare trials with it
         self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
+        self.activity = ""  # the agent's activity line as shown
 
     def compose(self) -> ComposeResult:
         self.label_widget = Static(Text(self.label), id="chat-label")
         self.log_widget = ChatLog(id="chat-log")
         self.input_widget = ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
+        self.activity_widget = Static("", id="chat-activity")
         yield self.label_widget
         yield self.log_widget
+        yield self.activity_widget
         yield self.input_widget
+
+    def show_activity(self, line: str) -> None:
+        """What the agent is doing ("● waiting for the model · 3 s"), or "" to hide the line."""
+        if line == self.activity:
+            return
+        self.activity = line
+        self.activity_widget.update(Text(line))
+        self.activity_widget.set_class(bool(line), "-busy")
 
     def set_label(self, label: str) -> None:
         self.label = label

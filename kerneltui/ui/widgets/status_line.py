@@ -27,6 +27,15 @@ class StatusState:
     agent: str = ""  # provider, model, server, key source (the agent's label)
 
 
+def usage_text(event: ev.TokenUsage) -> str:
+    """The session's tokens and cost: "≈" where the last count is an estimate (the server sent no
+    usage: a reply cut off or interrupted), "cost unknown" where a model had no price (never $0)."""
+    mark = "" if event.reported else "≈"
+    cost = f"${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else "cost unknown"
+    return (f"{mark}{event.session_input_tokens / 1000:.1f}k in · {mark}{event.session_output_tokens / 1000:.1f}k out"
+            f" · {cost}")
+
+
 class StatusLine(Static):
     DEFAULT_CSS = """
     StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
@@ -38,8 +47,7 @@ class StatusLine(Static):
         self.now = 0.0
 
     def show_usage(self, event: ev.TokenUsage) -> None:
-        cost = f" · ${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else ""
-        self.state.cost = f"{event.session_input_tokens / 1000:.1f}k in · {event.session_output_tokens / 1000:.1f}k out{cost}"
+        self.state.cost = usage_text(event)
         self.show()
 
     def show_notice(self, event: ev.Notice) -> None:
