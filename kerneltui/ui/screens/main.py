@@ -94,6 +94,8 @@ class PaneWidgets:
 
 
 class MainScreen(Screen[None]):
+    # A maximised pane keeps the PASS/FAIL status line, the replay's bar and the key hints.
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusLine, ReplayBar, Footer"
     DEFAULT_CSS = """
     MainScreen #columns { height: 1fr; }
     MainScreen #col-left, MainScreen #col-middle, MainScreen #col-right { height: 1fr; }
@@ -204,6 +206,8 @@ class MainScreen(Screen[None]):
     def toggle_maximise(self, name: str | None = None) -> None:
         if self.maximized is not None:
             self.minimize()
+            # A run that ended while the rungs were hidden laid nothing out: do it at the pane's width.
+            self.call_after_refresh(self.widgets.rungs.relayout)
             return
         name = name or self.focused_pane() or "editor"
         pane = self.panes[name]

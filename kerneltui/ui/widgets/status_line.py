@@ -25,6 +25,9 @@ class StatusState:
     cost: str = ""  # "1.2k in · 300 out · $0.004"
     message: str = ""  # the latest notice
     agent: str = ""  # provider, model, server, key source (the agent's label)
+    # The run in progress's verdict, once its verdict rungs have ended (the dump may still run).
+    verdict_ok: bool | None = None
+    verdict_failed: str = ""
 
 
 def usage_text(event: ev.TokenUsage) -> str:
@@ -66,7 +69,14 @@ class StatusLine(Static):
         if s.task:
             text.append(s.task, style="bold")
             text.append("  ")
-        if s.running_since is not None:
+        if s.running_since is not None and s.verdict_ok is not None:
+            elapsed = max(0.0, self.now - s.running_since)
+            colour = rich_colour(variables, "pass" if s.verdict_ok else "fail")
+            text.append("PASS" if s.verdict_ok else "FAIL", style=f"bold {colour}")
+            if s.verdict_failed:
+                text.append(f" · {s.verdict_failed} failed")
+            text.append(f" · still running {s.running_rung or 'the rest'} · {elapsed:.1f} s", style="dim")
+        elif s.running_since is not None:
             elapsed = max(0.0, self.now - s.running_since)
             text.append("● running ", style=f"bold {rich_colour(variables, 'running')}")
             text.append(f"{s.running_rung or 'starting'}", style="bold")
