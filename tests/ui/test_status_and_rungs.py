@@ -92,3 +92,21 @@ async def test_the_rung_table_keeps_its_width_after_a_run_ends_while_another_pan
         await pilot.pause()
         await pilot.pause()
         assert [c.width for c in app.rungs.table.columns.values()] == widths
+
+
+async def test_the_tool_line_of_a_proposal_whose_trial_failed_shows_a_cross(example_task) -> None:
+    app = make_app(example_task("vector_add"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        trial = {"ok": False, "correct": False, "headline": "correctness failed",
+                 "rungs": [{"name": "correctness", "status": "fail", "summary": "max_abs 3.1", "error": "max_abs 3.1"}]}
+        proposal = {"id": "p9", "file": "kernel.py", "rationale": "fuse", "call_id": "c9", "diff": "", "hunks": [],
+                    "trial": trial}
+        for event in (ev.ToolCallStarted(turn_id="t", call_id="c9", name="propose_edit", summary="propose_edit"),
+                      ev.ProposalEvent(proposal_id="p9", state="trial_done", proposal=proposal),
+                      ev.ToolCallFinished(turn_id="t", call_id="c9", name="propose_edit", ok=True,
+                                          summary="p9 · trial: correctness failed")):
+            app.bridge.emit(event)
+        await pilot.pause()
+        entry = app.chat.tools["c9"]
+        assert str(entry.title).startswith("✗") and entry.has_class("-failed")

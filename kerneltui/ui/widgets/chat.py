@@ -47,10 +47,12 @@ class ToolCallEntry(Collapsible):
         self.output = Static("", classes="tool-output")
         super().__init__(self.output, title=f"⋯ {call.summary}", collapsed=True)
 
-    def finish(self, done: ev.ToolCallFinished) -> None:
-        mark = "✓" if done.ok else "✗"
-        self.title = f"{mark} {self.call.summary} — {done.summary}"
-        self.set_class(not done.ok, "-failed")
+    def finish(self, done: ev.ToolCallFinished, trial_failed: bool = False) -> None:
+        """``trial_failed``: the proposal this call made has a failed trial; the tool ran, but a green
+        tick beside a failed trial reads as "this edit is fine"."""
+        failed = not done.ok or trial_failed
+        self.title = f"{'✗' if failed else '✓'} {self.call.summary} — {done.summary}"
+        self.set_class(failed, "-failed")
         self.output.update(Text(done.output[-4000:] if done.output else "(no output)", style="dim"))
 
 
@@ -405,7 +407,8 @@ class ChatPane(Vertical):
                                                            name=event.name, summary=event.name))
                 self.tools[event.call_id] = started
                 self._append(started)
-            started.finish(event)
+            made = [c for c in self.cards.values() if c.proposal.get("call_id") == event.call_id]
+            started.finish(event, trial_failed=any(c.verdict.outcome == FAILED for c in made))
         elif isinstance(event, ev.ProposalEvent):
             card = self.cards.get(event.proposal_id)
             if card is None:
