@@ -311,5 +311,6 @@ async def test_resume_of_another_task_switches_to_it_without_a_stray_session(exa
         assert app.recorder.log.folder == folder and "BLOCK = 4096" in app.editor.text
     from kerneltui.core.session.store import sessions_dir
 
-    # The first task's own session, the resumed one, and nothing else.
-    assert sorted(p.name for p in sessions_dir(settings).iterdir()) == [own.name]
+    # The resumed session and nothing else: the first task's own one had nothing in it, so it is not kept.
+    assert not (sessions_dir(settings) / own.name).exists()
+    assert sorted(p.name for p in sessions_dir(settings).iterdir()) == []

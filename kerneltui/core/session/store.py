@@ -15,7 +15,7 @@ from typing import Any
 
 from kerneltui import paths
 from kerneltui.config import Config
-from kerneltui.core.session.record import LOG_NAME, SessionError
+from kerneltui.core.session.record import LOG_NAME, SUMMARY_NAME, SessionError, SessionSummary
 from kerneltui.core.session.settings import SessionSettings
 
 
@@ -46,6 +46,7 @@ class SessionInfo:
     origin: str
     created_at: float
     size_bytes: int
+    summary: SessionSummary | None = None  # None for sessions written before kerneltui kept one
 
 
 def resolve_session(name: str, config: Config | None = None) -> Path:
@@ -77,6 +78,15 @@ def read_header(folder: Path) -> dict[str, Any] | None:
     return header if isinstance(header, dict) and header.get("r") == "session" else None
 
 
+def read_summary(folder: Path) -> SessionSummary | None:
+    try:
+        data = json.loads((folder / SUMMARY_NAME).read_text(encoding="utf-8"))
+        return SessionSummary(verdict=str(data.get("verdict") or ""), versions=int(data.get("versions") or 0),
+                              proposals=int(data.get("proposals") or 0), accepted=int(data.get("accepted") or 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def list_sessions(config: Config | None = None, *, include_examples: bool = False,
                   task_root: Path | None = None) -> list[SessionInfo]:
     """Sessions found (reading only each header line), newest first."""
@@ -98,7 +108,8 @@ def list_sessions(config: Config | None = None, *, include_examples: bool = Fals
                 size = 0
             found.append(SessionInfo(name=folder.name, folder=folder, task=str(task.get("name", "?")),
                                      task_root=str(task.get("root", "")), origin=str(header.get("origin", "")),
-                                     created_at=float(header.get("created_at") or 0.0), size_bytes=size))
+                                     created_at=float(header.get("created_at") or 0.0), size_bytes=size,
+                                     summary=read_summary(folder)))
     found.sort(key=lambda s: s.created_at, reverse=True)
     return found
 

@@ -18,7 +18,15 @@ from kerneltui.core.session.store import SessionInfo
 
 def describe(info: SessionInfo) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created_at)) if info.created_at else "?"
-    return f"{when}  {info.task:<16} {info.origin:<6} {info.size_bytes / 1024:7.1f} KiB  {info.name}"
+    s = info.summary
+    if s is None:
+        what = f"{'(no summary)':<34}"
+    else:
+        versions = f"{s.versions} version{'s' if s.versions != 1 else ''}"
+        proposals = f"{s.proposals} proposal{'s' if s.proposals != 1 else ''}" + (
+            f" ({s.accepted} accepted)" if s.accepted else "")
+        what = f"{s.verdict or '—':<4} {versions:<11} {proposals:<18}"
+    return f"{when}  {info.task:<16} {info.origin:<6} {what} {info.name}"
 
 
 class SessionPicker(ModalScreen[Path | None]):
