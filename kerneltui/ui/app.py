@@ -35,7 +35,7 @@ from kerneltui.ui.recording import SessionRecorder
 from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayActions, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
-from kerneltui.ui.screens.main import MainScreen
+from kerneltui.ui.screens.main import COLUMN_OF, MainScreen
 from kerneltui.ui.session_control import SessionControl
 from kerneltui.ui.stage_edit import StageEdits
 from kerneltui.ui.task_files import TaskFiles
@@ -356,6 +356,12 @@ class KernelApp(ReplayActions, App[None]):
         self.chat.render_event(message.event)
         if isinstance(message.event, ev.ProposalEvent):
             self.agent_control.proposal_changed(message.event)
+            main = self.main
+            if message.event.state == "trial_done" and main.tabbed and main.tab != COLUMN_OF["chat"]:
+                # A narrow terminal shows one tab: say that a card waits in the agent's.
+                card = self.chat.cards.get(message.event.proposal_id)
+                verdict = card.verdict.headline if card is not None else "trial done"
+                self.notify(f"{message.event.proposal_id}: {verdict} · F2 to review it", timeout=8)
 
     @on(msg.NoticeEvent)
     def _notice(self, message: msg.NoticeEvent) -> None:

@@ -277,7 +277,7 @@ class ChatInput(Input):
 
 class ChatPane(Vertical):
     DEFAULT_CSS = """
-    ChatPane #chat-label { height: auto; max-height: 2; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
+    ChatPane #chat-label { height: auto; max-height: 6; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
     ChatPane ChatLog { height: 1fr; min-height: 3; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
     ChatPane #chat-activity { height: auto; max-height: 2; padding: 0 1; color: $warning; display: none; }

@@ -94,13 +94,17 @@ class StatusLine(Static):
                 text.append(f" · {s.last_at}", style="dim")
         else:
             text.append("idle · save the kernel or press ctrl+r to run", style="dim")
-        if s.message:
+        # What fits, in order of use: the latest notice, the cost, then the agent's label (the chat's
+        # header shows it whole). A part that does not fit is left out; a long notice keeps its start.
+        width = self.content_region.width
+        for part, style in ((s.message, ""), (s.cost, "dim"), (s.agent, "dim")):
+            if not part:
+                continue
+            if width and len(text) + 4 + len(part) > width:
+                if part is s.message and width - len(text) - 5 > 20:
+                    part = part[: width - len(text) - 5] + "…"  # a notice is what just happened: keep its start
+                else:
+                    continue
             text.append("  │ ", style="dim")
-            text.append(s.message)
-        if s.cost:
-            text.append("  │ ", style="dim")
-            text.append(s.cost, style="dim")
-        if s.agent:
-            text.append("  │ ", style="dim")
-            text.append(s.agent, style="dim")
+            text.append(part, style=style)
         return text
