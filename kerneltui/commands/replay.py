@@ -70,8 +70,9 @@ def main(args: argparse.Namespace) -> int:
               f"{len(timeline.versions)} versions")
         for v in timeline.versions:
             median = f"{v.median_ms * 1000:.1f} µs" if v.median_ms is not None else "no timing"
+            author = timeline.author(v)
             print(f"  v{v.number} {v.source_hash[:10]} step {v.step:>5} {v.origin:<9} {'PASS' if v.ok else 'FAIL'} "
-                  f"{'accepted' if v.accepted else '':<8} {median}")
+                  f"{'accepted' if v.accepted else '':<8} {median}" + (f" · {author}" if author else ""))
         return EXIT_OK
     from kerneltui.ui.launch import create_replay_app
 
@@ -80,13 +81,16 @@ def main(args: argparse.Namespace) -> int:
 
 
 def list_main(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
     from kerneltui.core.session import list_sessions, sessions_dir
 
     config = _config()
     found = list_sessions(config, include_examples=True)
     if args.json:
         print_json([{"name": s.name, "folder": str(s.folder), "task": s.task, "task_root": s.task_root,
-                     "origin": s.origin, "created_at": s.created_at, "size_bytes": s.size_bytes} for s in found])
+                     "origin": s.origin, "created_at": s.created_at, "size_bytes": s.size_bytes,
+                     "summary": asdict(s.summary) if s.summary is not None else None} for s in found])
         return EXIT_OK
     if not found:
         print(f"no sessions in {sessions_dir(config)}")

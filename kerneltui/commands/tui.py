@@ -95,6 +95,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"kerneltui: task error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     app.run()
+    kept = app.recorder.kept
+    if kept is not None:
+        # The shell is where the person looks after quitting: name the session and how to go on.
+        print(f"kerneltui: session {kept.name} saved in {kept.parent}\n"
+              f"  resume it:  kerneltui --resume {kept.name}\n"
+              f"  replay it:  kerneltui replay {kept.name}")
     if app.closed_by_signal:
         # The app is closed and the terminal restored: die of the signal as before, so the shell sees
         # 128 + its number (129 SIGHUP, 143 SIGTERM).

@@ -28,6 +28,7 @@ from kerneltui.core.task_loaders.load import load_task
 from kerneltui.settings.ui import KeySettings, UiSettings
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
+from kerneltui.ui.agent_activity import AgentActivity
 from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.options import AppOptions
 from kerneltui.ui.ports import AgentController
@@ -35,7 +36,7 @@ from kerneltui.ui.recording import SessionRecorder
 from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayActions, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
-from kerneltui.ui.screens.main import MainScreen
+from kerneltui.ui.screens.main import COLUMN_OF, MainScreen
 from kerneltui.ui.session_control import SessionControl
 from kerneltui.ui.stage_edit import StageEdits
 from kerneltui.ui.task_files import TaskFiles
@@ -81,6 +82,7 @@ class KernelApp(ReplayActions, App[None]):
         self.theming = Theming(self, self.options.theme_folders)
         self.theming.start(self.ui_settings.theme or FALLBACK, settings.source("ui", "theme") or "default")
         self.replaying = False
+        self.agent_activity = AgentActivity()
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
         self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)
         # What the app records before its agent is attached (a run pressed during the first frame): the
@@ -165,7 +167,9 @@ class KernelApp(ReplayActions, App[None]):
                           ui_settings=self.ui_settings, on_ready=self.main_ready, clock=self.options.clock)
 
     def _new_editor(self) -> KernelEditor:
-        return KernelEditor(self.kernel_task.kernel_path, self.kernel_task.kernel_source(), id="editor")
+        # A replay's editor holds the session's text from the first frame, never the task folder's.
+        text = self.replay.kernel_text(0) if self.replay is not None else self.kernel_task.kernel_source()
+        return KernelEditor(self.kernel_task.kernel_path, text, id="editor")
 
     def on_mount(self) -> None:
         self.set_keymap(self.keymap)
@@ -176,6 +180,7 @@ class KernelApp(ReplayActions, App[None]):
         if self.options.watch_themes:
             self.theming.watch()
         self.set_interval(0.25, self.runs.tick)
+        self.set_interval(0.5, self._show_agent_activity)
         if self.options.handle_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGHUP, signal.SIGTERM):
@@ -366,12 +371,19 @@ class KernelApp(ReplayActions, App[None]):
     def _agent_event(self, message: msg.AgentEvent) -> None:
         if not self.ready:
             return  # the panes are gone (closing) or not built yet
+        self.agent_activity.observe(message.event, self.options.clock())
         if isinstance(message.event, ev.TokenUsage):
             self.status.show_usage(message.event)
             return
         self.chat.render_event(message.event)
         if isinstance(message.event, ev.ProposalEvent):
             self.agent_control.proposal_changed(message.event)
+            main = self.main
+            if message.event.state == "trial_done" and main.tabbed and main.tab != COLUMN_OF["chat"]:
+                # A narrow terminal shows one tab: say that a card waits in the agent's.
+                card = self.chat.cards.get(message.event.proposal_id)
+                verdict = card.verdict.headline if card is not None else "trial done"
+                self.notify(f"{message.event.proposal_id}: {verdict} · F2 to review it", timeout=8)
 
     @on(msg.NoticeEvent)
     def _notice(self, message: msg.NoticeEvent) -> None:
@@ -379,11 +391,17 @@ class KernelApp(ReplayActions, App[None]):
         if not self.ready or not isinstance(event, ev.Notice):
             return  # the panes are gone (closing) or not built yet
         if event.source == "agent":
+            self.agent_activity.observe(event, self.options.clock())
             self.chat.render_event(event)
             return
         self.status.show_notice(event)
         if event.level in ("warning", "error"):
             self.notify(event.message, severity="warning" if event.level == "warning" else "error", timeout=8)
+
+    def _show_agent_activity(self) -> None:
+        """The line above the chat's input: what the agent is doing and for how long (while busy)."""
+        if self.ready:
+            self.chat.show_activity(self.agent_activity.line(self.options.clock(), self.agent.busy))
 
     @on(msg.ChatSubmitted)
     def _chat(self, message: msg.ChatSubmitted) -> None:

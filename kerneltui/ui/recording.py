@@ -24,6 +24,7 @@ class SessionRecorder:
         self.settings = settings
         self.enabled = enabled  # [sessions] record = false turns it off as well
         self.log: SessionLog | None = None
+        self.kept: Path | None = None  # the last session closed with something in it
 
     def write(self, event: Event) -> None:
         if self.log is not None:
@@ -57,8 +58,14 @@ class SessionRecorder:
             self.log.write_context(conversation)
 
     def stop(self) -> str:
+        """Close the log; a session this app made in which nothing happened (a launch and its first
+        run) is removed rather than listed. ``kept`` says which session was kept, for the goodbye."""
         log, self.log = self.log, None
         if log is None:
             return ""
+        if log.created and not log.eventful and not log.lost_events:
+            log.discard()
+            return ""
         log.close()
+        self.kept = log.folder
         return log.problem()

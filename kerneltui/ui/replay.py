@@ -130,6 +130,13 @@ def _drop(event: ev.Event) -> None:
     return None
 
 
+def missing_text(file: str, digest: str) -> str:
+    """What the editor shows at a step whose kernel text the session does not hold."""
+    which = f"version {digest}" if digest else "the kernel before any run"
+    return (f"# {file}: the session holds no text of {which}\n"
+            f"# (it was recorded without it); the task folder's file is today's, so it is not shown here\n")
+
+
 class ReplayDriver:
     def __init__(self, app: KernelApp, timeline: Timeline) -> None:
         self.app = app
@@ -192,12 +199,18 @@ class ReplayDriver:
         app.load_history()
         self._update_bar()
 
+    def kernel_text(self, step: int) -> str:
+        """The kernel file at ``step`` from the session; never the task folder's (today's) file."""
+        digest = self.timeline.kernel_hash_at(step)
+        text = self.timeline.session.source(digest) if digest else None
+        return text if text is not None else missing_text(self.app.kernel_task.kernel_path.name, digest)
+
     def _show_kernel(self) -> None:
         digest = self.timeline.kernel_hash_at(self.step)
         if digest == self._shown_hash:
             return
-        text = self.timeline.session.source(digest) if digest else None
-        if text is not None and text != self.app.editor.text:
+        text = self.kernel_text(self.step)
+        if text != self.app.editor.text:
             self.app.editor.replace_from_disk(text)
         self._shown_hash = digest
 

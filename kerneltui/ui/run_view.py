@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core.rungs import AFTER_VERDICT
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
 
@@ -33,6 +34,7 @@ class RunView:
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.last_report_dir: Path | None = None
         self.trial_runs: set[str] = set()  # run ids of trials (their events stay out of the panes)
+        self.verdict_pending: set[str] = set()  # the run on screen's verdict rungs not yet finished
 
     def forget(self) -> None:
         """Another task: its runs and versions are not this one's."""
@@ -88,6 +90,8 @@ class RunView:
             s = status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
             s.environment = ""
+            s.verdict_ok, s.verdict_failed = None, ""
+            self.verdict_pending = {r for r in event.rungs if r not in AFTER_VERDICT}
             status.show(now)
             return
         if not isinstance(event, RUN_EVENTS) or (event.run_id != self.current_run and not app.replaying):
@@ -101,8 +105,20 @@ class RunView:
         elif isinstance(event, ev.RungFinished):
             app.rungs.rung_finished(event.result)
             self._maybe_jump(event.result)
+            self._early_verdict(event.result, now)
         elif isinstance(event, ev.RunFinished):
             self._run_finished(event, now)
+
+    def _early_verdict(self, result: RungResult, now: float) -> None:
+        """PASS/FAIL on the status line as soon as the verdict's rungs have ended (a failure at once),
+        not after the dump: the run's verdict cannot change but through a rung that only describes."""
+        s = self.app.status.state
+        self.verdict_pending.discard(result.name)
+        if result.status == "fail" and s.verdict_ok is not False:
+            s.verdict_ok, s.verdict_failed = False, result.name
+        elif not self.verdict_pending and s.verdict_ok is None:
+            s.verdict_ok = True
+        self.app.status.show(now)
 
     def _maybe_jump(self, result: RungResult) -> None:
         """A failure with a place in the kernel moves the cursor there, unless you are mid-edit."""
@@ -120,6 +136,7 @@ class RunView:
         app.rungs.run_finished(event.cancelled, event.device)
         s = app.status.state
         s.running_since, s.running_rung = None, ""
+        s.verdict_ok, s.verdict_failed = None, ""
         s.last_cancelled, s.cancel_reason = event.cancelled, event.cancel_reason
         s.environment = event.environment
         if not event.cancelled and not event.environment:

@@ -143,9 +143,14 @@ async def test_verify_flags_a_version_that_no_longer_passes(example_task, tmp_pa
 
 
 def _fixed_session(tmp_path: Path, task_dir: Path) -> Path:
-    log = SessionLog.create(tmp_path / "sessions", load_task(str(task_dir)), "test", name="fixed")
+    import dataclasses
+
+    task = load_task(str(task_dir))
+    log = SessionLog.create(tmp_path / "sessions", task, "test", name="fixed")
+    start = log.store_source(task.kernel_source(), "start")
     for event in fixed_data.finished_run() + fixed_data.agent_turn():
-        log.write(event)
+        # The fixed run checked the kernel the session started with (the replay shows only the session's texts).
+        log.write(dataclasses.replace(event, source_hash=start) if isinstance(event, ev.RunStarted) else event)
     log.close()
     return log.folder
 
@@ -306,5 +311,6 @@ async def test_resume_of_another_task_switches_to_it_without_a_stray_session(exa
         assert app.recorder.log.folder == folder and "BLOCK = 4096" in app.editor.text
     from kerneltui.core.session.store import sessions_dir
 
-    # The first task's own session, the resumed one, and nothing else.
-    assert sorted(p.name for p in sessions_dir(settings).iterdir()) == [own.name]
+    # The resumed session and nothing else: the first task's own one had nothing in it, so it is not kept.
+    assert not (sessions_dir(settings) / own.name).exists()
+    assert sorted(p.name for p in sessions_dir(settings).iterdir()) == []

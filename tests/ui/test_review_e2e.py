@@ -155,3 +155,71 @@ async def test_review_flow_end_to_end_with_real_sdks(provider: str, example_task
     assert "| agent p1 (accepted) |" in md
     assert "| p2 |" in md and "redirected" in md and REDIRECT in md and "FAIL" in md
     assert "**you:** make it faster" in md and "[interrupted]" in md and "still here" in md
+
+
+TWO_HUNKS = ("@@ -8,1 +8,1 @@\n-    pid = tl.program_id(0)\n+    pid = tl.program_id(axis=0)\n"
+             "@@ -19,1 +19,1 @@\n-    BLOCK = 1024\n+    BLOCK = 2048\n")
+
+
+@pytest.mark.slow
+async def test_edited_and_partial_accepts_end_to_end(example_task, monkeypatch, tmp_path: Path) -> None:
+    """Keys only, the real openai SDK on loopback: a two-hunk proposal accepted in part (hunk 1 left
+    out), then a proposal edited (e, change, ctrl+s); each card, the file and the export say what
+    reached the disk and its own verdict."""
+    from kerneltui.core.session.export import render_markdown
+
+    task = example_task("vector_add")
+    kernel = task / "kernel.py"
+    original = kernel.read_text()
+    server = LLMServer().start()
+    monkeypatch.setenv("REVIEW_TEST_KEY", "sk-test-review-0123456789")
+    monkeypatch.setenv("KERNELTUI_AGENT_API_KEY_ENV", "REVIEW_TEST_KEY")
+    monkeypatch.setenv("KERNELTUI_AGENT_TRIAL_RUNGS", ",".join(RUNGS))
+    monkeypatch.setenv("KERNELTUI_AGENT_TRIAL_SEEDS", "1")
+    args = build_parser().parse_args(["tui", str(task), "--provider", "openai", "--model", "openai-test",
+                                      "--base-url", server.url + "/v1"])
+    settings = tui.load_settings(args)
+    server.push(reply("openai", ["Two changes."], ("axis and block", TWO_HUNKS)),
+                reply("openai", ["Your call."]),
+                reply("openai", ["A bigger block again."], ("block 4096", "@@ -19,1 +19,1 @@\n-    BLOCK = 2048\n"
+                                                                          "+    BLOCK = 4096\n")),
+                reply("openai", ["Your call."]))
+    partial = original.replace("BLOCK = 1024", "BLOCK = 2048")
+    try:
+        app = create_app(task, settings=settings, options=_options())
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await _say(pilot, "tidy it")
+            await wait_for(pilot, lambda: "p1" in app.chat.cards and app.chat.cards["p1"].verdict.outcome == PASSED
+                           and not app.agent.busy, 180, "the two-hunk proposal's trial")
+            await pilot.press("f2", "1", "a")  # hunk 1 left out
+            await wait_for(pilot, lambda: (app.chat.cards["p1"].written is not None
+                                           and app.chat.cards["p1"].written.verdict_ok is not None), 180,
+                           "the partial text's check after writing")
+            assert kernel.read_text() == partial
+            card = app.chat.cards["p1"]
+            assert "accepted 1 of 2 hunks · checked after writing: passed" in str(card._verdict_text())
+            assert "hunk 1 LEFT OUT" in card._diff() and "(not taken)     pid = tl.program_id(axis=0)" in card._diff()
+            await wait_for(pilot, lambda: not app.agent.busy, 60, "the agent to be free")
+            await _say(pilot, "bigger")
+            await wait_for(pilot, lambda: "p2" in app.chat.cards and app.chat.cards["p2"].verdict.outcome == PASSED
+                           and not app.agent.busy, 180, "the second proposal's trial")
+            await pilot.press("f2", "e")
+            await pilot.pause()
+            assert app.editor.editing_proposal == "p2"
+            app.editor.text = app.editor.text.replace("BLOCK = 4096", "BLOCK = 512")
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: (app.chat.cards["p2"].written is not None
+                                           and app.chat.cards["p2"].written.verdict_ok is not None), 180,
+                           "the edited text's check after writing")
+            assert "BLOCK = 512" in kernel.read_text()
+            card = app.chat.cards["p2"]
+            assert "accepted with your edits · checked after writing: passed" in str(card._verdict_text())
+            assert "+    BLOCK = 512" in card._diff() and "4096" not in card._diff()
+            folder = app.recorder.log.folder
+            await pilot.press("ctrl+q")
+    finally:
+        server.stop()
+    md = render_markdown(load_session(folder))
+    assert "agent p1, 1 of 2 hunks" in md and "agent p2, edited by you" in md
+    assert "accepted 1 of 2 hunks (hunks 2 of 2)" in md and "accepted with your edits" in md

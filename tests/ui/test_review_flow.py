@@ -207,6 +207,7 @@ async def test_the_chat_follows_new_output_after_a_decision_and_says_when_more_i
     app = _app(example_task("vector_add"), settings)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
+        await pilot.press("f2")  # at 100 columns the panes are tabs: the agent's on screen
         for n in range(30):
             app.bridge.emit(ev.Notice(level="info", source="agent", message=f"earlier line {n}"))
         _proposal_with_trial(app, "p2", passed=True)

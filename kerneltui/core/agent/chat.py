@@ -396,8 +396,12 @@ class AgentChat:
             raise
         except ProviderError as exc:
             if exc.usage is not None or exc.kind == CUT_OFF:
-                # A reply cut off mid-stream was paid for as far as the server counted it.
-                self._account(turn_id, exc.usage, "", cut_off=True)
+                # A reply cut off mid-stream was paid for as far as the server counted it; where the
+                # server sent no usage (OpenAI's comes last), an estimate marked as such, never zero.
+                usage = exc.usage or Usage(input_tokens=self.estimator.estimate(request_chars(request)),
+                                           output_tokens=self.estimator.estimate(len("".join(streamed))),
+                                           reported=False)
+                self._account(turn_id, usage, "", cut_off=True)
             if streamed:
                 self.emit(AgentMessage(turn_id=turn_id, text="".join(streamed) + " [cut off]",
                                        provider=self.provider.name, model=self.provider.model))
@@ -720,6 +724,11 @@ class AgentChat:
             else:
                 self._apply(p, new)
             decision["applied_hash"] = source_hash(new)
+            if new != p.new_source:
+                # Not the trial's text: the record keeps what was written and its diff, and the run
+                # below (verify_applied) gives it a verdict of its own.
+                p.applied_source = new
+                decision["written_diff"] = unified_diff(p.base_source, new, p.file)
             if new == p.new_source and not p.override:
                 self._seen_hash = source_hash(new)
             self._end(p, ACCEPTED, decision)
@@ -730,6 +739,7 @@ class AgentChat:
             verified = await self._after_apply(p, new)
             if verified is not None:
                 decision["verified_after_apply"] = verified
+                self._emit_proposal(p)  # the card and the record get the written text's verdict
             self.pending_notes.append(prompts.decision_note(decision))
             if respond:
                 await self.run_turn(None)
@@ -770,7 +780,8 @@ class AgentChat:
         report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
         if not p.override:
             self.latest = report
-        return {"ok": report.ok, "headline": TrialSummary.of(report).headline}
+        summary = TrialSummary.of(report)
+        return {"ok": report.ok, "correct": summary.correct, "headline": summary.headline}
 
     async def undo(self) -> Checkpoint | None:
         """Restore the kernel to the checkpoint before the last applied edit."""

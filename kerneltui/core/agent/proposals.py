@@ -10,7 +10,8 @@ States (``ProposalEvent.state``)::
 
 A decision may come before the trial ends (it is then cancelled). "Edited then accepted" is
 ``accepted`` with ``decision.edited = true``; accepting only some hunks is ``accepted`` with
-``decision.applied_hunks`` / ``rejected_hunks``.
+``decision.applied_hunks`` / ``rejected_hunks``. Either way ``applied_source`` holds the text written
+(``decision.applied_hash`` its hash), which is what the session, replay and export show as the version.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class Proposal:
     history: list[tuple[str, float]] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
     diff: str = ""
+    # What an accept wrote when it was not ``new_source`` (some hunks, the person's edit): the text
+    # that reached the disk, so the record shows it rather than the proposal's.
+    applied_source: str = ""
 
     def __post_init__(self) -> None:
         if not self.hunks:
@@ -104,6 +108,7 @@ class Proposal:
             "base_hash": self.base_hash,
             "new_hash": self.new_hash,
             "new_source": self.new_source,
+            "applied_source": self.applied_source or None,
             "diff": self.diff,
             "submitted_diff": self.submitted_diff,
             "override": self.override,

@@ -26,6 +26,11 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
 ]
 
 
+# Rungs that describe a version once its verdict is in (compiler output, a profile, a trace): the
+# verdict is known when the others end, and the status line says so without waiting for these.
+AFTER_VERDICT = frozenset({"dump", "profile", "trace"})
+
+
 @cache
 def rung_specs() -> tuple[RungSpec, ...]:
     from kerneltui.core.rungs.context import RungSpec

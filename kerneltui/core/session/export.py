@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.written import written_of
 from kerneltui.core.redact import redact
 from kerneltui.core.session.reader import LoadedSession
 from kerneltui.core.session.timeline import Timeline, Version
@@ -64,16 +65,10 @@ def _ms(value: float | None) -> str:
 
 
 def agent_edits(session: LoadedSession) -> dict[str, str]:
-    """Kernel hashes written by an accepted proposal -> "agent p2": a version's author, whatever run
-    (the file watcher's "save", the app's "accept") checked it afterwards."""
-    by_hash: dict[str, str] = {}
-    for event in session.events:
-        if isinstance(event, ev.ProposalEvent) and event.state == "accepted":
-            decision = event.proposal.get("decision") or {}
-            applied = decision.get("applied_hash") or event.proposal.get("new_hash")  # hunks or edits change it
-            if applied:
-                by_hash[str(applied)] = f"agent {event.proposal_id}"
-    return by_hash
+    """Kernel hashes written by an accepted proposal -> its author ("agent p2", "agent p4, edited by
+    you", "agent p5, 1 of 2 hunks"), whatever run (the file watcher's "save", the app's "accept")
+    checked it afterwards."""
+    return {digest: written.author for digest, written in Timeline(session).written.items()}
 
 
 ORIGIN_WORDS = {"save": "saved by hand", "watch": "saved by hand", "manual": "run by hand", "start": "opened",
@@ -83,7 +78,9 @@ ORIGIN_WORDS = {"save": "saved by hand", "watch": "saved by hand", "manual": "ru
 
 def version_origin(origin: str, digest: str, edits: dict[str, str]) -> str:
     author = edits.get(digest)
-    return f"{author} (accepted)" if author else ORIGIN_WORDS.get(origin, origin)
+    if not author:
+        return ORIGIN_WORDS.get(origin, origin)
+    return author if "," in author else f"{author} (accepted)"  # an edit or some hunks say so already
 
 
 def _one_line(text: object, limit: int = 200) -> str:
@@ -105,11 +102,16 @@ def proposals_section(session: LoadedSession) -> list[str]:
         trial = p.get("trial") or {}
         verdict = "—" if not trial else ("pass" if trial.get("ok") else "FAIL") + f": {_one_line(trial.get('headline'), 80)}"
         decision = p.get("decision") or {}
-        hunks = decision.get("applied_hunks")
-        partial = f" (hunks {', '.join(str(h + 1) for h in hunks)})" if decision.get("decision") == "partially_accepted" \
-            and hunks else ""
+        written = written_of(p, pid)
+        state = event.state
+        if written is not None and not written.trial_covers_it:
+            # The trial checked the proposal's text, not the one written: say which was written and its verdict.
+            hunks = ", ".join(str(h + 1) for h in written.applied_hunks)
+            which = f" (hunks {hunks} of {written.total_hunks})" if written.how == "partial" else ""
+            verdict += " (of the proposal's text, not the one written)"
+            state = f"{event.state}: {written.label}{which} · {written.verdict}"
         out.append(f"| {pid} | {_one_line(p.get('rationale'), 80)} (+{p.get('added', 0)} −{p.get('removed', 0)}) | "
-                   f"{verdict} | {event.state}{partial} | {decision.get('by', '')} | "
+                   f"{verdict} | {state} | {decision.get('by', '')} | "
                    f"{_one_line(p.get('decision_reason') or decision.get('reason') or '', 120)} |")
     return out
 

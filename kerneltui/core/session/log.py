@@ -8,9 +8,9 @@ costs a disk round trip per event, so it is done on close only).
 
 Kernel versions are stored once each in ``sources/``: on ``RunFinished`` the loop has already
 written the checked text into the task's version folder; a ``FileChanged`` of the kernel is read
-from disk; a proposal carries its text. No secrets: events hold no keys by construction, and as a
-second line of defence every line is scrubbed of the values of environment variables that look
-like credentials before it is written.
+from disk; a proposal carries its text (and, accepted in part or edited, the text written). No
+secrets: events hold no keys by construction, and as a second line of defence every line is
+scrubbed of the values of environment variables that look like credentials before it is written.
 """
 
 from __future__ import annotations
@@ -22,11 +22,20 @@ import secrets
 import shutil
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
 from kerneltui import __version__
-from kerneltui.core.events import Event, FileChanged, ProposalEvent, RunFinished, RunStarted, event_to_dict
+from kerneltui.core.events import (
+    Event,
+    FileChanged,
+    ProposalEvent,
+    RunFinished,
+    RunStarted,
+    UserMessage,
+    event_to_dict,
+)
 from kerneltui.core.redact import redact_tree
 from kerneltui.core.session.record import (
     CONTEXT,
@@ -37,8 +46,10 @@ from kerneltui.core.session.record import (
     SCHEMA_VERSION,
     SOURCE,
     SOURCES_DIR,
+    SUMMARY_NAME,
     TASK_DIR,
     SessionError,
+    SessionSummary,
 )
 from kerneltui.core.task import Task, source_hash
 
@@ -67,6 +78,13 @@ class SessionLog:
         self._stored: set[str] = set()
         self._run_hash: dict[str, str] = {}
         self.closed = False
+        self.created = False  # made by this process (``create``), not reopened by a resume
+        self.eventful = False  # something happened beyond the launch's own run (see ``_eventful``)
+        self._summary = SessionSummary()
+        self._run_origin: dict[str, str] = {}
+        self._file_hashes: set[str] = set()
+        self._proposal_ids: set[str] = set()
+        self._accepted_ids: set[str] = set()
         self.lost_events = 0  # events that could not be written (disk full, a value JSON cannot hold)
         self.error = ""  # the first such failure, for the front end to say
 
@@ -90,6 +108,7 @@ class SessionLog:
             raise SessionError(f"cannot create the session folder {folder}: {exc.strerror} "
                                f"(set [sessions] dir or KERNELTUI_SESSIONS_DIR to a writable folder)") from exc
         log = cls(folder, task)
+        log.created = True
         log._copy_task_files()
         log._append({"r": HEADER, "schema": SCHEMA_VERSION, "id": folder.name, "created_at": time.time(),
                      "origin": origin, "kerneltui": __version__, "task": task_record(task)})
@@ -153,6 +172,8 @@ class SessionLog:
                 seq = self._seq
                 self._seq += 1
             self._append({"r": EVENT, "seq": seq, "event": data})
+            self.eventful = self.eventful or _eventful(event)
+            self._count(event)
         except Exception as exc:  # noqa: BLE001 - the log must never take the session down; it says so instead
             self.lost_events += 1
             self.error = self.error or f"{type(exc).__name__}: {exc}"
@@ -201,6 +222,42 @@ class SessionLog:
             text = event.proposal.get("new_source")
             if isinstance(text, str) and source_hash(text) not in self._stored:
                 self.store_source(text, "proposed")
+            applied = event.proposal.get("applied_source")  # some hunks, or the person's edit of it
+            if isinstance(applied, str) and source_hash(applied) not in self._stored:
+                self.store_source(applied, "accepted")
+
+    def _count(self, event: Event) -> None:
+        """Keep ``summary.json`` (what ``kerneltui sessions`` lists) up to date with the file's verdict,
+        its versions and the proposals; written whole and replaced, so a kill leaves the last one."""
+        if isinstance(event, RunStarted):
+            self._run_origin[event.run_id] = event.origin
+            return
+        if isinstance(event, RunFinished) and not event.cancelled:
+            if self._run_origin.get(event.run_id, "manual") in TRIAL_RUN_ORIGINS:
+                return  # a trial checked a proposal's text, not the file
+            digest = self._run_hash.get(event.run_id, "")
+            if digest:
+                self._file_hashes.add(digest)
+            self._summary = SessionSummary(verdict="PASS" if event.ok else "FAIL", versions=len(self._file_hashes),
+                                           proposals=self._summary.proposals, accepted=self._summary.accepted)
+        elif isinstance(event, ProposalEvent):
+            self._proposal_ids.add(event.proposal_id)
+            if event.state == "accepted":
+                self._accepted_ids.add(event.proposal_id)
+            self._summary = SessionSummary(verdict=self._summary.verdict, versions=self._summary.versions,
+                                           proposals=len(self._proposal_ids), accepted=len(self._accepted_ids))
+        else:
+            return
+        target = self.folder / SUMMARY_NAME
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps(asdict(self._summary)), encoding="utf-8")
+        os.replace(tmp, target)
+
+    def discard(self) -> None:
+        """Remove a session this process created in which nothing happened (a launch and its first run)."""
+        self.close()
+        if self.created:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def close(self) -> None:
         with self._lock:
@@ -209,6 +266,18 @@ class SessionLog:
                 os.fsync(self._file.fileno())
                 self._file.close()
             self.closed = True
+
+
+# Runs that check a proposal's text on a scratch copy: they say nothing about the file's verdict.
+TRIAL_RUN_ORIGINS = frozenset({"proposal", "auto"})
+
+
+def _eventful(event: Event) -> bool:
+    """Whether ``event`` is worth a session: the person or the agent did something, or a run other
+    than the one every launch makes (origin "start")."""
+    if isinstance(event, RunStarted):
+        return event.origin != "start"
+    return isinstance(event, (UserMessage, ProposalEvent, FileChanged))
 
 
 def _read(path: Path) -> str | None:

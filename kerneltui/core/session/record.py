@@ -3,6 +3,7 @@
 ```
 <sessions dir>/20260101-120000-vector_add-3f2a/
   log.jsonl            append-only records (below), each one line, flushed as written
+  summary.json         the file's last verdict, how many versions and proposals (what the list shows)
   sources/<hash>.py    the text of every kernel version the session saw (checked, saved, proposed)
   task/                the task's other files when the session started (reference, task.toml …)
 ```
@@ -24,8 +25,11 @@ larger ``schema`` means the format changed incompatibly and is refused with a me
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 SCHEMA_VERSION = 1
 LOG_NAME = "log.jsonl"
+SUMMARY_NAME = "summary.json"  # the file's last verdict, its versions, the proposals (for the listing)
 SOURCES_DIR = "sources"
 TASK_DIR = "task"
 
@@ -38,3 +42,13 @@ RESUMED = "resumed"
 
 class SessionError(Exception):
     """A session cannot be opened or written; the message says which file and what to do."""
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """What ``kerneltui sessions`` lists beside a session's name, kept by the writer as it goes."""
+
+    verdict: str = ""  # the kernel file's last verdict, PASS or FAIL ("" before any run of it)
+    versions: int = 0  # versions of the file checked
+    proposals: int = 0
+    accepted: int = 0

@@ -16,7 +16,7 @@ from typing import Any
 
 from kerneltui import paths
 from kerneltui.config import Config
-from kerneltui.core.session.record import LOG_NAME, SessionError
+from kerneltui.core.session.record import LOG_NAME, SUMMARY_NAME, SessionError, SessionSummary
 from kerneltui.settings.sessions import SessionSettings
 
 
@@ -47,15 +47,24 @@ class SessionInfo:
     origin: str
     created_at: float
     size_bytes: int
+    summary: SessionSummary | None = None  # None for sessions written before kerneltui kept one
 
 
 def describe_session(info: SessionInfo, listed: list[SessionInfo] | None = None) -> str:
-    """One line of the listing; the task's folder is shown when another listed session has a task of
+    """One line of the listing (the kernel file's last verdict, versions, proposals); the task's folder is shown when another listed session has a task of
     the same name in another folder (every example copy is "vector_add")."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created_at)) if info.created_at else "?"
     roots = {s.task_root for s in listed or [] if s.task == info.task}
     task = f"{info.task} ({_home_short(info.task_root)})" if len(roots) > 1 and info.task_root else info.task
-    return f"{when}  {task:<16} {info.origin:<6} {info.size_bytes / 1024:7.1f} KiB  {info.name}"
+    s = info.summary
+    if s is None:  # a session written before kerneltui kept a summary
+        what = f"{'(no summary)':<34}"
+    else:
+        versions = f"{s.versions} version{'s' if s.versions != 1 else ''}"
+        proposals = f"{s.proposals} proposal{'s' if s.proposals != 1 else ''}" + (
+            f" ({s.accepted} accepted)" if s.accepted else "")
+        what = f"{s.verdict or '—':<4} {versions:<11} {proposals:<18}"
+    return f"{when}  {task:<16} {info.origin:<6} {what} {info.size_bytes / 1024:7.1f} KiB  {info.name}"
 
 
 def _home_short(path: str) -> str:
@@ -94,6 +103,15 @@ def read_header(folder: Path) -> dict[str, Any] | None:
     return header if isinstance(header, dict) and header.get("r") == "session" else None
 
 
+def read_summary(folder: Path) -> SessionSummary | None:
+    try:
+        data = json.loads((folder / SUMMARY_NAME).read_text(encoding="utf-8"))
+        return SessionSummary(verdict=str(data.get("verdict") or ""), versions=int(data.get("versions") or 0),
+                              proposals=int(data.get("proposals") or 0), accepted=int(data.get("accepted") or 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+
+
 def list_sessions(config: Config | None = None, *, include_examples: bool = False,
                   task_root: Path | None = None) -> list[SessionInfo]:
     """Sessions found (reading only each header line), newest first."""
@@ -115,7 +133,8 @@ def list_sessions(config: Config | None = None, *, include_examples: bool = Fals
                 size = 0
             found.append(SessionInfo(name=folder.name, folder=folder, task=str(task.get("name", "?")),
                                      task_root=str(task.get("root", "")), origin=str(header.get("origin", "")),
-                                     created_at=float(header.get("created_at") or 0.0), size_bytes=size))
+                                     created_at=float(header.get("created_at") or 0.0), size_bytes=size,
+                                     summary=read_summary(folder)))
     found.sort(key=lambda s: s.created_at, reverse=True)
     return found
 

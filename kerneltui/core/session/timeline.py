@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.session.reader import LoadedSession
 
@@ -72,6 +73,16 @@ class Version:
         return None
 
 
+def applied_hash(proposal: object) -> str:
+    """The hash of the text an accepted proposal wrote: the decision's (some hunks, the person's edit),
+    else the proposal's own (sessions recorded before decisions said what they wrote)."""
+    if not isinstance(proposal, dict):
+        return ""
+    decision = proposal.get("decision") or {}
+    written = decision.get("applied_hash") if isinstance(decision, dict) else None
+    return str(written or proposal.get("new_hash") or "")
+
+
 class Timeline:
     def __init__(self, session: LoadedSession) -> None:
         self.session = session
@@ -86,6 +97,7 @@ class Timeline:
         self._chat_index: list[int] = []  # event indexes of chat events
         self._turn_done: dict[str, int] = {}  # turn id -> index of its AgentMessage
         self._usage_index: list[int] = []  # event indexes of TokenUsage
+        self.written: dict[str, Written] = {}  # kernel hash -> the accepted proposal that wrote it
         self._build()
 
     def __len__(self) -> int:
@@ -128,10 +140,13 @@ class Timeline:
                 if kernel_name and str(raw.get("path", "")).endswith(kernel_name):
                     kernel_changed(i + 1, str(raw.get("source_hash", "")))
             elif kind == "ProposalEvent" and raw.get("state") == "accepted":
-                proposal = raw.get("proposal") or {}
-                digest = str(proposal.get("new_hash") or "") if isinstance(proposal, dict) else ""
+                digest = applied_hash(raw.get("proposal"))
                 kernel_changed(i + 1, digest)
                 accepted_hashes.add(digest)
+                proposal = raw.get("proposal")
+                written = written_of(proposal, str(raw.get("proposal_id") or "")) if isinstance(proposal, dict) else None
+                if written is not None and digest:
+                    self.written[digest] = written  # the latest word on it (its verdict comes after)
             if kind in CHAT_NAMES or (kind == "Notice" and raw.get("source") == "agent"):
                 self._chat_index.append(i)
                 if kind == "AgentMessage":
@@ -174,6 +189,11 @@ class Timeline:
     def versions_until(self, step: int) -> list[Version]:
         """Versions whose first run had finished by ``step``."""
         return self.versions[: bisect.bisect_right(self._version_steps, step)]
+
+    def author(self, version: Version) -> str:
+        """Who made ``version``: "agent p4, edited by you", "agent p2", or "" (the person, a run)."""
+        written = self.written.get(version.source_hash)
+        return written.author if written is not None else ""
 
     def version(self, number: int) -> Version | None:
         return self.versions[number - 1] if 1 <= number <= len(self.versions) else None

@@ -34,6 +34,10 @@ from kerneltui.ui.widgets.status_line import StatusLine
 
 PANES = ("chat", "editor", "rungs", "chart", "asm")
 COLUMN_OF = {"chat": 0, "chart": 0, "editor": 1, "asm": 1, "rungs": 2}
+COLUMN_IDS = ("col-left", "col-middle", "col-right")
+# Below this width three columns leave the editor 20-30 columns of code: the columns become tabs
+# instead, one on screen at a time at the full width (F2 agent and history, F3 kernel and asm, F4 rungs).
+TABS_BELOW = 120
 TOP_ROW = {"chat", "editor"}
 
 
@@ -94,6 +98,8 @@ class PaneWidgets:
 
 
 class MainScreen(Screen[None]):
+    # A maximised pane keeps the PASS/FAIL status line, the replay's bar and the key hints.
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusLine, ReplayBar, Footer"
     DEFAULT_CSS = """
     MainScreen #columns { height: 1fr; }
     MainScreen #col-left, MainScreen #col-middle, MainScreen #col-right { height: 1fr; }
@@ -112,6 +118,8 @@ class MainScreen(Screen[None]):
                              "comments": ui_settings.asm_hide_comments, "hex": ui_settings.asm_hide_hex}
         self.layout_state = Layout()
         self.columns: dict[str, Widget] = {}  # filled once the panes are mounted (``_collect``)
+        self.tabbed = False  # a narrow terminal: one column on screen at a time
+        self.tab = 1  # the column shown while tabbed (the editor's at first)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="columns"):
@@ -185,6 +193,7 @@ class MainScreen(Screen[None]):
             self.minimize()
         pane = self.panes[name]
         pane.display = True
+        self.tab = COLUMN_OF[name]
         self._column_visibility()
         self.pane_target(name).focus()
 
@@ -198,12 +207,16 @@ class MainScreen(Screen[None]):
         self._column_visibility()
 
     def _column_visibility(self) -> None:
-        for col in self.columns.values():
-            col.display = any(p.display for p in self.panes.values() if p.parent is col)
+        for index, col_id in enumerate(COLUMN_IDS):
+            col = self.columns[col_id]
+            shown = any(p.display for p in self.panes.values() if p.parent is col)
+            col.display = shown and (not self.tabbed or index == self.tab)
 
     def toggle_maximise(self, name: str | None = None) -> None:
         if self.maximized is not None:
             self.minimize()
+            # A run that ended while the rungs were hidden laid nothing out: do it at the pane's width.
+            self.call_after_refresh(self.widgets.rungs.relayout)
             return
         name = name or self.focused_pane() or "editor"
         pane = self.panes[name]
@@ -215,16 +228,32 @@ class MainScreen(Screen[None]):
         if self.columns:  # the panes are there
             self.apply_layout()
 
+    def _tab_titles(self) -> None:
+        """While tabbed, each top pane's lower border says where the other tabs are."""
+        hint = "[dim]F2 agent · F3 kernel · F4 rungs[/]" if self.tabbed else ""
+        for name in ("chat", "editor", "rungs"):
+            self.panes[name].border_subtitle = hint
+
     def resize(self, how: str) -> None:
         pane = self.focused_pane() or "editor"
         self.layout_state.resize(pane, how)
         self.apply_layout()
 
     def apply_layout(self) -> None:
-        self.layout_state.fit(self.app.size.width, self.app.size.height)
+        width, height = self.app.size.width, self.app.size.height
+        self.layout_state.fit(width, height)
+        tabbed = width < TABS_BELOW
+        if tabbed != self.tabbed:
+            self.tabbed = tabbed
+            # Short as well: the lower panes (history, asm) wait for F5/F6, so the chat and the editor
+            # get the height; wide again, every pane comes back.
+            for name in ("chart", "asm"):
+                self.panes[name].display = not (tabbed and height < 32)
+            self._column_visibility()
+            self._tab_titles()
         cols = self.layout_state.columns
-        for col_id, frac in zip(("col-left", "col-middle", "col-right"), cols, strict=True):
-            self.columns[col_id].styles.width = f"{frac:g}fr"
+        for col_id, frac in zip(COLUMN_IDS, cols, strict=True):
+            self.columns[col_id].styles.width = "1fr" if self.tabbed else f"{frac:g}fr"
         for name in ("chat", "editor"):
             self.panes[name].styles.height = f"{self.layout_state.top:g}fr"
         for name in ("chart", "asm"):

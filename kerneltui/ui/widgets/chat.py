@@ -19,11 +19,13 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Input, Static
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.written import Written, marked_diff, written_of
 from kerneltui.ui import keys
 from kerneltui.ui.messages import ChatSubmitted, EditProposal, ProposalDecision
 from kerneltui.ui.proposal_view import FAILED, OUTCOME_MARKS, PASSED, Verdict, verdict_of
 
 if TYPE_CHECKING:
+    from rich.syntax import Syntax
     from textual.widgets import Markdown
 
 OPEN_STATES = {"pending", "trial", "trial_done"}
@@ -45,10 +47,12 @@ class ToolCallEntry(Collapsible):
         self.output = Static("", classes="tool-output")
         super().__init__(self.output, title=f"⋯ {call.summary}", collapsed=True)
 
-    def finish(self, done: ev.ToolCallFinished) -> None:
-        mark = "✓" if done.ok else "✗"
-        self.title = f"{mark} {self.call.summary} — {done.summary}"
-        self.set_class(not done.ok, "-failed")
+    def finish(self, done: ev.ToolCallFinished, trial_failed: bool = False) -> None:
+        """``trial_failed``: the proposal this call made has a failed trial; the tool ran, but a green
+        tick beside a failed trial reads as "this edit is fine"."""
+        failed = not done.ok or trial_failed
+        self.title = f"{'✗' if failed else '✓'} {self.call.summary} — {done.summary}"
+        self.set_class(failed, "-failed")
         self.output.update(Text(done.output[-4000:] if done.output else "(no output)", style="dim"))
 
 
@@ -75,6 +79,7 @@ class ProposalCard(Vertical):
         self.armed = ""  # the first ``a`` on an unsafe proposal: what it said; a second ``a`` accepts
         self.armed_at = 0.0  # when it was armed, on the chat's clock
         self.left_out: set[int] = set()  # hunks (0-based) toggled out of an accept
+        self._shown_diff = ""
 
     @property
     def verdict(self) -> Verdict:
@@ -85,23 +90,42 @@ class ProposalCard(Vertical):
         yield Static(Text(self._head()), classes="proposal-head")
         yield Static(Text(str(self.proposal.get("rationale", ""))), classes="proposal-rationale")
         yield Static(self._rows_text(), classes="proposal-rows")
-        diff = self.proposal.get("diff") or ""
-        if diff:
-            from rich.syntax import Syntax  # pygments is slow to import: only when a diff is shown
-
-            yield Static(Syntax(diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
-                                word_wrap=True), classes="proposal-diff")
+        self._shown_diff = self._diff()
+        if self._shown_diff:
+            yield Static(self._diff_renderable(), classes="proposal-diff")
         yield Static(self._keys(), classes="proposal-keys")
         self._set_classes()
 
+    def _diff(self) -> str:
+        # Decided, the card shows what reached the disk: the edit written, or the hunks left out marked.
+        return marked_diff(self.proposal) if self.written is not None else str(self.proposal.get("diff") or "")
+
+    def _diff_renderable(self) -> Syntax:
+        from rich.syntax import Syntax  # pygments is slow to import: only when a diff is shown
+
+        return Syntax(self._shown_diff.rstrip(), "diff", theme="ansi_dark", background_color="default",
+                      word_wrap=True)
+
+    @property
+    def written(self) -> Written | None:
+        """What the accept wrote (None while open, rejected, or for a proposal never accepted)."""
+        return written_of(self.proposal, self.proposal_id) if self.state in ("accepted", "undone") else None
+
     def _verdict_text(self) -> Text:
+        written = self.written
+        if written is not None and not written.trial_covers_it:
+            # The trial checked the proposal's text; the verdict that matters is the written text's.
+            ok = written.verdict_ok
+            return Text(f"{'…' if ok is None else ('✓' if ok else '✗')} {written.label} · {written.verdict}")
         verdict = self.verdict
         mark = OUTCOME_MARKS.get(verdict.outcome)
         return Text(f"{mark} {verdict.headline}" if mark else verdict.headline)
 
     def _head(self) -> str:
-        return (f"{self.proposal_id} · {self.proposal.get('file') or 'kernel'} · {self.verdict.diff_stat} · "
-                f"{self.state.replace('_', ' ')}")
+        written = self.written
+        state = written.label if written is not None and self.state == "accepted" else self.state.replace("_", " ")
+        trial = f" · {self.verdict.headline} (of the proposal's text)" if written and not written.trial_covers_it else ""
+        return f"{self.proposal_id} · {self.proposal.get('file') or 'kernel'} · {self.verdict.diff_stat} · {state}{trial}"
 
     def _rows_text(self) -> Text:
         text = Text()
@@ -131,7 +155,9 @@ class ProposalCard(Vertical):
             return text
         reason = self.proposal.get("decision_reason") or ""
         more = "  [u]ndo" if self.state == "accepted" else ""
-        return Text(f"{self.state}" + (f": {reason}" if reason else "") + more)
+        written = self.written
+        state = written.label if written is not None and self.state == "accepted" else self.state
+        return Text(f"{state}" + (f": {reason}" if reason else "") + more)
 
     @property
     def is_open(self) -> bool:
@@ -178,6 +204,10 @@ class ProposalCard(Vertical):
 
     def _set_classes(self) -> None:
         outcome = self.verdict.outcome
+        written = self.written
+        if written is not None and not written.trial_covers_it:
+            ok = written.verdict_ok
+            outcome = "" if ok is None else (PASSED if ok else FAILED)
         self.set_class(not self.is_open, "-closed")
         self.set_class(outcome == PASSED, "-passed")
         self.set_class(outcome == FAILED, "-failed")
@@ -188,6 +218,12 @@ class ProposalCard(Vertical):
             self.query_one(".proposal-verdict", Static).update(self._verdict_text())
             self.query_one(".proposal-head", Static).update(Text(self._head()))
             self.query_one(".proposal-rows", Static).update(self._rows_text())
+            diff = self._diff()
+            if diff != self._shown_diff and diff:
+                self._shown_diff = diff
+                found = self.query(".proposal-diff")
+                if found:
+                    found.first(Static).update(self._diff_renderable())
             keys = self.query_one(".proposal-keys", Static)
             keys.update(self._keys())
             keys.set_class(bool(self.armed), "proposal-armed")
@@ -240,9 +276,11 @@ class ChatInput(Input):
 
 class ChatPane(Vertical):
     DEFAULT_CSS = """
-    ChatPane #chat-label { height: auto; max-height: 2; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
+    ChatPane #chat-label { height: auto; max-height: 6; color: $text-muted; padding: 0 1; text-overflow: ellipsis; }
     ChatPane ChatLog { height: 1fr; min-height: 3; padding: 0 1; }
     ChatPane ChatInput { height: 3; }
+    ChatPane #chat-activity { height: auto; max-height: 2; padding: 0 1; color: $warning; display: none; }
+    ChatPane #chat-activity.-busy { display: block; }
     ChatPane .user { color: $text; text-style: bold; margin: 1 0 0 0; }
     ChatPane .notice { color: $text-muted; }
     ChatPane .agent-error { color: $error; }
@@ -263,14 +301,25 @@ class ChatPane(Vertical):
         self.feedback_for: str | None = None
         self.feedback_kind = "redirect"  # what the input's text is while feedback_for is set: redirect | reject
         self._pending: set[str] = set()  # streaming replies waiting to be re-rendered
+        self.activity = ""  # the agent's activity line as shown
 
     def compose(self) -> ComposeResult:
         self.label_widget = Static(Text(self.label), id="chat-label")
         self.log_widget = ChatLog(id="chat-log")
         self.input_widget = ChatInput(placeholder="ask the agent… (enter sends)", id="chat-input")
+        self.activity_widget = Static("", id="chat-activity")
         yield self.label_widget
         yield self.log_widget
+        yield self.activity_widget
         yield self.input_widget
+
+    def show_activity(self, line: str) -> None:
+        """What the agent is doing ("● waiting for the model · 3 s"), or "" to hide the line."""
+        if line == self.activity:
+            return
+        self.activity = line
+        self.activity_widget.update(Text(line))
+        self.activity_widget.set_class(bool(line), "-busy")
 
     def set_label(self, label: str) -> None:
         self.label = label
@@ -356,7 +405,8 @@ class ChatPane(Vertical):
                                                            name=event.name, summary=event.name))
                 self.tools[event.call_id] = started
                 self._append(started)
-            started.finish(event)
+            made = [c for c in self.cards.values() if c.proposal.get("call_id") == event.call_id]
+            started.finish(event, trial_failed=any(c.verdict.outcome == FAILED for c in made))
         elif isinstance(event, ev.ProposalEvent):
             card = self.cards.get(event.proposal_id)
             if card is None:

@@ -98,6 +98,8 @@ class RungsPanel(Vertical):
         self.device: dict = {}
         self._tick = 0
         self._built_width = -1
+        self._followed_failure = False  # this run's first failure has taken the selection
+        self._stale = False  # rows changed while the pane was hidden
 
     def compose(self) -> ComposeResult:
         self.table = RungTable(cursor_type="row", zebra_stripes=False, show_header=False, id="rung-table")
@@ -117,10 +119,22 @@ class RungsPanel(Vertical):
         if self.size.width != self._built_width:
             self._build()
 
+    def relayout(self) -> None:
+        """Lay the table out again if it changed while hidden (the screen calls it after un-maximising)."""
+        if self._stale or self.size.width != self._built_width:
+            self._build()
+            self._show_detail()
+
     def _build(self) -> None:
         """Lay the table out for the pane's width: the headline wraps in its own column, or, when the pane
         is narrow, under the rung's name. Never cut to a few characters."""
         table = self.table
+        if not self.region.width and self._built_width > 0:
+            # Hidden (another pane maximised): its size then is not the pane's; ``relayout`` builds the
+            # table once the pane is shown again.
+            self._stale = True
+            return
+        self._stale = False
         width = self._built_width = self.size.width
         cursor = table.cursor_row
         table.clear(columns=True)
@@ -151,6 +165,7 @@ class RungsPanel(Vertical):
         for row in self.rows.values():
             if row.name in rungs:
                 row.state, row.result, row.progress, row.fraction, row.started_at = "queued", None, "", None, None
+        self._followed_failure = False
         self._refresh_rows()
 
     def clear(self) -> None:
@@ -180,7 +195,10 @@ class RungsPanel(Vertical):
             return
         row.state, row.result, row.progress, row.started_at = result.status, result, "", None
         self._refresh_rows([result.name])
-        if self._selected() is row:
+        if result.status == "fail" and not self._followed_failure:
+            self._followed_failure = True  # the detail shows why the run failed, not the row left selected
+            self.select(result.name)
+        elif self._selected() is row:
             self._show_detail()
 
     def run_finished(self, cancelled: bool, device: dict) -> None:

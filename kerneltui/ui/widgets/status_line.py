@@ -27,6 +27,18 @@ class StatusState:
     cost: str = ""  # "1.2k in · 300 out · $0.004"
     message: str = ""  # the latest notice
     agent: str = ""  # provider, model, server, key source (the agent's label)
+    # The run in progress's verdict, once its verdict rungs have ended (the dump may still run).
+    verdict_ok: bool | None = None
+    verdict_failed: str = ""
+
+
+def usage_text(event: ev.TokenUsage) -> str:
+    """The session's tokens and cost: "≈" where the last count is an estimate (the server sent no
+    usage: a reply cut off or interrupted), "cost unknown" where a model had no price (never $0)."""
+    mark = "" if event.reported else "≈"
+    cost = f"${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else "cost unknown"
+    return (f"{mark}{event.session_input_tokens / 1000:.1f}k in · {mark}{event.session_output_tokens / 1000:.1f}k out"
+            f" · {cost}")
 
 
 class StatusLine(Static):
@@ -40,8 +52,7 @@ class StatusLine(Static):
         self.now = 0.0
 
     def show_usage(self, event: ev.TokenUsage) -> None:
-        cost = f" · ${event.session_cost_usd:.3f}" if event.session_cost_usd is not None else ""
-        self.state.cost = f"{event.session_input_tokens / 1000:.1f}k in · {event.session_output_tokens / 1000:.1f}k out{cost}"
+        self.state.cost = usage_text(event)
         self.show()
 
     def show_notice(self, event: ev.Notice) -> None:
@@ -60,7 +71,14 @@ class StatusLine(Static):
         if s.task:
             text.append(s.task, style="bold")
             text.append("  ")
-        if s.running_since is not None:
+        if s.running_since is not None and s.verdict_ok is not None:
+            elapsed = max(0.0, self.now - s.running_since)
+            colour = rich_colour(variables, "pass" if s.verdict_ok else "fail")
+            text.append("PASS" if s.verdict_ok else "FAIL", style=f"bold {colour}")
+            if s.verdict_failed:
+                text.append(f" · {s.verdict_failed} failed")
+            text.append(f" · still running {s.running_rung or 'the rest'} · {elapsed:.1f} s", style="dim")
+        elif s.running_since is not None:
             elapsed = max(0.0, self.now - s.running_since)
             text.append("● running ", style=f"bold {rich_colour(variables, 'running')}")
             text.append(f"{s.running_rung or 'starting'}", style="bold")
@@ -81,13 +99,17 @@ class StatusLine(Static):
                 text.append(f" · {s.last_at}", style="dim")
         else:
             text.append("idle · save the kernel or press ctrl+r to run", style="dim")
-        if s.message:
+        # What fits, in order of use: the latest notice, the cost, then the agent's label (the chat's
+        # header shows it whole). A part that does not fit is left out; a long notice keeps its start.
+        width = self.content_region.width
+        for part, style in ((s.message, ""), (s.cost, "dim"), (s.agent, "dim")):
+            if not part:
+                continue
+            if width and len(text) + 4 + len(part) > width:
+                if part is s.message and width - len(text) - 5 > 20:
+                    part = part[: width - len(text) - 5] + "…"  # a notice is what just happened: keep its start
+                else:
+                    continue
             text.append("  │ ", style="dim")
-            text.append(s.message)
-        if s.cost:
-            text.append("  │ ", style="dim")
-            text.append(s.cost, style="dim")
-        if s.agent:
-            text.append("  │ ", style="dim")
-            text.append(s.agent, style="dim")
+            text.append(part, style=style)
         return text
