@@ -16,8 +16,6 @@ SIZE = (160, 45)
 
 
 def _replay(folder: Path):
-    import kerneltui.ui.defaults  # noqa: F401
-
     options = AppOptions(watch_themes=False, clock=lambda: 100.0, wall_time=lambda at: "12:00:00")
     return create_replay_app(folder, settings=load_config(env={}), options=options)
 
