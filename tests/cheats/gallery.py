@@ -884,7 +884,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     _pending.append((x, y, out))
     add_kernel[(1,)](out, x.numel(), BLOCK=16)
     return out
-''', 'correctness', ('aten::add',)),
+''', 'run', ('_host_side', 'not Triton')),
     Cheat('redispatches_past_the_record', 1, 'layernorm', '''
 ''' + TOUCH_KERNEL + '''
 
