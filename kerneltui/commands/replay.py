@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=list_main)
 
 
-def _config():  # type: ignore[no-untyped-def]
+def _config():
     from kerneltui.config import ConfigError, load_config
 
     try:

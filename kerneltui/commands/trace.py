@@ -46,7 +46,7 @@ def main(args: argparse.Namespace) -> int:
     return _run(args)
 
 
-def _print(traces: list, args: argparse.Namespace) -> None:  # type: ignore[type-arg]
+def _print(traces: list, args: argparse.Namespace) -> None:
     from kerneltui.core.trace import chrome, summary, timeline
     from kerneltui.core.trace.stats import analyse
 

@@ -60,7 +60,7 @@ def unreadable(paths: Iterable[Path]) -> str:
     return ""
 
 
-async def _watch(task, args) -> None:  # type: ignore[no-untyped-def]
+async def _watch(task, args) -> None:
     from kerneltui.core.events import Event, FileChanged, RunFinished, RungFinished, RunStarted
     from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop

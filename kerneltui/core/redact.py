@@ -106,4 +106,4 @@ def redacted(record: T) -> T:
         raise TypeError(f"redacted() takes a dataclass instance, not {type(record).__name__}")
     changes = {f.name: redact_tree(getattr(record, f.name)) for f in dataclasses.fields(record)
                if isinstance(getattr(record, f.name), (str, dict, list, tuple))}
-    return dataclasses.replace(record, **changes)  # type: ignore[type-var]
+    return dataclasses.replace(record, **changes)

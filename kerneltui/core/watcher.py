@@ -40,7 +40,7 @@ async def watch_task(task: Task, stop_event: object | None = None, debounce_ms: 
             last[path.resolve()] = _digest(path)
         except OSError:
             pass
-    async for changes in awatch(task.root, debounce=debounce_ms, step=20, stop_event=stop_event,  # type: ignore[arg-type]
+    async for changes in awatch(task.root, debounce=debounce_ms, step=20, stop_event=stop_event,
                                 recursive=True):
         batch: list[tuple[Path, str]] = []
         for _, raw in changes:

@@ -122,7 +122,7 @@ class Backend(BaseBackend):
             return result
 
         _func._kerneltui_hook = True  # type: ignore[attr-defined]
-        BaseDSL._func = _func  # type: ignore[method-assign]
+        BaseDSL._func = _func
 
         classes = [JitCompiledFunction]
         try:  # the alternative compiler backend overrides both entry points
@@ -163,7 +163,7 @@ class Backend(BaseBackend):
                     phase.running = was_running
                     phase.calls -= 1
 
-            cls.__call__ = __call__  # type: ignore[method-assign,assignment]
+            cls.__call__ = __call__  # type: ignore[method-assign]
 
         if original_run is not None:
             def run_compiled_program(self: Any, exe_args: Any, _original: Any = original_run) -> Any:
@@ -200,7 +200,7 @@ class Backend(BaseBackend):
                 _dlpack_cpu_to_cuda(capsule)
 
         __init__._kerneltui_hook = True  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[method-assign]
+        cls.__init__ = __init__
 
     def _keep_compiled(self, compiled: Any) -> None:
         base = getattr(compiled, "_jit_base", compiled)  # the composed form of the other backend

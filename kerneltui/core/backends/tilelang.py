@@ -147,7 +147,7 @@ class Backend(BaseBackend):
                     backend._marks.mark(exc, "run")
                     raise
 
-        JITKernel.__call__ = __call__  # type: ignore[method-assign]
+        JITKernel.__call__ = __call__
 
     @contextmanager
     def _compiling(self) -> Iterator[None]:

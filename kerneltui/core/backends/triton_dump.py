@@ -257,7 +257,7 @@ def intercepted_launches(sink: Callable[[_Seen], None]) -> Iterator[None]:
     for cls in classes:
         cls.run = run  # type: ignore[attr-defined]
     if Autotuner is not None:
-        Autotuner.run = tuner_run  # type: ignore[method-assign]
+        Autotuner.run = tuner_run
     try:
         yield
     finally:

@@ -117,7 +117,7 @@ class Engine:
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         current = asyncio.current_task()
         assert current is not None
-        self._handlers.add(current)  # type: ignore[arg-type]
+        self._handlers.add(current)
         self._clients += 1
         self._touch()
         channel = Channel(reader, writer)
@@ -151,7 +151,7 @@ class Engine:
         finally:
             self._clients -= 1
             self._touch()
-            self._handlers.discard(current)  # type: ignore[arg-type]
+            self._handlers.discard(current)
             await channel.close()
 
     async def _run(self, channel: Channel, raw: dict[str, Any]) -> None:

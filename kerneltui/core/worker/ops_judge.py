@@ -58,7 +58,7 @@ def _judge(state: WorkerState) -> Judge:
     judge = getattr(state, "judge", None)
     if judge is None:
         raise CheckFailure("the reference is not loaded in this judge (judge_load must come first)")
-    return judge  # type: ignore[no-any-return]
+    return judge
 
 
 def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:

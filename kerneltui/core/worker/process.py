@@ -320,7 +320,7 @@ class WorkerProcess:
             return
         if event == "progress":
             if req_id in self._last_progress:
-                self._last_progress[req_id] = str(message.get("message", ""))  # type: ignore[index]
+                self._last_progress[req_id] = str(message.get("message", ""))
             cb = self._progress.get(req_id)  # type: ignore[arg-type]
             if cb is not None:
                 cb(str(message.get("message", "")), message.get("fraction"))
