@@ -96,19 +96,23 @@ async def test_token_budget_stops_it(example_task, tmp_path):
 
 async def test_money_budget_stops_it_mid_turn(example_task, tmp_path):
     prices = PriceTable({"scripted": Price(input=10.0, output=10.0)})  # $10 per million tokens
-    usage = {"input_tokens": 4000, "output_tokens": 1000}
+    # The first request (system prompt, tool schemas, brief: about 3,600 tokens as estimated) fits the
+    # budget with room for a reply; the server then counts more than the estimate, so the budget is
+    # spent (overspent) by the time the turn's second request is due.
+    usage = {"input_tokens": 8000, "output_tokens": 2000}
     turns = [{"tool_calls": [propose("a", diff=BLOCK_2048)], "usage": usage}, {"text": "ok", "usage": usage}] * 3
     session, _, provider = make_chat(example_task("vector_add"), turns, tmp_path, trial_rungs="prechecks",
                                         prices=prices)
     try:
-        result = await session.run_auto("", AutoLimits(iterations=5, max_cost_usd=0.04))
+        result = await session.run_auto("", AutoLimits(iterations=5, max_cost_usd=0.08))
     finally:
         await session.close()
+    assert len(provider.requests) == 1, result.stop_reason
     assert result.stop_reason.startswith("money budget: the next request costs about $")
-    assert result.stop_reason.endswith("but $0.0000 of $0.0400 is left")
-    assert len(provider.requests) == 1 and result.cost_usd == 0.05
+    assert result.stop_reason.endswith("but $0.0000 of $0.0800 is left")
+    assert result.cost_usd == 0.1
     # Before the first request: about its input's price left room for a reply of at most this many tokens.
-    assert 512 <= provider.requests[0].max_tokens < 4000
+    assert 512 <= provider.requests[0].max_tokens < session.settings.max_tokens
 
 
 async def test_money_budget_needs_a_price(example_task, tmp_path):
