@@ -53,6 +53,9 @@ RANKINGS: tuple[str, ...] = ("last", "mean", "geom")
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
+# The task's context/ folder is the agent's reading (its context search and read_file, which keep a
+# link out of it away from the model), not a source any worker receives, runs or stores.
+CONTEXT_DIR = "context"
 
 
 @dataclass(frozen=True)
@@ -223,13 +226,16 @@ class Task:
         """Relative paths of the task's small source files (what a worker receives).
 
         A KernelBench problem is one self-contained file, and its folder (a level of the suite)
-        holds a hundred others: only the problem and its candidate travel. Each must resolve inside
-        the folder, linked files aside (``containment``): TaskError otherwise."""
+        holds a hundred others: only the problem and its candidate travel. The task's context/ is not
+        among them (``CONTEXT_DIR``). Each must resolve inside the folder, linked files aside
+        (``containment``): TaskError otherwise."""
         names: list[str] = []
         folder = [] if self.format == "kernelbench" else sorted(self.root.rglob("*"))
         for path in folder:
             rel = path.relative_to(self.root)
             if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+                continue
+            if rel.parts[0] == CONTEXT_DIR:
                 continue
             if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
                 continue
