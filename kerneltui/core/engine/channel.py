@@ -210,13 +210,22 @@ class Channel:
         await self.close()
         raise AuthError(why)
 
-    async def connect(self, key: bytes, about: dict[str, Any]) -> dict[str, Any]:
-        """Client side: prove we hold ``key`` and check that the engine does; the engine's hello."""
+    async def greeting(self) -> dict[str, Any]:
+        """Client side: the engine's hello, not yet proven (``connect`` proves it). A running engine
+        writes its deleted key file again before it says hello (``restore_key``), so a client reads
+        the key after this."""
         hello = await self._plain()
         if "refused" in hello:
             raise AuthError(f"the engine refused this client: {hello['refused']}")
         if hello.get("hello") != GREETING:
             raise AuthError(f"the socket did not answer as a kerneltui engine ({str(hello)[:80]})")
+        return hello
+
+    async def connect(self, key: bytes, about: dict[str, Any], hello: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Client side: prove we hold ``key`` and check that the engine does; the engine's hello
+        (``hello``: the one ``greeting`` already read)."""
+        if hello is None:
+            hello = await self.greeting()
         engine_nonce = bytes.fromhex(str(hello.get("nonce", "")))
         client_nonce = secrets.token_bytes(16)
         self.writer.write(encode({"nonce": client_nonce.hex(), **about,

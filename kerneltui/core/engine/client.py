@@ -75,24 +75,16 @@ class EngineClient:
             streams = await self._start_and_connect()
         channel = Channel(*streams)
         try:
-            key = await self._key()
-            hello = await channel.connect(key, {"client_pid": os.getpid(), "version": __version__})
+            # The key is read once the engine has said hello: a running engine writes a key file deleted
+            # by hand again as it takes the connection, before its hello (``channel.restore_key``), however
+            # long a busy engine takes to get to it. The key and its folder are checked as ever (``read_key``).
+            greeting = await channel.greeting()
+            key = read_key(self.files.key)
+            hello = await channel.connect(key, {"client_pid": os.getpid(), "version": __version__}, greeting)
         except (KeyFileError, AuthError, ProtocolError, ConnectionError, TimeoutError) as exc:
             await channel.close()
             raise EngineUnavailable(f"the engine on {self.files.socket} cannot be used: {exc}") from exc
         return channel, hello
-
-    async def _key(self) -> bytes:
-        """The key; a file deleted by hand is written again by the engine as it accepts this connection
-        (``channel.restore_key``), so a missing one is waited for a moment."""
-        deadline = time.monotonic() + 2.0
-        while True:
-            try:
-                return read_key(self.files.key)
-            except KeyFileError:
-                if self.files.key.exists() or time.monotonic() > deadline:
-                    raise
-            await asyncio.sleep(0.02)
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         try:
