@@ -4,6 +4,9 @@ use, checked on the bundled examples' own kernels and on bodies that reach outsi
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -97,3 +100,144 @@ def test_a_class_or_constexpr_that_only_claims_triton_is_refused(rules: BodyRule
     body = "def k(p):\n    Fake(p)\n    Wrapped(p)\n"
     found = [f.what for f in rules.check(body, {"Fake": fake, "Wrapped": tl.constexpr(len)})]
     assert len(found) == 2, found
+
+
+def test_a_name_defined_nowhere_is_left_to_the_interpreter(rules: BodyRules) -> None:
+    # A typo is an honest error: the interpreter raises NameError at its line. A builtin outside the
+    # list, or one that the module's own __builtins__ replaces, is still refused.
+    body = "def k(p):\n    x = tl.load(p) + zz\n    tll.store(p, x)\n"
+    assert rules.check(body, {"tl": tl}) == []
+    assert rules.check("def k(p):\n    open(p)\n", {"tl": tl})
+    assert rules.check("def k(p):\n    x = range(4)\n", {"__builtins__": {"range": numpy.arange}})
+    assert rules.check("def k(p):\n    x = np.sum(p)\n", {"__builtins__": {"np": numpy}})
+
+
+def test_protons_language_is_triton_language(rules: BodyRules) -> None:
+    pl = pytest.importorskip("triton.profiler.language")
+    body = textwrap.dedent('''
+        def k(p):
+            with pl.scope("load"):
+                x = tl.load(p)
+            tl.store(p, x)
+        ''')
+    assert rules.check(body, {"pl": pl, "tl": tl}) == []
+    # Its module's other imports are not the language.
+    refused = [f.what for f in rules.check("def k(p):\n    pl.flags.instrumentation_on\n", {"pl": pl})]
+    assert refused and refused[0].startswith("pl.flags"), refused
+
+
+INTERPRETED_PROBE = '''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+from kerneltui.core.trace.proton_run import allow_scopes_in_interpreter
+allow_scopes_in_interpreter()
+from kerneltui.core.backends import triton_interpreted
+triton_interpreted.install(None, lambda file: None)
+import torch
+sys.path.insert(0, sys.argv[1])
+import probe_kernel as kern
+
+def go(label, kernel, n=4):
+    x = torch.ones(4)
+    try:
+        kernel[(1,)](x, n)
+        print(label, "ran", x.tolist())
+    except Exception as e:
+        print(label, type(e).__name__, " ".join(str(e).split())[:200])
+
+go("reads_np", kern.reads_np)
+go("typo", kern.typo)
+go("scoped", kern.scoped)
+go("rebound_before", kern.rebound)
+kern.helper = lambda v: v * 100
+go("rebound_after", kern.rebound)
+go("late_before", kern.late)
+kern.later = lambda v: v * 100
+go("late_after", kern.late, 200)
+go("closure", kern.closure())
+'''
+
+PROBE_KERNEL = '''
+import triton
+import triton.language as tl
+import triton.profiler.language as pl
+
+
+@triton.jit
+def twice(x):
+    return x * 2
+
+
+@triton.jit
+def rebound(p, n):
+    offs = tl.arange(0, 4)
+    tl.store(p + offs, helper(tl.load(p + offs)), mask=offs < n)
+
+
+@triton.jit
+def late(p, n):
+    offs = tl.arange(0, 4)
+    if n > 100:
+        tl.store(p + offs, later(tl.load(p + offs)), mask=offs < n)
+
+
+@triton.jit
+def typo(p, n):
+    offs = tl.arange(0, 4)
+    tl.store(p + offs, tl.load(p + offs) + zz, mask=offs < n)
+
+
+@triton.jit
+def reads_np(p, n):
+    offs = tl.arange(0, 4)
+    tl.store(p + offs, np.sum(tl.load(p + offs)), mask=offs < n)
+
+
+@triton.jit
+def scoped(p, n):
+    offs = tl.arange(0, 4)
+    pl.enter_scope("load")
+    x = tl.load(p + offs)
+    pl.exit_scope("load")
+    with pl.scope("store"):
+        tl.store(p + offs, x + 1, mask=offs < n)
+
+
+def closure():
+    helper = twice
+
+    @triton.jit
+    def masked(p, n):
+        offs = tl.arange(0, 4)
+        tl.store(p + offs, helper(tl.load(p + offs)), mask=offs < n)
+    return masked
+
+
+helper = twice
+'''
+
+
+def test_names_resolve_as_the_interpreter_resolves_them_at_every_launch(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton.profiler.language")
+    (tmp_path / "probe_kernel.py").write_text(PROBE_KERNEL)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1"}
+    proc = subprocess.run([sys.executable, "-c", INTERPRETED_PROBE, str(tmp_path)], capture_output=True, text=True,
+                          env=env, cwd=root, timeout=300)
+    outcome = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in proc.stdout.splitlines() if " " in line}
+    assert proc.returncode == 0 and len(outcome) == 8, (proc.stdout, proc.stderr)
+    refused = "JitBodyOutsideTriton"
+    # numpy, which the interpreter copies into the kernel's module, is judged as what it is there.
+    assert outcome["reads_np"].startswith(refused) and "np.sum" in outcome["reads_np"], outcome
+    # A name defined nowhere: Python's NameError, from the interpreter.
+    assert "NameError" in outcome["typo"] and "zz" in outcome["typo"], outcome
+    # Proton's scopes, as a with block or as its enter/exit functions.
+    assert outcome["scoped"] == "ran [2.0, 2.0, 2.0, 2.0]", outcome
+    # A name bound (or defined) after the body was checked is checked again at the next launch.
+    assert outcome["rebound_before"] == "ran [2.0, 2.0, 2.0, 2.0]", outcome
+    assert outcome["rebound_after"].startswith(refused) and "helper (function" in outcome["rebound_after"], outcome
+    assert outcome["late_before"] == "ran [1.0, 1.0, 1.0, 1.0]", outcome
+    assert outcome["late_after"].startswith(refused) and "later (function" in outcome["late_after"], outcome
+    # A closure's cell is not what the rewritten body reads: the module's global of that name is.
+    assert outcome["closure"].startswith(refused) and "helper (function" in outcome["closure"], outcome

@@ -9,12 +9,21 @@ computes on the host, while the operator record files the result as the kernel's
 
 So every jit function is checked before the interpreter runs it, on the very source the interpreter
 compiles (``FunctionRewriter._transform_ast`` receives it): each name it loads is a local, a builtin
-of the list below, or a global that resolves to ``triton.language`` (a module of it, a function or
-class it defines, a dtype), another jit function, or a plain value (a ``constexpr``, a number, a
-string); attributes of a local (a tensor, a dtype) are public names of Triton's own tensor and type
-classes; nested functions, lambdas, classes and imports are refused. A jit function whose source
-cannot be read is refused too (the interpreter would run it as it is). The check names the function,
-the file and line, and what it used.
+of the list below, or a global that resolves to Triton's language (``triton.language`` and Proton's
+intra-kernel ``triton.profiler.language``, their modules, the functions and classes they define, a
+dtype), another jit function, or a plain value (a ``constexpr``, a number, a string); attributes of a
+local (a tensor, a dtype) are public names of Triton's own tensor and type classes; nested
+functions, lambdas, classes and imports are refused. A jit function whose source cannot be read is
+refused too (the interpreter would run it as it is). The check names the function, the file and
+line, and what it used.
+
+Names resolve as the interpreter resolves them: it runs the rewritten body at the top level of the
+jit function's own module globals, after copying its own module's globals (``np``, ``math`` …) there
+where missing, then the builtins (a closure's cells are not seen). A name that resolves to nothing
+is an honest error, not a reach outside: it is left to the interpreter, which raises ``NameError`` at
+its line. Since the kernel's own code can bind a name after its body was checked (a global defined,
+or rebound, after the first launch), each launch checks again when a name the body reads resolves to
+another object than it did.
 """
 
 from __future__ import annotations
@@ -34,6 +43,8 @@ BUILTINS = frozenset({
     "enumerate", "True", "False", "None", "AssertionError", "ValueError", "RuntimeError", "TypeError",
 })
 INTERNALS = frozenset({"handle", "data", "ctypes", "base", "fn"})
+# Triton's language: the modules (and their submodules) whose functions and classes a body may use.
+LANGUAGE_MODULES = ("triton.language", "triton.profiler.language")
 REFUSED_NODES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
                  ast.Global, ast.Nonlocal, ast.Await, ast.Yield, ast.YieldFrom, ast.AsyncWith, ast.AsyncFor)
 
@@ -61,7 +72,11 @@ class BodyRules:
         self.known = known
         root = os.path.join(os.path.dirname(os.path.realpath(triton.__file__)), "")
         self.triton_dir = root
-        self.language_dir = os.path.join(root, "language", "")
+        # Where the code of Triton's language lives: each module of LANGUAGE_MODULES as a package
+        # (a folder) or as one file.
+        parts = [os.path.join(root, *name.split(".")[1:]) for name in LANGUAGE_MODULES]
+        self.language_dirs = tuple(os.path.join(part, "") for part in parts)
+        self.language_files = frozenset(part + ".py" for part in parts)
         self.interpreter_file = os.path.realpath(interpreter.__file__)
         self.jit_kinds: tuple[type, ...] = (jit.JITFunction, interpreter.InterpretedFunction)
         self.value_kinds: tuple[type, ...] = (tl.constexpr, tl.dtype)
@@ -84,6 +99,14 @@ class BodyRules:
                 code = getattr(getattr(value, "fn", None), "__code__", None)
                 if isinstance(value, self.jit_kinds) and isinstance(code, types.CodeType):
                     self.library_jit[id(code)] = code
+        # Proton's scope functions, which kerneltui wraps so that they run under the interpreter
+        # (``proton_run.allow_scopes_in_interpreter``, before any candidate code): by identity.
+        proton = sys.modules.get("triton.profiler.language")
+        self.language_wrappers: dict[int, Any] = {}
+        for name in ("enter_scope", "exit_scope"):
+            wrapper = getattr(proton, name, None)
+            if getattr(wrapper, "_kerneltui_interpreter", False):
+                self.language_wrappers[id(wrapper)] = wrapper
 
     # -- what a global may be -----------------------------------------------------------------
 
@@ -103,7 +126,7 @@ class BodyRules:
         if isinstance(inner, self.jit_kinds):
             return True
         if isinstance(value, types.ModuleType):
-            return value.__name__ == "triton.language" or value.__name__.startswith("triton.language.")
+            return _language_module(value.__name__)
         return self._triton_language_code(value)
 
     def tritons_own(self, fn: Any) -> bool:
@@ -119,16 +142,18 @@ class BodyRules:
         return self.known is not None and (self.known.library(code) or self.known.looked_through(code))
 
     def _triton_language_code(self, value: Any) -> bool:
-        """A function or class of ``triton.language`` (or of the interpreter, which puts its own
+        """A function or class of Triton's language (or of the interpreter, which puts its own
         functions in their place while a kernel runs), loaded before any candidate code."""
         if isinstance(value, type):
-            module = getattr(value, "__module__", "") or ""
-            return (module == "triton.language" or module.startswith("triton.language.")) and _tritons_class(value)
+            return _language_module(getattr(value, "__module__", "") or "") and _tritons_class(value)
+        if self.language_wrappers.get(id(value)) is value:
+            return True
         code = getattr(value, "__code__", None)
         if isinstance(code, types.CodeType):
             file = os.path.realpath(code.co_filename)
             known = self.known is None or self.known.library(code) or self.known.looked_through(code)
-            return known and (file.startswith(self.language_dir) or file == self.interpreter_file)
+            return known and (file.startswith(self.language_dirs) or file in self.language_files
+                              or file == self.interpreter_file)
         if isinstance(value, types.BuiltinFunctionType):
             module = getattr(value, "__module__", "") or ""
             return module.startswith("triton.")
@@ -153,13 +178,41 @@ class BodyRules:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local \
                     and id(node) not in bases:
                 if not self._name_allowed(node.id, namespace):
-                    found.append(Finding(node.lineno, f"{node.id} ({_kind(namespace.get(node.id, _MISSING))})"))
+                    found.append(Finding(node.lineno, f"{node.id} ({_kind(_resolve(node.id, namespace))})"))
         return found
+
+    def reads(self, source: str) -> tuple[str, ...]:
+        """The names a body loads from outside itself (globals or builtins, bases of chains too)."""
+        fn = next((n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)), None)
+        if fn is None:
+            return ()
+        local = _locals(fn)
+        return tuple(sorted({n.id for n in _body_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                             and n.id not in local} | {"__builtins__"}))
+
+    def held(self, names: tuple[str, ...], namespace: dict[str, Any], fallback: dict[str, Any]) -> list[Any]:
+        """What each name resolves to now, with what a constexpr, a tuple or a Triton wrapper holds:
+        compared by identity at each launch (another object: the body is checked again)."""
+        out: list[Any] = []
+        pending = [_resolve(name, namespace, fallback) for name in names]
+        while pending and len(out) < 10_000:
+            value = pending.pop()
+            out.append(value)
+            if isinstance(value, tuple):
+                pending.extend(value)
+            elif isinstance(value, self.value_kinds[0]):
+                pending.append(getattr(value, "value", None))
+            elif not isinstance(value, self.jit_kinds) and _tritons_class(type(value)) and hasattr(value, "fn"):
+                pending.append(value.fn)
+        return out
 
     def _name_allowed(self, name: str, namespace: dict[str, Any]) -> bool:
         if name in namespace:
             return self.allowed(namespace[name])
-        return name in BUILTINS and hasattr(builtins, name)
+        value = _resolve(name, namespace)
+        if value is _MISSING:
+            return True  # defined nowhere: the interpreter raises NameError at its line, as Python would
+        return name in BUILTINS and value is getattr(builtins, name, _MISSING)
 
     def _attribute(self, node: ast.Attribute, local: set[str], namespace: dict[str, Any]) -> Iterator[Finding]:
         chain: list[str] = []
@@ -168,7 +221,15 @@ class BodyRules:
             chain.insert(0, base.attr)
             base = base.value
         dotted = ".".join(chain)
-        if isinstance(base, ast.Name) and base.id not in local and base.id in namespace:
+        if isinstance(base, ast.Name) and base.id not in local and base.id not in namespace:
+            value = _resolve(base.id, namespace)
+            if value is _MISSING:
+                return  # defined nowhere: NameError at its line
+            if value is not getattr(builtins, base.id, _MISSING):
+                yield Finding(node.lineno, f"{base.id}.{dotted} ({_kind(value)})")
+                return
+            # One of Python's builtins: judged below, as a value.
+        elif isinstance(base, ast.Name) and base.id not in local:
             # A global: followed through modules only (a module's attribute is a plain lookup).
             value = namespace[base.id]
             for attr in chain:
@@ -187,6 +248,34 @@ class BodyRules:
 
 
 _MISSING = object()
+
+
+def _language_module(name: str) -> bool:
+    return any(name == module or name.startswith(module + ".") for module in LANGUAGE_MODULES)
+
+
+def _resolve(name: str, namespace: dict[str, Any], fallback: dict[str, Any] | None = None) -> Any:
+    """What ``name`` resolves to at the top level of ``namespace`` (then ``fallback``, then the
+    builtins that ``namespace`` names, which a module may replace): ``_MISSING`` where nothing."""
+    if name in namespace:
+        return namespace[name]
+    if fallback is not None and name in fallback:
+        return fallback[name]
+    table = namespace.get("__builtins__", builtins)
+    if isinstance(table, types.ModuleType):
+        table = vars(table)
+    if not isinstance(table, dict):
+        return table  # not Python's builtins: whatever it gives is not theirs
+    return table.get(name, _MISSING)
+
+
+def body_namespace(fn: Any) -> dict[str, Any]:
+    """The names a rewritten body resolves, as ``FunctionRewriter._compile_and_exec`` sets them: the
+    jit function's module globals, with the interpreter module's own globals copied in where missing
+    (a closure's cells and the jit options are not seen by the rewritten body)."""
+    from triton.runtime import interpreter
+
+    return {**vars(interpreter), **fn.__globals__}
 
 
 def _tritons_class(cls: type) -> bool:
@@ -255,17 +344,18 @@ def install(known: Any, original_path: Any) -> None:
         file = getattr(getattr(self.fn, "__code__", None), "co_filename", "") or ""
         return original_path(file) or file or "<unknown file>"
 
+    # What each checked body reads, and what that resolved to when it was checked (see ``held``).
+    checked_reads: dict[Any, tuple[tuple[str, ...], list[Any]]] = {}
+
     def checked_transform(self: Any, src: str) -> Any:
         if rules.tritons_own(self.fn):
             return transform(self, src)
-        namespace = dict(self.fn.__globals__)
-        closure = getattr(self.fn, "__closure__", None) or ()
-        for name, cell in zip(self.fn.__code__.co_freevars, closure, strict=False):
-            namespace[name] = cell.cell_contents
-        namespace.update(self.kwargs)
+        namespace = body_namespace(self.fn)
         findings = rules.check(src, namespace)
         if findings:
             raise refusal(self.fn, findings, int(self.def_file_lineno or 1), where(self))
+        names = rules.reads(src)
+        checked_reads[self.fn] = (names, rules.held(names, namespace, {}))
         return transform(self, src)
 
     def checked_rewrite(self: Any) -> Any:
@@ -281,10 +371,18 @@ def install(known: Any, original_path: Any) -> None:
     # could fill first: only what the check passed is ever taken from it.
     approved: dict[int, Any] = {}
     table = interpreter.InterpretedFunction.rewritten_fn
+    interpreter_globals = vars(interpreter)
+
+    def unchanged(fn: Any) -> bool:
+        entry = checked_reads.get(fn)
+        if entry is None:
+            return True  # Triton's own (never checked)
+        now = rules.held(entry[0], fn.__globals__, interpreter_globals)
+        return len(now) == len(entry[1]) and all(a is b for a, b in zip(now, entry[1], strict=True))
 
     def checked_cache(self: Any) -> Any:
         cached = table.get(self.fn)
-        if cached is None or approved.get(id(cached)) is not cached:
+        if cached is None or approved.get(id(cached)) is not cached or not unchanged(self.fn):
             cached = self.rewriter.rewrite_ast()
             approved[id(cached)] = cached
             table[self.fn] = cached
