@@ -182,7 +182,7 @@ class HistoryStore:
             conn.commit()
         except sqlite3.DatabaseError as exc:
             conn.rollback()
-            raise HistoryError(f"{self.path}: {exc} (move the file away to start a new history)") from exc
+            raise HistoryError(history_fault(self.path, exc)) from exc
         finally:
             conn.close()
 
@@ -420,3 +420,14 @@ def observer_for(task: Task) -> RunObserver:
         return number
 
     return observe
+
+
+def history_fault(path: Path | str, exc: sqlite3.DatabaseError) -> str:
+    """What went wrong with the history file, and what to do. SQLite says "operational" for a fault of
+    the machine (a full disk, a read-only folder, a lock, an I/O error): the file is then as intact as
+    it was, and throwing it away would lose every version for nothing. Only a file SQLite cannot read
+    as a database is damaged."""
+    if isinstance(exc, sqlite3.OperationalError):
+        return (f"{path}: {exc} — the history itself is not damaged: free space on its disk, or make the "
+                f"file and its folder writable, then run again (keep the file)")
+    return f"{path}: {exc} (the file is damaged: move it away to start a new history)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.settings.bench import BenchSettings
-from tests.conftest import run_cli
+from tests.conftest import fill_disk, run_cli
 
 N = 1 << 26
 GPU = {"gpu": True, "name": "NVIDIA H200", "driver": "570.1", "sm_clock_max_mhz": "1980", "mem_clock_max_mhz": "3201",
@@ -212,7 +213,7 @@ def test_a_history_from_a_newer_kerneltui_is_refused_with_a_reason(task):
     with pytest.raises(HistoryError, match="newer kerneltui"):
         store.entries()
     Path(store.path).write_bytes(b"this is not a database" * 100)
-    with pytest.raises(HistoryError, match="move the file away"):
+    with pytest.raises(HistoryError, match="damaged: move it away"):
         store.entries()
 
 
@@ -251,3 +252,36 @@ async def test_history_command_lists_versions(task):
     assert proc.returncode == 1 and "no version 7" in proc.stderr
     proc = run_cli("history", str(task.root), "--limit", "1")
     assert "1 checked version " in proc.stdout
+
+
+def test_a_full_disk_is_not_called_a_damaged_history(task, tmp_path):
+    """SQLite's "database or disk is full" on a full disk: the file is intact, and the message must not
+    advise moving it away (that would lose every version)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip() or 'not root'}")
+    try:
+        store = HistoryStore(disk / "history.sqlite")
+        store.record(task, "s", _report(CHECKS, CPU, "s"))
+        fill_disk(disk)
+        with pytest.raises(HistoryError) as caught:
+            for n in range(200):  # until the WAL or the database needs a page the disk does not have
+                text = "x" * 4000 + str(n)
+                store.record(task, text, _report(CHECKS, CPU, text))
+        message = str(caught.value)
+        assert "move it away" not in message and "move the file away" not in message
+        assert "not damaged" in message and "free space" in message
+        (disk / "filler").unlink()  # space again: the history is there, as the message said
+        assert [e.number for e in HistoryStore(disk / "history.sqlite").entries()][:1] == [1]
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_file_that_is_no_database_is_called_damaged(task, tmp_path):
+    path = tmp_path / "history.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(HistoryError, match="damaged: move it away"):
+        HistoryStore(path).entries()
