@@ -124,3 +124,17 @@ def test_conversation_round_trips_through_json():
     messages = [Message("user", "hi"), Message("assistant", "x", tool_calls=[ToolCall("c1", "read_file", {"path": "k"})]),
                 Message("tool", tool_results=[ToolResult("c1", "read_file", "text", False)])]
     assert conversation_from_json(conversation_to_json(messages)) == messages
+
+
+def test_a_misspelt_agent_key_is_refused_with_its_line(tmp_path):
+    from kerneltui.config import load_config
+    from kerneltui.core.agent.errors import CONFIG, ProviderError
+    from kerneltui.core.agent.settings import AgentSettings
+
+    file = tmp_path / "config.toml"
+    file.write_text('[agent]\nmodel = "m"\nprovidr = "openai"\n')
+    with pytest.raises(ProviderError) as caught:
+        AgentSettings.from_config(load_config(file, env={}))
+    assert caught.value.kind == CONFIG
+    assert f"{file}:3" in caught.value.message and "'providr'" in caught.value.message
+    assert "provider" in caught.value.message  # the known keys, so the right one can be picked

@@ -92,6 +92,11 @@ class AgentSettings:
         if config is not None and "api_key" not in overrides and values.get("api_key"):
             values["api_key_source"] = config.source("agent", "api_key") or "config file"
         names = {f.name for f in fields(cls)}
+        if config is not None:  # a misspelt key would otherwise be dropped without a word
+            for key in config.section("agent"):
+                if key not in names:
+                    raise ProviderError(CONFIG, f"{config.where('agent', key)}: [agent] has no setting {key!r} "
+                                                f"(known: {', '.join(sorted(n for n in names if n != 'api_key_source'))})")
         settings = cls(**{k: v for k, v in values.items() if k in names})
         return settings.normalised()
 
