@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -161,21 +162,27 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             fh.write(report.longreprtext + "\n\n")
 
 
-@pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A folder on a 64 KiB tmpfs of its own, for writes that run out of space (ENOSPC). Mounting needs
-    root (a container's CI runs as root); elsewhere the test is skipped and the file-size limit tests
-    (``RLIMIT_FSIZE``) cover the same path."""
-    folder = tmp_path / "small_disk"
-    folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """``where`` on a tmpfs of ``size`` (``64k``, ``1m``) of its own, for writes that run out of space
+    (ENOSPC). Mounting needs root (a container's CI runs as root); elsewhere the test is skipped and the
+    file-size limit tests (``RLIMIT_FSIZE``) cover the same path."""
+    where.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
                              capture_output=True, text=True)
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip() or 'not root'}")
     try:
-        yield folder
+        yield where
     finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+        subprocess.run(["umount", "-l", str(where)], check=False, capture_output=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 64 KiB tmpfs of its own (``small_tmpfs``)."""
+    with small_tmpfs(tmp_path / "small_disk", "64k") as folder:
+        yield folder
 
 
 def fill_disk(folder: Path) -> None:

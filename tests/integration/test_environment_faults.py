@@ -8,12 +8,11 @@ import contextlib
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, small_tmpfs
 
 EXIT_ENVIRONMENT = 3
 
@@ -24,19 +23,6 @@ def _history_rows(task: Path) -> int:
         return 0
     with sqlite3.connect(path) as conn:
         return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
-
-
-@contextlib.contextmanager
-def _tmpfs(where: Path, size: str) -> Iterator[Path]:
-    where.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
 def _fill(folder: Path) -> None:
@@ -90,7 +76,7 @@ def test_watch_says_a_setting_the_box_cannot_use_is_an_environment_error(example
 @pytest.mark.slow
 def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
     task = example_task("vector_add")
-    with _tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
+    with small_tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
         _fill(versions)
         proc = run_cli("check", str(task), "--no-engine", "--no-session", "--rungs", "dump", "--json")
     assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
@@ -105,7 +91,7 @@ def test_a_full_disk_is_an_environment_error_and_no_history_row(example_task):
 @pytest.mark.slow
 def test_a_read_only_task_folder_is_an_environment_error(example_task, tmp_path):
     source = example_task("vector_add")
-    with _tmpfs(tmp_path / "ro", "4m") as mount:
+    with small_tmpfs(tmp_path / "ro", "4m") as mount:
         task = mount / "vector_add"
         shutil.copytree(source, task)
         remount = subprocess.run(["mount", "-o", "remount,ro", str(mount)], capture_output=True, text=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.settings.bench import BenchSettings
-from tests.conftest import fill_disk, run_cli
+from tests.conftest import fill_disk, run_cli, small_tmpfs
 
 N = 1 << 26
 GPU = {"gpu": True, "name": "NVIDIA H200", "driver": "570.1", "sm_clock_max_mhz": "1980", "mem_clock_max_mhz": "3201",
@@ -257,13 +256,7 @@ async def test_history_command_lists_versions(task):
 def test_a_full_disk_is_not_called_a_damaged_history(task, tmp_path):
     """SQLite's "database or disk is full" on a full disk: the file is intact, and the message must not
     advise moving it away (that would lose every version)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True,
-                             text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip() or 'not root'}")
-    try:
+    with small_tmpfs(tmp_path / "disk", "1m") as disk:
         store = HistoryStore(disk / "history.sqlite")
         store.record(task, "s", _report(CHECKS, CPU, "s"))
         fill_disk(disk)
@@ -276,8 +269,6 @@ def test_a_full_disk_is_not_called_a_damaged_history(task, tmp_path):
         assert "not damaged" in message and "free space" in message
         (disk / "filler").unlink()  # space again: the history is there, as the message said
         assert [e.number for e in HistoryStore(disk / "history.sqlite").entries()][:1] == [1]
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def test_a_file_that_is_no_database_is_called_damaged(task, tmp_path):
