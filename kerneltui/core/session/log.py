@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from kerneltui import __version__
 from kerneltui.core.events import (
+    EditsKept,
     Event,
     FileChanged,
     ProposalEvent,
@@ -274,10 +275,11 @@ TRIAL_RUN_ORIGINS = frozenset({"proposal", "auto"})
 
 def _eventful(event: Event) -> bool:
     """Whether ``event`` is worth a session: the person or the agent did something, or a run other
-    than the one every launch makes (origin "start")."""
+    than the one every launch makes (origin "start"). Edits kept when a save failed or the app was
+    closed by a signal are: ``--resume`` finds them through the session."""
     if isinstance(event, RunStarted):
         return event.origin != "start"
-    return isinstance(event, (UserMessage, ProposalEvent, FileChanged))
+    return isinstance(event, (UserMessage, ProposalEvent, FileChanged, EditsKept))
 
 
 def _read(path: Path) -> str | None:
