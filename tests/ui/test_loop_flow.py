@@ -142,7 +142,7 @@ async def test_hanging_kernel_times_out_while_the_ui_keeps_responding(example_ta
     hang = (Path(__file__).parent.parent.parent / "kerneltui/examples/vector_add/kernel.py").read_text().replace(
         "    out = torch.empty_like(x)", "    while True:\n        pass\n    out = torch.empty_like(x)")
     task = example_task("vector_add", kernel_text=hang)
-    app = _app(task, settings, run_timeout_s=6)
+    app = _app(task, settings, run_timeout_s=15)  # long enough for the typing below on a loaded machine
     async with app.run_test(size=SIZE) as pilot:
         app.action_run_loop()
         await wait_for(pilot, lambda: any(r.state == "running" and r.name in ("compile", "run")

@@ -59,7 +59,7 @@ def _app_in_a_terminal(task: Path, sessions: Path, keys: list[tuple[str, str]]) 
 
     try:
         for text, key in keys:
-            read_until(text, 60)
+            read_until(text, 120)  # two test processes share two cores in CI: a cold start can take long
             time.sleep(0.3)  # the frame that shows it is drawn before the app reads the next key
             os.write(master, key.encode())
         deadline = time.monotonic() + 30
