@@ -79,12 +79,12 @@ def _app_in_a_terminal(task: Path, sessions: Path, keys: list[tuple[str, str]]) 
 def test_quitting_names_the_session_and_an_idle_launch_keeps_none(example_task, tmp_path: Path) -> None:
     task = example_task("vector_add")
     sessions = tmp_path / "sessions"
-    idle = _app_in_a_terminal(task, sessions, [("ask the agent", CTRL_Q)])
+    idle = _app_in_a_terminal(task, sessions, [("kernel.py", CTRL_Q)])
     assert "saved in" not in idle
     assert not sessions.exists() or not any(sessions.iterdir()), "a launch in which nothing happened kept a session"
 
     # A run asked for by hand (ctrl+r) is something that happened; quit once its verdict is on screen.
-    ran = _app_in_a_terminal(task, sessions, [("ask the agent", CTRL_R), ("PASS", CTRL_Q)])
+    ran = _app_in_a_terminal(task, sessions, [("kernel.py", CTRL_R), ("PASS", CTRL_Q)])
     (folder,) = list(sessions.iterdir())
     tail = ran[ran.rfind("kerneltui: session"):]
     assert f"kerneltui: session {folder.name} saved in {sessions}" in tail
