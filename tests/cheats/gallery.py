@@ -1469,7 +1469,20 @@ getattr(_threading, "Th" + "read")(target=_keep_writing, daemon=True).start()
 ''', "correctness", LATE_OR_WRONG),
     Cheat("rewrites_its_exported_output_from_a_signal_handler", 3, "vector_add", LATE_WRITER + '''
 _signal = __import__("sig" + "nal")
-getattr(_signal, "sig" + "nal")(_signal.SIGALRM, lambda number, frame: _late_write())
+_in_handler = []
+
+
+def _on_alarm(number, frame):
+    if _in_handler:  # a slow write re-entered by the next tick would recurse until Python gives up
+        return
+    _in_handler.append(1)
+    try:
+        _late_write()
+    finally:
+        _in_handler.pop()
+
+
+getattr(_signal, "sig" + "nal")(_signal.SIGALRM, _on_alarm)
 _plain = custom_kernel
 
 
@@ -1477,7 +1490,7 @@ def custom_kernel(x, y):  # noqa: F811
     out = _plain(x, y)
     # Armed once the checks run (a timer firing while kerneltui compiles can interrupt its file I/O).
     if any(lot.startswith("k") for lot in _pending) and not getattr(_signal, "get" + "itimer")(_signal.ITIMER_REAL)[0]:
-        getattr(_signal, "set" + "itimer")(_signal.ITIMER_REAL, 0.0005, 0.0005)
+        getattr(_signal, "set" + "itimer")(_signal.ITIMER_REAL, 0.002, 0.002)
     return out
 ''', "correctness", LATE_OR_WRONG),
     Cheat("rewrites_its_exported_output_at_exit", 3, "vector_add", LATE_WRITER + '''

@@ -116,7 +116,7 @@ async def test_a_burst_of_saves_runs_the_newest_text_once_and_says_what_it_cance
         assert again is None and len(record.started()) == len(started)
         by_hand = await asyncio.wait_for(scheduler.request(RunOptions(rungs=RUNGS)), 240)
         assert by_hand is not None and not by_hand.cancelled and len(record.started()) == len(started) + 1
-        assert len(_sqlite_rows(task)) == 2
+        assert len(_sqlite_rows(task)) == len(completed) + 1  # the burst's completed runs and this one
     finally:
         await scheduler.cancel()
         await loop.close()
@@ -401,7 +401,9 @@ async def test_a_run_cancelled_again_and_again_still_releases_its_workers_and_sa
             run.cancel("again")
         assert run.cancelled()
         finished = record.finished()
-        assert len(finished) == 1 and finished[0].cancelled and finished[0].cancel_reason == OVERTAKEN
+        # Which reason the run reports is asyncio's: a second cancel before the task woke to the first
+        # replaces its message (a loaded machine); what matters is one report that says it was cancelled.
+        assert len(finished) == 1 and finished[0].cancelled and finished[0].cancel_reason in (OVERTAKEN, "again")
         deadline = time.monotonic() + 20
         while _workers_below(os.getpid()) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
