@@ -35,6 +35,10 @@ from tests.conftest import ROOT
 SAVES = 20
 OVERTAKEN = "overtaken by a newer save"  # the words every front end shows
 RUNGS = ["compile"]  # a worker's run, short: what is counted here is runs, not what they check
+# Quiet machine: at most the run in flight when a burst began and the newest text's run complete. A loaded
+# one (CI's two cores shared by two test processes) can stretch a gap between two saves past a whole run,
+# which then completes unovertaken. The defect this guards against ran every queued save in turn (17 of 20).
+MOST_COMPLETED = SAVES // 4
 
 
 def _save(kernel: Path, original: str, number: int) -> str:
@@ -96,10 +100,8 @@ async def test_a_burst_of_saves_runs_the_newest_text_once_and_says_what_it_cance
         started, finished = record.started(), record.finished()
         completed = [e for e in finished if not e.cancelled]
         cancelled = [e for e in finished if e.cancelled]
-        # Quiet machine: one run completes, the newest text's. A loaded one (CI's two cores shared by two
-        # test processes) can stretch a gap between two saves past a whole run, which then completes
-        # unovertaken: still far fewer runs than saves, and the newest text's run is the last.
-        assert 1 <= len(completed) <= SAVES // 4, [(e.run_id, e.cancelled) for e in finished]
+        # Far fewer runs than saves (see MOST_COMPLETED), and the newest text's run is the last.
+        assert 1 <= len(completed) <= MOST_COMPLETED, [(e.run_id, e.cancelled) for e in finished]
         assert {e.run_id for e in started} == {e.run_id for e in finished}  # no run left unreported
         assert cancelled and all(e.cancel_reason == OVERTAKEN for e in cancelled)
         last = next(e for e in started if e.run_id == completed[-1].run_id)
@@ -212,17 +214,17 @@ async def test_two_front_ends_through_a_burst_each_check_the_last_text_once(exam
         out = "\n".join(lines)
         assert settled(), out
         # The watcher: every run it started ended with a verdict or "cancelled: overtaken by a newer
-        # save"; at most the run in flight when the burst began and the run of the last text completed.
+        # save"; far fewer completed than saves (MOST_COMPLETED), the last text's run the last of them.
         assert len(started) == len(completed) + len(cancelled), out
         assert all(line == f"cancelled: {OVERTAKEN}" for line in cancelled), out
-        assert 1 <= len(completed) <= 2, out
+        assert 1 <= len(completed) <= MOST_COMPLETED, out
         assert dict(started)[completed[-1]] == final, out
         # This process's front end: the same.
         finished = record.finished()
         mine = [e for e in finished if not e.cancelled]
         assert {e.run_id for e in record.started()} == {e.run_id for e in finished}
         assert all(e.cancel_reason == OVERTAKEN for e in finished if e.cancelled)
-        assert 1 <= len(mine) <= 2, [(e.run_id, e.cancelled) for e in finished]
+        assert 1 <= len(mine) <= MOST_COMPLETED, [(e.run_id, e.cancelled) for e in finished]
         # One history row per completed run, none for a cancelled one, and no front end checked one
         # text twice.
         rows = _sqlite_rows(task)
@@ -343,8 +345,8 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
             for (_, lines, _), done_before in zip(watchers, before, strict=True):
                 started, completed, cancelled = _watch_runs(lines)
                 assert all(line == f"cancelled: {OVERTAKEN}" for line in cancelled), "\n".join(lines)
-                # At most the run in flight when the burst began and the run of its last text.
-                assert len(completed) - done_before <= 2, "\n".join(lines)
+                # Far fewer completed than saves (MOST_COMPLETED), the last text's run the last of them.
+                assert len(completed) - done_before <= max(2, count // 4), "\n".join(lines)
                 assert dict(started)[completed[-1]] == final, "\n".join(lines)
     finally:
         for proc, _, reader in watchers:
