@@ -43,6 +43,12 @@ def rung_table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _origin(metrics: dict[str, Any], target: str) -> str:
+    """Where a baseline came from, as the rung's metrics say (``core.rungs.baselines.Provenance``)."""
+    found = (metrics.get("baselines") or {}).get(target)
+    return str(found.get("note", "?")) if isinstance(found, dict) else "?"
+
+
 def benchmark_split(metrics: dict[str, Any]) -> list[str]:
     """The benchmark rung's own timings (core.rungs.benchmark) and each case's series (core.bench.report)."""
     if not metrics.get("total_s"):
@@ -53,9 +59,10 @@ def benchmark_split(metrics: dict[str, Any]) -> list[str]:
     lines = ["| benchmark part | seconds |", "|---|---|",
              f"| waiting for spare workers to finish starting | {float(metrics.get('worker_wait_s') or 0):.2f} |",
              f"| the device's peaks, the reference's set-up and work estimate | {total - baselines - kernel:.2f} |",
-             f"| reference baseline ({(metrics.get('baselines') or {}).get('reference', '?')}) | "
+             f"| reference baseline ({_origin(metrics, 'reference')}) | "
              f"{float(metrics.get('reference_s') or 0):.2f} |",
-             f"| torch.compile baseline | {float(metrics.get('torch_compile_s') or 0):.2f} |",
+             f"| torch.compile baseline ({_origin(metrics, 'torch_compile')}) | "
+             f"{float(metrics.get('torch_compile_s') or 0):.2f} |",
              f"| the kernel: its worker's load and every case | {kernel:.2f} |",
              f"| the rung from its first step (waiting excluded) | {total:.2f} |", ""]
     lines += ["| case | warm-up (s, calls) | timed series (s) | calls | kernel time (ms) | median (µs) | stopped | "

@@ -149,8 +149,11 @@ def test_the_second_check_reuses_the_baselines(example_task, cache_dir):
     assert first["status"] in ("ok", "warn") and second["status"] in ("ok", "warn"), second["error"]
     assert first["metrics"]["reference_s"] > 0
     assert second["metrics"]["reference_s"] == 0 and second["metrics"]["torch_compile_s"] == 0
-    assert second["metrics"]["baselines"]["reference"].startswith("cached from"), second["metrics"]["baselines"]
-    assert second["metrics"]["baselines"]["torch_compile"].startswith("cached from"), second["metrics"]["baselines"]
+    for target in ("reference", "torch_compile"):
+        origin = second["metrics"]["baselines"][target]
+        assert origin["kept"] and origin["kept_at"] and origin["note"].startswith("kept from"), origin
+        assert not first["metrics"]["baselines"][target]["kept"], first["metrics"]["baselines"]
+    assert "(kept from " in second["summary"], second["summary"]
     (case,) = second["metrics"]["cases"]
     assert 0.5 < case["speedup_vs_reference"] < 2.0
 
