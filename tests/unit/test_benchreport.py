@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -190,3 +191,14 @@ def test_a_series_cut_by_the_wall_time_bound_is_a_warning_that_names_it():
     v = build(*_answers([cut]), PEAKS, SETTINGS)
     assert v.status == "warn" and v.metrics["median_ms"] is not None
     assert "stopped (the benchmark's wall-time bound, [benchmark] max_wall_s) after 40 runs" in v.summary
+
+
+def test_a_kept_baseline_says_so_beside_its_numbers():
+    verdict = build(*_answers([_case(0.2)]), PEAKS, SETTINGS, "kept from 21:40 (same reference)",
+                    {"reference": "kept from 21:40", "torch_compile": "kept from 21:40"})
+    assert verdict.status == "ok"
+    assert "vs reference (kept from 21:40)" in verdict.summary and "vs torch.compile (kept from 21:40)" in verdict.summary
+    case_line = verdict.details.splitlines()[0]
+    assert re.search(r"· reference \S+ µs \(kept from 21:40\) · torch\.compile \S+ µs \(kept from 21:40\)", case_line), case_line
+    fresh = build(*_answers([_case(0.2)]), PEAKS, SETTINGS)
+    assert "kept" not in fresh.summary and "kept" not in fresh.details
