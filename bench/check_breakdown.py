@@ -3,7 +3,7 @@
 Runs ``python -m kerneltui check TASK --json`` RUNS times on one copy of the task (the first may start the engine
 and time the baselines; the later ones find them cached, as a person's second check would) and prints, per check:
 
-* each rung's duration (from the report);
+* each rung's duration (from the report), and when the verdict was announced (so far, then final);
 * the benchmark rung split: waiting for spare workers to finish starting (no worker starts while the kernel is
   timed), the device's peaks with the reference's set-up, each baseline, and the kernel (its worker's load and
   every case);
@@ -38,6 +38,10 @@ def rung_table(report: dict[str, Any]) -> list[str]:
     lines = ["| rung | status | seconds |", "|---|---|---|"]
     for rung in report.get("rungs") or []:
         lines.append(f"| {rung['name']} | {rung['status']} | {rung.get('duration_s') or 0:.2f} |")
+    for verdict in report.get("verdicts") or []:  # when the verdict was announced (core.verdict)
+        kind = "final verdict" if verdict.get("final") else "verdict so far (the checks)"
+        lines.append(f"| ({kind} announced) | {'PASS' if verdict.get('ok') else 'FAIL'} | "
+                     f"{verdict.get('after_s') or 0:.2f} |")
     lines.append(f"| (the whole check, as the report says) | {'PASS' if report.get('ok') else 'FAIL'} | "
                  f"{report.get('duration_s') or 0:.2f} |")
     return lines

@@ -101,6 +101,12 @@ def test_check_breakdown_splits_the_benchmark_rung_as_the_report_gives_it():
     assert cells[1] == "0.05, 3" and cells[2] == "0.50" and cells[3] == "600"
     assert abs(float(cells[4]) - 120.0) < 2 and abs(float(cells[5]) - 200.0) < 2 and cells[6] == "converged"
     assert module.benchmark_split({}) == []  # a skipped benchmark (no GPU): nothing to split
+    table = module.rung_table({"ok": True, "duration_s": 6.4, "rungs": [{"name": "correctness", "status": "ok",
+                                                                           "duration_s": 0.2}],
+                               "verdicts": [{"ok": True, "final": False, "after_s": 0.9},
+                                            {"ok": True, "final": True, "after_s": 4.8}]})
+    assert "| (verdict so far (the checks) announced) | PASS | 0.90 |" in table
+    assert "| (final verdict announced) | PASS | 4.80 |" in table
 
 
 def test_a_gpu_run_step_takes_its_limit_after_the_last_equals_sign(tmp_path):
