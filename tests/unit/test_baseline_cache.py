@@ -93,6 +93,16 @@ def test_a_changed_reference_or_method_measures_again(example_task):
     kernel_changed = Judge()
     baselines(task, kernel_changed)
     assert kernel_changed.asked == []
+    # the task's own text (a comment in task.toml too) and its benchmark cases are part of the key
+    toml = task / "task.toml"
+    toml.write_text(toml.read_text() + "\n# a note\n")
+    task_text = Judge()
+    baselines(task, task_text)
+    assert task_text.asked == ["reference", "torch_compile"]
+    toml.write_text(toml.read_text().replace("n = 67108864", "n = 33554432"))
+    case = Judge()
+    baselines(task, case)
+    assert case.asked == ["reference", "torch_compile"]
     # another way of making inputs is another measurement
     generated = Judge()
     baselines(task, generated, BenchSettings(fresh_inputs="generate"))
