@@ -45,3 +45,24 @@ def test_the_event_round_trips_and_reads_as_check_prints_it() -> None:
     assert event.describe() == "PASS so far (the checks; benchmark may still fail it) · 0.9 s (benchmark, dump still to come)"
     failed = VerdictReached(run_id="r", ok=False, failed_rung="correctness", pending=["dump"], after_s=1.0)
     assert failed.final and failed.describe() == "FAIL (correctness failed) · 1.0 s (dump still to come)"
+
+
+def test_the_loop_announces_a_pass_so_far_once_then_the_final_verdict_once() -> None:
+    from kerneltui.core.loop import _verdict_news
+    from kerneltui.core.rungs.context import Stopwatch
+
+    clock = Stopwatch()
+    announced: list[VerdictReached] = []
+    steps = [_done(*CHECKED[:2]), _done(*CHECKED), _done(*CHECKED, ("benchmark", "ok")),
+             _done(*CHECKED, ("benchmark", "ok"), ("roofline", "ok")),
+             _done(*CHECKED, ("benchmark", "ok"), ("roofline", "ok"), ("dump", "fail"))]
+    said = []
+    for results in steps:
+        news = _verdict_news(announced, verdict_of(RUNGS, results, has_gpu=True), "r", clock)
+        said.append(news)
+        if news is not None:
+            announced.append(news)
+    assert [n is not None for n in said] == [False, True, False, True, False]
+    first, final = announced
+    assert first.ok and first.undecided == ["benchmark", "roofline"] and not first.final
+    assert final.ok and final.final and final.pending == ["dump"] and final.after_s >= first.after_s
