@@ -47,6 +47,7 @@ def test_a_kernel_cannot_plant_or_alter_a_kept_baseline(gallery) -> None:
         found = json.loads(out.read_text())
     finally:
         out.unlink(missing_ok=True)
+    assert set(found) == {"alter", "plant", "replace"}, found
     assert all(v.startswith("denied") for v in found.values()), found
     assert rung(report, "correctness").status == "ok", [r.line() for r in report.results]
     assert _rows(store) == kept  # not one byte of the keep changed, nothing was added
