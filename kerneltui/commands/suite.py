@@ -38,7 +38,7 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 if TYPE_CHECKING:
     from kerneltui.core.engine.client import EngineClient
     from kerneltui.core.suite.discover import Suite
-    from kerneltui.core.suite.run import ProblemSizes
+    from kerneltui.core.suite.prepare import ProblemSizes
     from kerneltui.core.task import LoadOptions
 
 # A problem's own --set and --scale: PROBLEM:NAME=VALUE and PROBLEM:F (a problem's name has no ':').
@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def sizes_from(args: argparse.Namespace, suite: Suite) -> tuple[LoadOptions, dict[str, ProblemSizes]]:
     """The suite's load options and each named problem's own sizes; a malformed value, a suite-wide
     --scale given twice or a problem the suite lacks raises ValueError saying which."""
-    from kerneltui.core.suite.run import ProblemSizes
+    from kerneltui.core.suite.prepare import ProblemSizes
 
     common_sets: list[str] = []
     own_sets: dict[str, list[str]] = {}
@@ -137,6 +137,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core import rungs as rung_registry
     from kerneltui.core.batch import local_slots
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.suite import prepare as suite_prepare
     from kerneltui.core.suite import run as suite_run
     from kerneltui.core.suite.discover import SuiteError, discover
     from kerneltui.core.suite.record import RESULTS_NAME, ItemResult, ResultsFile
@@ -188,9 +189,9 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.suite.environment import ray_cluster, this_machine
 
     environment = ray_cluster(args.ray) if args.ray else this_machine()
-    prepared = suite_run.prepare(suite, load, settings, sizes)
+    prepared = suite_prepare.prepare(suite, load, settings, sizes)
     known = {p.item.key for p in prepared if p.done is not None}  # task errors, no candidate: no run needed
-    resumed = suite_run.reuse(prepared, results, environment)
+    resumed = suite_prepare.reuse(prepared, results, environment)
     reused = resumed.reused
     for p in prepared:
         if p.item.key in known and p.done is not None:

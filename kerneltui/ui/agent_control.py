@@ -13,17 +13,43 @@ from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
 from kerneltui.core.task import TaskError, source_hash
+from kerneltui.ui.agent_activity import AgentActivity
 from kerneltui.ui.messages import EditProposal, ProposalDecision
+from kerneltui.ui.screens.main import COLUMN_OF
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 WRITING_STATES = {"accepted": "accept", "undone": "undo"}  # proposal states that changed a file -> run origin
 
 
 class AgentControl:
-    def __init__(self, app: KernelApp) -> None:
+    def __init__(self, app: AppHost) -> None:
         self.app = app
+        self.activity = AgentActivity()
+
+    def show(self, event: ev.Event) -> None:
+        """The agent's event in the panes (called while they exist): the chat, the usage in the status
+        line, a decided proposal's file in the editor."""
+        app = self.app
+        self.activity.observe(event, app.options.clock())
+        if isinstance(event, ev.TokenUsage):
+            app.status.show_usage(event)
+            return
+        app.chat.render_event(event)
+        if isinstance(event, ev.ProposalEvent):
+            self.proposal_changed(event)
+            main = app.main
+            if event.state == "trial_done" and main.tabbed and main.tab != COLUMN_OF["chat"]:
+                # A narrow terminal shows one tab: say that a card waits in the agent's.
+                card = app.chat.cards.get(event.proposal_id)
+                verdict = card.verdict.headline if card is not None else "trial done"
+                app.notify(f"{event.proposal_id}: {verdict} · F2 to review it", timeout=8)
+
+    def show_activity(self) -> None:
+        """The line above the chat's input: what the agent is doing and for how long (while busy)."""
+        if self.app.ready:
+            self.app.chat.show_activity(self.activity.line(self.app.options.clock(), self.app.agent.busy))
 
     def _run(self, call: Awaitable[None]) -> None:
         app = self.app

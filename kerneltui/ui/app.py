@@ -5,8 +5,10 @@ What it works with on the task in front of it is a ``Workbench`` (``ui.workbench
 ``RunScheduler``, the one worker pool, the agent, the panes' data sources), made at start and again
 on every task switch. The controllers: ``run_view`` (runs in the panes), ``task_files`` (saves, outside
 changes, unsaved-edit backups), ``session_control`` (saved sessions shown or resumed), ``recording``
-(the session log), ``stage_edit`` (hand-edited PTX/TTGIR in $EDITOR) and ``theming``. Nothing on the
-event loop blocks: runs are asyncio tasks talking to worker processes, files are read in threads.
+(the session log), ``stage_edit`` (hand-edited PTX/TTGIR in $EDITOR), ``agent_control`` (the agent's
+events and the person's calls) and ``theming``; each sees the app through ``app_ports``. The panes and
+their actions are ``pane_app``'s; the agent's place on the event bridge ``agent_attach``'s. Nothing on
+the event loop blocks: runs are asyncio tasks talking to worker processes, files are read in threads.
 """
 
 from __future__ import annotations
@@ -28,25 +30,22 @@ from kerneltui.core.task_loaders.load import load_task
 from kerneltui.settings.ui import KeySettings, UiSettings
 from kerneltui.ui import keys
 from kerneltui.ui import messages as msg
-from kerneltui.ui.agent_activity import AgentActivity
+from kerneltui.ui.agent_attach import AgentAttachment
 from kerneltui.ui.agent_control import AgentControl
 from kerneltui.ui.options import AppOptions
+from kerneltui.ui.pane_app import PaneApp
 from kerneltui.ui.ports import AgentController
 from kerneltui.ui.recording import SessionRecorder
 from kerneltui.ui.replay import READ_ONLY, REPLAY_ACTIONS, REPLAY_KEYS, ReplayActions, ReplayDriver
 from kerneltui.ui.run_view import RunView
 from kerneltui.ui.screens.help import HelpScreen
-from kerneltui.ui.screens.main import COLUMN_OF, MainScreen
+from kerneltui.ui.screens.main import MainScreen
 from kerneltui.ui.session_control import SessionControl
 from kerneltui.ui.stage_edit import StageEdits
 from kerneltui.ui.task_files import TaskFiles
 from kerneltui.ui.theming import FALLBACK, Theming, with_app_variables
-from kerneltui.ui.widgets.asm_view import AsmPane
-from kerneltui.ui.widgets.chat import ChatPane
 from kerneltui.ui.widgets.editor import KernelEditor
-from kerneltui.ui.widgets.history_chart import HistoryChart
-from kerneltui.ui.widgets.rungs import RungsPanel, registry_rows
-from kerneltui.ui.widgets.status_line import StatusLine
+from kerneltui.ui.widgets.rungs import registry_rows
 from kerneltui.ui.workbench import Parts, Workbench, open_workbench
 
 
@@ -56,7 +55,7 @@ def _commands_provider() -> type:
     return KerneltuiCommands
 
 
-class KernelApp(ReplayActions, App[None]):
+class KernelApp(ReplayActions, PaneApp):
     CSS_PATH = "app.tcss"
     TITLE = "kerneltui"
     COMMANDS = App.COMMANDS | {_commands_provider}
@@ -82,12 +81,8 @@ class KernelApp(ReplayActions, App[None]):
         self.theming = Theming(self, self.options.theme_folders)
         self.theming.start(self.ui_settings.theme or FALLBACK, settings.source("ui", "theme") or "default")
         self.replaying = False
-        self.agent_activity = AgentActivity()
         self.replay = ReplayDriver(self, self.options.replay) if self.options.replay is not None else None
-        self._attached: AgentController | None = None  # the agent that has the bridge (one per workbench)
-        # What the app records before its agent is attached (a run pressed during the first frame): the
-        # agent is handed these when it attaches, so no run of the workbench escapes it.
-        self._before_attach: list[ev.Event] | None = None
+        self.attachment = AgentAttachment(self.bridge)
         self._panes_built = False  # the main screen's panes exist
         self.closed_by_signal = 0  # SIGHUP or SIGTERM closed the app (``close_on_signal``); the command re-raises it
         self._panes_ready = asyncio.Event()  # set by main_ready: a task switch waits for the new panes
@@ -111,25 +106,7 @@ class KernelApp(ReplayActions, App[None]):
     def agent_attached(self) -> bool:
         """The agent sees the app's events: from just after the first frame (``_start_work``); what was
         recorded before then is handed to it as it attaches."""
-        return self._attached is self.agent
-
-    @property
-    def main(self) -> MainScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, MainScreen)
-        return screen
-
-    @property
-    def editor(self) -> KernelEditor:
-        return self.main.widgets.editor
-
-    @property
-    def rungs(self) -> RungsPanel:
-        return self.main.widgets.rungs
-
-    @property
-    def chat(self) -> ChatPane:
-        return self.main.widgets.chat
+        return self.attachment.agent is self.agent
 
     def on_key(self, event: events.Key) -> None:
         """Any key but the accept cancels a failed proposal's first ``a`` (``ChatPane.key_between``).
@@ -142,18 +119,6 @@ class KernelApp(ReplayActions, App[None]):
         if bound is not None and bound.binding.action == keys.ACCEPT_ACTION:
             return
         self.chat.key_between(event.key)
-
-    @property
-    def chart(self) -> HistoryChart:
-        return self.main.widgets.chart
-
-    @property
-    def asm_pane(self) -> AsmPane:
-        return self.main.widgets.asm
-
-    @property
-    def status(self) -> StatusLine:
-        return self.main.widgets.status
 
     # -- life cycle -----------------------------------------------------------------------------
 
@@ -180,7 +145,7 @@ class KernelApp(ReplayActions, App[None]):
         if self.options.watch_themes:
             self.theming.watch()
         self.set_interval(0.25, self.runs.tick)
-        self.set_interval(0.5, self._show_agent_activity)
+        self.set_interval(0.5, self.agent_control.show_activity)
         if self.options.handle_signals:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGHUP, signal.SIGTERM):
@@ -218,25 +183,12 @@ class KernelApp(ReplayActions, App[None]):
         self.call_after_refresh(self._start_work, self.options.resume is None and not self.sessions.resuming)
 
     def _attach_agent(self) -> None:
-        """The agent's events reach the panes, and it sees the app's (once per workbench). A live agent
-        opens its engine here (``ChatAgent.attach``)."""
-        if not self.agent_attached:
-            self._attached = self.agent
-            self.agent.attach(self.bridge.emit)
-            early = self._stop_keeping()
-            for event in early:
-                self.agent.observe(event)
-            self.bridge.subscribe(self.agent.observe)
+        if not self.agent_attached:  # once per workbench
+            self.attachment.attach(self.agent)
 
     def _keep_until_attached(self) -> None:
-        if not self.agent_attached and self._before_attach is None:
-            self._before_attach = []
-            self.bridge.subscribe(self._before_attach.append)
-
-    def _stop_keeping(self) -> list[ev.Event]:
-        early, self._before_attach = self._before_attach or [], None
-        self.bridge.unsubscribe(early.append)
-        return early
+        if not self.agent_attached:
+            self.attachment.keep_until_attached()
 
     def _start_work(self, new_log: bool) -> None:
         """After the first frame of the panes: the session log, the agent, the chart's history, the spare
@@ -258,8 +210,7 @@ class KernelApp(ReplayActions, App[None]):
             self.runs.request("start")
 
     async def _close_workbench(self) -> None:
-        self.bridge.unsubscribe(self.agent.observe)
-        self._stop_keeping()  # a workbench closed before its agent attached: its events are not the next one's
+        self.attachment.detach(self.agent)
         await self.bench.close()
         self.stop_recording()
 
@@ -369,21 +320,8 @@ class KernelApp(ReplayActions, App[None]):
 
     @on(msg.AgentEvent)
     def _agent_event(self, message: msg.AgentEvent) -> None:
-        if not self.ready:
-            return  # the panes are gone (closing) or not built yet
-        self.agent_activity.observe(message.event, self.options.clock())
-        if isinstance(message.event, ev.TokenUsage):
-            self.status.show_usage(message.event)
-            return
-        self.chat.render_event(message.event)
-        if isinstance(message.event, ev.ProposalEvent):
-            self.agent_control.proposal_changed(message.event)
-            main = self.main
-            if message.event.state == "trial_done" and main.tabbed and main.tab != COLUMN_OF["chat"]:
-                # A narrow terminal shows one tab: say that a card waits in the agent's.
-                card = self.chat.cards.get(message.event.proposal_id)
-                verdict = card.verdict.headline if card is not None else "trial done"
-                self.notify(f"{message.event.proposal_id}: {verdict} · F2 to review it", timeout=8)
+        if self.ready:  # not while the panes are gone (closing) or not built yet
+            self.agent_control.show(message.event)
 
     @on(msg.NoticeEvent)
     def _notice(self, message: msg.NoticeEvent) -> None:
@@ -391,17 +329,11 @@ class KernelApp(ReplayActions, App[None]):
         if not self.ready or not isinstance(event, ev.Notice):
             return  # the panes are gone (closing) or not built yet
         if event.source == "agent":
-            self.agent_activity.observe(event, self.options.clock())
-            self.chat.render_event(event)
+            self.agent_control.show(event)
             return
         self.status.show_notice(event)
         if event.level in ("warning", "error"):
             self.notify(event.message, severity="warning" if event.level == "warning" else "error", timeout=8)
-
-    def _show_agent_activity(self) -> None:
-        """The line above the chat's input: what the agent is doing and for how long (while busy)."""
-        if self.ready:
-            self.chat.show_activity(self.agent_activity.line(self.options.clock(), self.agent.busy))
 
     @on(msg.ChatSubmitted)
     def _chat(self, message: msg.ChatSubmitted) -> None:
@@ -421,24 +353,7 @@ class KernelApp(ReplayActions, App[None]):
     def action_agent_interrupt(self) -> None:
         self.agent_control.interrupt()
 
-    # -- panes, help, themes --------------------------------------------------------------------
-
-    def action_focus_pane(self, name: str) -> None:
-        if self.screen is self.main:
-            self.main.focus_pane(name)
-
-    def action_toggle_pane(self, name: str) -> None:
-        self.main.toggle_pane(name)
-
-    def action_toggle_maximise(self) -> None:
-        if self.screen is self.main:
-            self.main.toggle_maximise()
-
-    def action_maximise_pane(self, name: str) -> None:
-        self.main.toggle_maximise(name)
-
-    def action_resize(self, how: str) -> None:
-        self.main.resize(how)
+    # -- help -------------------------------------------------------------------------------------
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

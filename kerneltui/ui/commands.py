@@ -13,7 +13,7 @@ from kerneltui.core import rungs as rung_registry
 from kerneltui.ui.screens.main import PANES
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import PaletteHost
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class PaletteItem:
     run: Callable[[], object]
 
 
-def palette_items(app: KernelApp) -> list[PaletteItem]:
+def palette_items(app: PaletteHost) -> list[PaletteItem]:
     """Every command the palette offers: the app's actions (by their action strings) and the panes' own."""
 
     def action(title: str, help_text: str, name: str) -> PaletteItem:
@@ -61,14 +61,14 @@ def palette_items(app: KernelApp) -> list[PaletteItem]:
     return items
 
 
-def _asm_filter(app: KernelApp, name: str) -> None:
+def _asm_filter(app: PaletteHost, name: str) -> None:
     app.asm_pane.toggle_filter(name)
 
 
 class KerneltuiCommands(Provider):
     def _items(self) -> list[PaletteItem]:
-        # The palette is registered by KernelApp alone (its COMMANDS), so its app is always one.
-        return palette_items(cast("KernelApp", self.app))
+        # The palette is registered by KernelApp alone (its COMMANDS), so its app is always a PaletteHost.
+        return palette_items(cast("PaletteHost", self.app))
 
     async def discover(self) -> Hits:
         for item in self._items():

@@ -24,7 +24,7 @@ from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 CHAT_LIMIT = 200  # chat events rebuilt on a jump: the tail the pane can show, not 10,000 widgets
 SPEEDS = (0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 100.0)  # events per second while playing
@@ -138,7 +138,7 @@ def missing_text(file: str, digest: str) -> str:
 
 
 class ReplayDriver:
-    def __init__(self, app: KernelApp, timeline: Timeline) -> None:
+    def __init__(self, app: AppHost, timeline: Timeline) -> None:
         self.app = app
         self.timeline = timeline
         self.step = 0

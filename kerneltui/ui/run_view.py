@@ -18,13 +18,13 @@ from kerneltui.core.task import TaskError, source_hash
 from kerneltui.ui.messages import AsmLoaded
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 RUN_EVENTS = (ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.VerdictReached, ev.RunFinished)  # the events of one run, after its start
 
 
 class RunView:
-    def __init__(self, app: KernelApp) -> None:
+    def __init__(self, app: AppHost) -> None:
         self.app = app
         self.requested: dict[str, str] = {}  # path -> content hash of the last run we started for it
         self.current_run: str | None = None

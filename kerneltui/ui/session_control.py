@@ -22,11 +22,11 @@ from kerneltui.ui.screens.prompt import PromptScreen
 from kerneltui.ui.screens.sessions import SessionPicker
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 
 class SessionControl:
-    def __init__(self, app: KernelApp) -> None:
+    def __init__(self, app: AppHost) -> None:
         self.app = app
         self.resuming = False  # a resume switching task: the new panes must not open a log of their own
 

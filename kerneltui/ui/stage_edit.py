@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 from kerneltui.core import override
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 
 class StageEdits:
-    def __init__(self, app: KernelApp) -> None:
+    def __init__(self, app: AppHost) -> None:
         self.app = app
         self.folder: str | None = None  # the override folder the palette can run, relative to the task
 

@@ -18,11 +18,11 @@ from kerneltui.files import os_reason
 from kerneltui.ui.screens.file_changed import FileChangedScreen
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import AppHost
 
 
 class TaskFiles:
-    def __init__(self, app: KernelApp) -> None:
+    def __init__(self, app: AppHost) -> None:
         self.app = app
 
     def backup_dir(self) -> Path:

@@ -17,7 +17,7 @@ from kerneltui.ui import themes
 from kerneltui.ui.widgets.editor import KernelEditor
 
 if TYPE_CHECKING:
-    from kerneltui.ui.app import KernelApp
+    from kerneltui.ui.app_ports import ThemeHost
 
 FALLBACK = "kerneltui-dark"
 # Where a theme picked in the palette is kept for the next start (the config file is the person's own
@@ -35,7 +35,7 @@ def with_app_variables(theme: Theme, generated: dict[str, str]) -> dict[str, str
 
 
 class Theming:
-    def __init__(self, app: KernelApp, folders: list[Path] | None = None) -> None:
+    def __init__(self, app: ThemeHost, folders: list[Path] | None = None) -> None:
         self.app = app
         self.folders = folders or themes.default_folders()
         self.files: dict[str, themes.ThemeFile] = {}

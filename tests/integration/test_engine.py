@@ -548,13 +548,14 @@ def test_a_suite_problem_the_engine_cannot_load_is_a_task_error(engine, tmp_path
     is a task error row, as a problem that fails to load at the start is, not a failed candidate."""
     from kerneltui.core.batch import local_slots
     from kerneltui.core.rungs.context import RunOptions
+    from kerneltui.core.suite import prepare as suite_prepare
     from kerneltui.core.suite import run as suite_run
     from kerneltui.core.suite.discover import discover
     from kerneltui.core.suite.record import ResultsFile
     from kerneltui.core.task import LoadOptions
 
     level = copy_tree(DATA / "kernelbench", tmp_path / "kb") / "level1"
-    prepared = suite_run.prepare(discover(level, None), LoadOptions(scale=0.004), {})
+    prepared = suite_prepare.prepare(discover(level, None), LoadOptions(scale=0.004), {})
     first = prepared[0]
     assert first.done is None and first.task is not None
     first.item.path.write_text("def get_inputs(:\n")  # a syntax error the suite's own load did not see

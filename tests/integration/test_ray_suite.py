@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.suite import prepare as suite_prepare
 from kerneltui.core.suite import run as suite_run
 from kerneltui.core.suite.discover import discover
 from kerneltui.core.suite.record import ResultsFile
@@ -32,7 +33,7 @@ def test_suite_on_ray(ray_cluster, tmp_path: Path) -> None:
     copy_tree(DATA / "kernelbench", root)
     suite = discover(root / "level1", root / "runs" / "broken")
     settings = {"rungs": ["correctness"], "gpu": True}
-    prepared = suite_run.prepare(suite, LoadOptions(scale=0.004), settings)
+    prepared = suite_prepare.prepare(suite, LoadOptions(scale=0.004), settings)
     results = ResultsFile(tmp_path / "results.jsonl")
     seen = []
     final, info = suite_run.run_ray(prepared, "local", RunOptions(rungs=["correctness"], seeds=1), results,
@@ -46,5 +47,5 @@ def test_suite_on_ray(ray_cluster, tmp_path: Path) -> None:
     softsign = next(r for r in final if r.problem == "30_SoftsignWide")
     assert "of 25088 elements" in (softsign.failure or "")
 
-    again = suite_run.prepare(suite, LoadOptions(scale=0.004), settings)
-    assert suite_run.reuse(again, results).reused == 5
+    again = suite_prepare.prepare(suite, LoadOptions(scale=0.004), settings)
+    assert suite_prepare.reuse(again, results).reused == 5

@@ -10,7 +10,8 @@ import sqlite3
 import pytest
 
 from kerneltui.core import compare_history
-from kerneltui.core.agent.trial_compare import TrialComparison, record_in_history
+from kerneltui.core.agent.comparison import TrialComparison
+from kerneltui.core.agent.trial_compare import record_in_history
 from kerneltui.core.bench import compare
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.history import SCHEMA_VERSION, HistoryStore

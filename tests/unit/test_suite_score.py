@@ -89,7 +89,7 @@ def test_results_file_keeps_the_last_line_per_key_and_drops_a_torn_one(tmp_path)
 def test_a_missing_candidate_under_candidates_names_that_folder():
     """With --candidates given, "pass --candidates" is no help: the message names the folder and the names."""
     from kerneltui.core.suite.discover import discover
-    from kerneltui.core.suite.run import prepare
+    from kerneltui.core.suite.prepare import prepare
     from kerneltui.core.task import LoadOptions
     from tests.conftest import DATA
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kerneltui.core.suite.discover import SuiteItem
-from kerneltui.core.suite.run import ProblemSizes, load_options_for
+from kerneltui.core.suite.prepare import ProblemSizes, load_options_for
 from kerneltui.core.task import LoadOptions
 
 

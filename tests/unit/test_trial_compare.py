@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import re
 
+from kerneltui.core.agent.comparison import DISK, TrialComparison
 from kerneltui.core.agent.keep_rule import keep_verdict
-from kerneltui.core.agent.trial_compare import DISK, TrialComparison, compare_trial
+from kerneltui.core.agent.trial_compare import compare_trial
 from kerneltui.core.agent.trials import Perf, TrialRung, TrialSummary
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.compare_series import CompareSettings, compare_case, judge_case

@@ -14,18 +14,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kerneltui.config import Config
     from kerneltui.core.agent.auto import AutoLimits, AutoResult
-    from kerneltui.core.agent.chat import AgentChat, TurnResult
+    from kerneltui.core.agent.chat import AgentChat
     from kerneltui.core.agent.checkpoints import KernelTarget
     from kerneltui.core.agent.errors import ProviderError
     from kerneltui.core.agent.prices import PriceTable
     from kerneltui.core.agent.providers import Provider, build_provider
     from kerneltui.core.agent.settings import AgentSettings
+    from kerneltui.core.agent.turn_result import TurnResult
     from kerneltui.core.events import Emit
     from kerneltui.core.task import Task
     from kerneltui.core.worker.pool import WorkerPool
 
 _LAZY = {
-    "AgentChat": "chat", "TurnResult": "chat", "AgentSettings": "settings", "AutoLimits": "auto",
+    "AgentChat": "chat", "TurnResult": "turn_result", "AgentSettings": "settings", "AutoLimits": "auto",
     "AutoResult": "auto", "PriceTable": "prices", "Provider": "providers", "build_provider": "providers",
     "ProviderError": "errors",
 }

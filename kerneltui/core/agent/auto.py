@@ -32,7 +32,8 @@ from kerneltui.core.loop import RunReport
 from kerneltui.core.task import source_hash
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.chat import AgentChat, TurnResult
+    from kerneltui.core.agent.host import AutoHost
+    from kerneltui.core.agent.turn_result import TurnResult
     from kerneltui.core.task import Task
 
 KEEP_FASTER = ("kept only if it is correct and faster than the kept version by more than the noise (an interleaved "
@@ -128,7 +129,7 @@ def target_stop(limits: AutoLimits, best: Perf | None) -> str | None:
 
 
 class AutoPilot:
-    def __init__(self, chat: AgentChat, goal: str, limits: AutoLimits) -> None:
+    def __init__(self, chat: AutoHost, goal: str, limits: AutoLimits) -> None:
         self.chat = chat
         self.goal = goal
         self.limits = limits

@@ -21,7 +21,6 @@ import hashlib
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,7 @@ from kerneltui.core.agent.settings import AgentSettings, context_dir
 from kerneltui.core.agent.tools import TOOL_SPECS, ToolFailure, run_tool, summarise_call
 from kerneltui.core.agent.trial_compare import TrialOutcome, checked_then_compared
 from kerneltui.core.agent.trials import TrialSummary
+from kerneltui.core.agent.turn_result import TurnResult
 from kerneltui.core.agent.versions import record_in_history
 from kerneltui.core.agent.workspace import Workspace
 from kerneltui.core.events import (
@@ -81,19 +81,6 @@ from kerneltui.core.worker.pool import WorkerPool
 # Runs started by the agent itself; the front end's own runs (save, manual, check …) are "latest".
 AGENT_ORIGINS = frozenset({"proposal", "auto"})
 ACTIONS = ("accept", "reject", "redirect", "edit")
-
-
-@dataclass
-class TurnResult:
-    text: str = ""
-    proposals: list[str] = field(default_factory=list)
-    tool_calls: int = 0
-    requests: int = 0
-    error: ProviderError | None = None
-    interrupted: bool = False
-    stopped: str | None = None  # why the turn ended early (tool-round limit, budget)
-    stopped_by_budget: bool = False  # ``stopped`` is a budget's (auto mode's token or money limit)
-    failed_tools: list[str] = field(default_factory=list)  # "call: why" of each tool call that failed
 
 
 class AgentChat:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kerneltui.core.agent.trial_compare import TrialComparison
+from kerneltui.core.agent.comparison import TrialComparison
 from kerneltui.core.agent.trials import Perf
 from kerneltui.core.bench import compare
 

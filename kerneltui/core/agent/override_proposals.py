@@ -31,7 +31,7 @@ from kerneltui.core.task import Task, source_hash
 from kerneltui.files import write_text_atomic
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.chat import AgentChat
+    from kerneltui.core.agent.host import ToolHost
 
 NAME = "propose_override"
 SPEC = ToolSpec(
@@ -52,7 +52,7 @@ SPEC = ToolSpec(
 )
 
 
-async def propose(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def propose(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
 
     args = call.arguments
     stage = str(args.get("stage") or "").upper()
@@ -87,7 +87,7 @@ async def propose(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
                        f"output, written to {written.rel_folder}/\n" + chat.proposal_tool_text(p))
 
 
-async def _compiler_output(chat: AgentChat, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
+async def _compiler_output(chat: ToolHost, kernel_text: str, stage: str, kernel: Any) -> tuple[str, str, Any]:
     """(version, the compiler's text of ``stage``, the dump's variant) for the kernel file as it is."""
     from kerneltui.core.asm.store import Dump, DumpLookupError, DumpMissing
 

@@ -32,7 +32,7 @@ from kerneltui.core.agent.workspace import WorkspaceError
 from kerneltui.core.redact import redacted
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.chat import AgentChat
+    from kerneltui.core.agent.host import ToolHost
 
 
 _STAGES = [s for s in ASM_STAGES if s != "source"]
@@ -147,7 +147,7 @@ def summarise_call(call: ToolCall) -> str:
     return f"{call.name}()"
 
 
-async def run_tool(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def run_tool(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     handler = _HANDLERS.get(call.name)
     if handler is None:
         return ToolOutcome(False, f"unknown tool {call.name}",
@@ -192,14 +192,14 @@ def _int_arg(call: ToolCall, name: str) -> int | None:
         raise ToolFailure(f"{call.name}: {name!r} must be an integer, not {value!r}") from exc
 
 
-async def _read_file(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _read_file(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     path = _text_arg(call, "path", required=True)
     output, summary = chat.workspace.read(path, _int_arg(call, "start_line"), _int_arg(call, "end_line"))
     chat.note_file_read(path)
     return ToolOutcome(True, summary, output)
 
 
-async def _list_files(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _list_files(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     path = _text_arg(call, "path") or "."
     real, shown = chat.workspace.resolve(path)
     if not real.exists():
@@ -209,7 +209,7 @@ async def _list_files(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutc
     return ToolOutcome(True, summary, output)
 
 
-async def _search_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _search_context(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     query = _text_arg(call, "query", required=True)
     limit = max(1, min(20, _int_arg(call, "limit") or 8))
     under = _text_arg(call, "under") or None
@@ -220,7 +220,7 @@ async def _search_context(chat: AgentChat, call: ToolCall, turn_id: str) -> Tool
     return ToolOutcome(True, f"{len(hits)} hits for {query!r}" + (f" ({note})" if note else ""), output)
 
 
-async def _grep_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _grep_context(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     max_matches = _int_arg(call, "max")
     after = _int_arg(call, "after")
     query = GrepQuery(_text_arg(call, "pattern", required=True), literal=_bool_arg(call, "literal"),
@@ -238,14 +238,14 @@ async def _grep_context(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOu
     return ToolOutcome(True, summary, format_grep(result))
 
 
-async def _latest_results(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _latest_results(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     report, fresh = await chat.latest_report()
     label = "latest run of the kernel file" + (" (run just now: there was none yet)" if fresh else "")
     return ToolOutcome(True, f"{'PASS' if report.ok else 'FAIL'} · {len(report.results)} rungs",
                        chat.feedback(report, label, chat.target.read()))
 
 
-async def _read_asm(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _read_asm(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     stage = _text_arg(call, "stage", required=True)
     report, _ = await chat.latest_report()
     text = read_asm(chat.task, report.source_hash, stage, _text_arg(call, "kernel") or None,
@@ -253,13 +253,13 @@ async def _read_asm(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcom
     return ToolOutcome(True, text.splitlines()[0][:160], text)
 
 
-async def _profile_brief(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _profile_brief(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     report, _ = await chat.latest_report()
     text = profile_brief(chat.task, report)
     return ToolOutcome(True, text.splitlines()[0][:160] if text else "profile brief", text)
 
 
-async def _trace_regions(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _trace_regions(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     from kerneltui.core.trace.buffer import TraceFormatError
     from kerneltui.core.trace.summary import brief
 
@@ -282,7 +282,7 @@ MIN_VERSION_CHARS = 6
 MAX_VERSION_LINES = 400
 
 
-async def _read_version(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _read_version(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     prefix = _text_arg(call, "version", required=True).strip().lower()
     if len(prefix) < MIN_VERSION_CHARS or any(c not in "0123456789abcdef" for c in prefix):
         raise ToolFailure(f"read_version: {prefix!r} is not a version hash (hex, at least {MIN_VERSION_CHARS} "
@@ -302,7 +302,7 @@ async def _read_version(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOu
     return ToolOutcome(True, head, head + "\n" + body)
 
 
-def candidate_source(chat: AgentChat, call: ToolCall) -> tuple[str, str, str]:
+def candidate_source(chat: ToolHost, call: ToolCall) -> tuple[str, str, str]:
     """(base text, new text, kind) from a source or diff argument."""
     source = _text_arg(call, "source")
     diff = _text_arg(call, "diff")
@@ -316,7 +316,7 @@ def candidate_source(chat: AgentChat, call: ToolCall) -> tuple[str, str, str]:
     return base, source, "full"
 
 
-async def _run_candidate(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _run_candidate(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     _, new, _ = candidate_source(chat, call)
     rungs = call.arguments.get("rungs")
     if rungs is not None and (not isinstance(rungs, list) or not all(isinstance(r, str) for r in rungs)):
@@ -329,7 +329,7 @@ async def _run_candidate(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolO
                        chat.feedback(report, "candidate (the kernel file was not changed)", new))
 
 
-async def _propose_edit(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOutcome:
+async def _propose_edit(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     rationale = _text_arg(call, "rationale", required=True)
     base, new, kind = candidate_source(chat, call)
     if new == base:
@@ -339,7 +339,7 @@ async def _propose_edit(chat: AgentChat, call: ToolCall, turn_id: str) -> ToolOu
     return ToolOutcome(True, chat.proposal_summary(proposal), chat.proposal_tool_text(proposal))
 
 
-Handler = Callable[["AgentChat", ToolCall, str], Awaitable[ToolOutcome]]
+Handler = Callable[["ToolHost", ToolCall, str], Awaitable[ToolOutcome]]
 _HANDLERS: dict[str, Handler] = {
     "read_file": _read_file,
     "list_files": _list_files,

@@ -3,7 +3,7 @@
 The trial's loop run checks the proposed text (correctness, its own benchmark). When it passes on a
 GPU, the file on disk and the proposal are compared side by side (``core.compare_run.trial_comparison``:
 both kernels in one worker, their calls in ABBA/BAAB blocks, every output rechecked by the judge;
-docs/compare.md). The outcome is a ``TrialComparison`` carried with the trial (``TrialSummary.comparison``):
+docs/compare.md). The outcome is a ``TrialComparison`` (``core.agent.comparison``) carried with the trial:
 the card shows its sentence, auto mode keeps a change on it (``core.agent.keep_rule``), the agent reads
 it with the word "significant" or "within noise" (``feedback``). Two medians measured minutes apart
 are never compared.
@@ -16,15 +16,15 @@ cannot be made (the file on disk fails its checks, side work, a hand-edited stag
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from kerneltui import config
 from kerneltui.core import compare_history
+from kerneltui.core.agent.comparison import DISK, TrialComparison
 from kerneltui.core.agent.trials import TrialSummary, perf_of
-from kerneltui.core.bench import compare
-from kerneltui.core.compare_run import CompareError, CompareReport, trial_comparison
+from kerneltui.core.compare_run import CompareError, trial_comparison
 from kerneltui.core.events import Notice
 from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import Loop
@@ -32,103 +32,12 @@ from kerneltui.core.rungs.compare_series import CompareSettings
 from kerneltui.core.task import source_hash
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.chat import AgentChat
+    from kerneltui.core.agent.host import TrialHost
     from kerneltui.core.agent.proposals import Proposal
     from kerneltui.core.loop import RunReport
     from kerneltui.core.task import Task
     from kerneltui.core.worker.pool import WorkerPool
     from kerneltui.settings.bench import BenchSettings
-
-Kind = Literal["compared", "no_gpu", "not_compared"]
-DISK = "the file on disk"
-
-
-@dataclass(frozen=True)
-class CaseVerdict:
-    """One benchmark case of the comparison: its label and verdict."""
-
-    label: str
-    verdict: compare.Verdict
-
-
-@dataclass(frozen=True)
-class TrialComparison:
-    """The trial against the file on disk: compared (``cases`` and their geometric ``mean``), or why not."""
-
-    kind: Kind
-    against_hash: str = ""  # the file on disk's source hash (A)
-    cases: tuple[CaseVerdict, ...] = ()
-    mean: compare.Verdict | None = None
-    reason: str = ""  # kinds no_gpu and not_compared: why there is no comparison
-
-    @classmethod
-    def of_cases(cls, cases: Sequence[compare.CaseComparison], against_hash: str, names: tuple[str, str],
-                 level: float = compare.LEVEL) -> TrialComparison:
-        return cls("compared", against_hash, tuple(CaseVerdict(c.label, c.verdict) for c in cases),
-                   compare.geometric_mean(cases, *names, level=level))
-
-    @classmethod
-    def of_report(cls, report: CompareReport) -> TrialComparison:
-        return cls("compared", report.a.source_hash, tuple(CaseVerdict(c.label, c.verdict) for c in report.cases),
-                   report.mean)
-
-    @classmethod
-    def not_compared(cls, reason: str, against_hash: str = "") -> TrialComparison:
-        return cls("not_compared", against_hash, reason=reason)
-
-    @property
-    def verdict(self) -> compare.Verdict | None:
-        """The one verdict decisions read: a case that could not be compared, else the only case's own
-        (its sentence counts calls), else the geometric mean over cases; None when nothing was compared."""
-        if self.kind != "compared" or not self.cases:
-            return None
-        unknown = next((c.verdict for c in self.cases if c.verdict.direction == "unknown"), None)
-        if unknown is not None:
-            return unknown
-        if len(self.cases) == 1:
-            return self.cases[0].verdict
-        return self.mean
-
-    def sentence(self) -> str:
-        """What the card says about speed ("" without a GPU: nothing is timed there)."""
-        if self.kind == "no_gpu":
-            return ""
-        verdict = self.verdict
-        if verdict is None:
-            return f"not compared with {DISK}: {self.reason or 'no comparison was made'}"
-        if len(self.cases) > 1 and verdict is self.mean:
-            return f"{verdict.text} (geometric mean over {len(self.cases)} cases)"
-        return verdict.text
-
-    def feedback(self) -> str:
-        """The comparison as the model reads it: each case and the verdict, named significant or within noise."""
-        if self.kind == "no_gpu":
-            return ""
-        verdict = self.verdict
-        if verdict is None:
-            return f"speed against {DISK}: not compared ({self.reason or 'no comparison was made'})"
-        lines = [f"speed against {DISK}, interleaved on one GPU: {self.sentence()} — {compare.feedback_word(verdict)}"]
-        if len(self.cases) > 1:
-            lines += [f"  {c.label}: {c.verdict.text} — {compare.feedback_word(c.verdict)}" for c in self.cases]
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "against_hash": self.against_hash, "reason": self.reason,
-                "sentence": self.sentence(), "word": compare.feedback_word(self.verdict) if self.verdict else None,
-                "cases": [{"label": c.label, **c.verdict.to_dict()} for c in self.cases],
-                "mean": self.mean.to_dict() if self.mean else None}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrialComparison:
-        cases = tuple(CaseVerdict(str(c["label"]), _verdict(c)) for c in data.get("cases") or [])
-        mean = data.get("mean")
-        return cls(data["kind"], str(data.get("against_hash") or ""), cases, _verdict(mean) if mean else None,
-                   str(data.get("reason") or ""))
-
-
-def _verdict(data: dict[str, Any]) -> compare.Verdict:
-    return compare.Verdict(data["direction"], data.get("change"), data.get("low"), data.get("high"),
-                           int(data.get("calls_each") or 0), str(data.get("text") or ""))
 
 
 def _passed_checks(report: RunReport) -> bool:
@@ -201,7 +110,7 @@ def record_in_history(task: Task, comparison: TrialComparison, proposal_source: 
     return ""
 
 
-def _bench_settings(chat: AgentChat) -> BenchSettings:
+def _bench_settings(chat: TrialHost) -> BenchSettings:
     """The benchmark settings the trial ran with: its loop's, or the configured ones where the trials
     run in the engine (whose runs carry the command's own configured settings)."""
     if isinstance(chat.loop, Loop):
@@ -217,7 +126,7 @@ class TrialOutcome:
     comparison: TrialComparison | None
 
 
-async def checked_then_compared(chat: AgentChat, p: Proposal, source: str, origin: str,
+async def checked_then_compared(chat: TrialHost, p: Proposal, source: str, origin: str,
                                 override_folder: str | None, on_comparing: Callable[[TrialSummary], None]) -> TrialOutcome:
     """A proposal's whole trial: the loop on ``source`` in fresh workers, then, when it passed on a GPU,
     the interleaved comparison with the file on disk (``on_comparing`` gets the card's interim state)."""

@@ -17,7 +17,7 @@ from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.trial_compare import TrialComparison
+    from kerneltui.core.agent.comparison import TrialComparison
 
 # (metric key, factor to seconds), looked up in the benchmark rung's metrics.
 TIME_KEYS: tuple[tuple[str, float], ...] = (
@@ -139,7 +139,7 @@ class TrialSummary:
     pct_roofline: float | None = None
     device: str | None = None
     rungs: tuple[TrialRung, ...] = ()
-    comparison: TrialComparison | None = None  # against the file on disk, interleaved (core.agent.trial_compare)
+    comparison: TrialComparison | None = None  # against the file on disk, interleaved (core.agent.comparison)
 
     @classmethod
     def started(cls) -> TrialSummary:

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kerneltui.core.batch import (
     Candidate,
@@ -31,10 +30,8 @@ from kerneltui.core.engine.client import EngineClient, EngineLost, EngineRunErro
 from kerneltui.core.engine.messages import RunRequest
 from kerneltui.core.events import Event, Notice
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.suite.prepare import Prepared
 from kerneltui.core.task import Task, TaskError
-
-if TYPE_CHECKING:  # run.py imports this module when a suite has an engine
-    from kerneltui.core.suite.run import Prepared
 
 Landed = Callable[[CandidateResult], None]
 Say = Callable[[str], None]  # a warning for the person (the command prints it on stderr)
