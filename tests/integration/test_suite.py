@@ -100,6 +100,12 @@ def test_an_interrupted_suite_prints_the_table_so_far(tmp_path):
     import time
 
     root = copy_tree(KB, tmp_path / "kb")
+    # A fifth problem, last in order, whose candidate takes minutes to import: the signal always reaches a
+    # suite still at work (a warm engine verifies the other four in about 4 s, which could end the suite
+    # before the signal arrived, with exit 0).
+    level = root / "level1"
+    (level / "99_SlowToLoad.py").write_text((level / "7_ScaledReLU.py").read_text())
+    (level / "99_SlowToLoad_new.py").write_text("import time\ntime.sleep(600)\n" + (level / "7_ScaledReLU_new.py").read_text())
     proc = subprocess.Popen([sys.executable, "-m", "kerneltui", "suite", str(root / "level1"), "--scale", "0.004",
                              "--seeds", "1", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ))
@@ -115,7 +121,7 @@ def test_an_interrupted_suite_prints_the_table_so_far(tmp_path):
     out, err = proc.communicate(timeout=120)
     text = "".join(seen) + out
     assert proc.returncode == 130, text + err
-    assert "interrupted: " in text and "of 4 items verified" in text and "run the same command again" in text
+    assert "interrupted: " in text and "of 5 items verified" in text and "run the same command again" in text
     table = text[text.index("problem "):]
     assert "correct" in table and "7_ScaledReLU" in table, text
 

@@ -172,7 +172,9 @@ def _slow_agent_parts(turns: list[dict]):
 async def test_ctrl_c_and_esc_interrupt_a_turn_and_keep_its_partial_reply(example_task, settings) -> None:
     from tests.ui.conftest import wait_for
 
-    turns = [{"text": "a long streamed answer " * 40}, {"text": "second " * 2000},
+    # Both replies stream for far longer than a loaded machine takes to press the key (a 920-character one
+    # once ended before ctrl+c arrived).
+    turns = [{"text": "a long streamed answer " * 400}, {"text": "second " * 2000},
              {"text": "after the interrupts", "expect": "still there?"}]
     options = AppOptions(watch=False, run_on_start=False, prestart_worker=False, watch_themes=False,
                          record_session=False)
