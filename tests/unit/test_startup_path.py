@@ -100,7 +100,8 @@ def test_a_worker_lowers_its_own_priority_when_asked():
     # A worker forked from a zygote that lowered its own priority already is not lowered twice.
     proc = _python("import os\nos.nice(5)\n" + code, {"KERNELTUI_WORKER_NICE": "5"})
     assert proc.returncode == 0, proc.stderr
-    assert list(map(int, proc.stdout.split())) == [5, 5]
+    before, after = map(int, proc.stdout.split())
+    assert after == before >= 5  # whatever priority the tests themselves started at
     bad = _python(code, {"KERNELTUI_WORKER_NICE": "high"})
     before, after = map(int, bad.stdout.split())
     assert after == before
