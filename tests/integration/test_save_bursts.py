@@ -418,9 +418,6 @@ def _settled(lines: list[str], final: str) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="open defect (#48): on a loaded machine (CI's two cores) a burst through "
-                   "the engine once left the newest text's run cancelled as overtaken with no run after it, so "
-                   "the last save had no verdict; the process count this test also makes held")
 def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_task, tmp_path):
     import uuid
 
@@ -457,8 +454,9 @@ def test_bursts_and_cancels_through_the_engine_leave_no_process_behind(example_t
             for (_, lines, _), done_before in zip(watchers, before, strict=True):
                 started, completed, cancelled = _watch_runs(lines)
                 assert all(line == f"cancelled: {OVERTAKEN}" for line in cancelled), "\n".join(lines)
-                # Far fewer completed than saves (MOST_COMPLETED), the last text's run the last of them.
-                assert len(completed) - done_before <= max(2, count // 4), "\n".join(lines)
+                # Far fewer completed than saves (MOST_COMPLETED: the ten saves of the second burst go
+                # while a watcher starts, the most loaded moment here), the last text's run the last of them.
+                assert len(completed) - done_before <= MOST_COMPLETED, "\n".join(lines)
                 assert dict(started)[completed[-1]] == final, "\n".join(lines)
     finally:
         for proc, _, reader in watchers:
