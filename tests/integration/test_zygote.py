@@ -118,6 +118,34 @@ async def test_workers_of_one_kind_are_forked_from_one_zygote_each_in_a_box_of_i
     assert all(w.proc.returncode == 0 for w in workers)
 
 
+async def test_a_start_cancelled_half_way_leaves_the_next_workers_their_pipes(monkeypatch):
+    """A run cancelled while its worker starts (a save overtaking it) cancels the zygote's spawn between
+    the streams it makes of the worker's pipes. Each of those ends must be closed once, and off the event
+    loop: closed twice, or left watched by the loop, its number is taken by the next worker's pipe, whose
+    replies the loop then never reads (the engine waited for workers that had long been ready)."""
+    runner = _runner(KERNELTUI_TEST_ZYGOTE_KIND="cancelled")
+    ready = await WorkerProcess.start(runner, "triton")  # the zygote is up: what follows is the fork alone
+    await ready.wait_ready(300)
+    await ready.close()
+
+    async def cancelled_while_connecting(*args: object) -> None:
+        raise asyncio.CancelledError("overtaken by a newer save")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(zygote_client, "_write_stream", cancelled_while_connecting)
+        for _ in range(3):
+            with pytest.raises(asyncio.CancelledError):
+                await WorkerProcess.start(runner, "triton")
+    workers = [await WorkerProcess.start(runner, "triton") for _ in range(3)]
+    try:
+        for worker in workers:
+            await worker.wait_ready(60)  # a fork of a zygote that is up: seconds on a loaded machine
+            assert await asyncio.wait_for(_ping(worker), 60)
+    finally:
+        for worker in workers:
+            await worker.close()
+
+
 async def test_a_runs_judge_and_candidate_come_from_one_zygote():
     runner = _runner(KERNELTUI_TEST_ZYGOTE_KIND="roles")
     workers = [await WorkerProcess.start(runner, "triton", role=role) for role in ("candidate", "judge")]

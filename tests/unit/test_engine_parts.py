@@ -236,3 +236,46 @@ async def test_handshake_with_the_key_then_sealed_frames():
 async def test_handshake_with_another_key_is_refused():
     with pytest.raises(AuthError, match="refused this client"):
         await _pair(os.urandom(32), os.urandom(32))
+
+
+async def test_a_receive_cancelled_inside_a_frame_leaves_the_frame_to_the_next():
+    """A command cancels its run while an event comes in: the receive it was in is cancelled with part
+    of a frame read. The next receive (the cancel's, passing on the run's last events) gets that frame
+    whole and every later one, not the rest of it taken for a header."""
+    key = os.urandom(32)
+    left, right = socket.socketpair(socket.AF_UNIX)
+    engine = Channel(*await asyncio.open_unix_connection(sock=left))
+    client = Channel(*await asyncio.open_unix_connection(sock=right))
+    try:
+        accepted = asyncio.create_task(engine.accept(key, {"pid": os.getpid()}))
+        await client.connect(key, {"client_pid": 1})
+        await accepted
+        wire = engine.writer
+        frames: list[bytes] = []
+
+        class Keep:  # what the engine would write, kept to be written in pieces
+            write = frames.append
+
+            @staticmethod
+            def is_closing() -> bool:
+                return False
+
+        engine.writer = Keep()  # type: ignore[assignment]
+        engine.send({"event": {"kind": "RungFinished", "details": "x" * 5000}})
+        engine.send({"event": {"kind": "RunFinished"}})
+        engine.writer = wire
+        first, second = frames
+        wire.write(first[:100])  # the length and the start of the body
+        await wire.drain()
+        receiving = asyncio.create_task(client.receive())
+        await asyncio.sleep(0.2)  # the client reads what came: the length, part of the body
+        receiving.cancel()
+        await asyncio.wait({receiving})
+        assert receiving.cancelled()
+        wire.write(first[100:] + second)
+        await wire.drain()
+        got = [await asyncio.wait_for(client.receive(), 10), await asyncio.wait_for(client.receive(), 10)]
+        assert got == [{"event": {"kind": "RungFinished", "details": "x" * 5000}}, {"event": {"kind": "RunFinished"}}]
+    finally:
+        await engine.close()
+        await client.close()

@@ -120,6 +120,10 @@ class Channel:
         self.writer = writer
         self._signer: Signer | None = None
         self._verifier: Verifier | None = None
+        # The frame being read. A receive cancelled inside a frame (a command cancelling its run while
+        # an event comes in) leaves its reading to the next receive, which would otherwise take the rest
+        # of that frame for a header and lose every later message (the run's last events among them).
+        self._reading: asyncio.Future[bytes | None] | None = None
         self.peer: dict[str, Any] = {}
 
     def _keys(self, key: bytes, engine_nonce: bytes, client_nonce: bytes, engine_side: bool) -> None:
@@ -145,7 +149,10 @@ class Channel:
         """The next verified message; None when the other end closed the connection."""
         if self._verifier is None:
             raise ProtocolError("the channel is not authenticated yet")
-        payload = await self._read_payload()
+        if self._reading is None:
+            self._reading = asyncio.ensure_future(self._read_payload())
+        payload = await asyncio.shield(self._reading)  # cancelled: the frame is still read whole
+        self._reading = None
         return None if payload is None else self._verifier.open(payload)
 
     async def _read_payload(self) -> bytes | None:
@@ -168,6 +175,12 @@ class Channel:
         return decode_body(payload)
 
     async def close(self) -> None:
+        reading, self._reading = self._reading, None
+        if reading is not None:  # left by a cancelled receive: nobody will take its frame now
+            if not reading.done():
+                reading.cancel()
+            elif not reading.cancelled():
+                reading.exception()  # its error, if any, is the closed stream's: seen, not logged
         if not self.writer.is_closing():
             self.writer.close()
         try:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kerneltui.core.sandbox import reaper
 from kerneltui.core.sandbox.box import SCRATCH_PREFIX, WorkerBox
@@ -171,7 +171,11 @@ class RunningZygote:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
-        ours = [stdin_w, stdout_r, stderr_r]
+        # Our ends are file objects from the start, each closed once whoever closes it (the stream made
+        # of it, or a spawn that fails or is cancelled half-way): a descriptor closed twice is a number
+        # that another worker's pipe may hold by the second time, which that worker then loses.
+        ours = [os.fdopen(stdin_w, "wb", 0), os.fdopen(stdout_r, "rb", 0), os.fdopen(stderr_r, "rb", 0)]
+        transports: list[asyncio.BaseTransport] = []
         request_id = next(self._ids)
         request = {"id": request_id, "policy_file": str(box.policy_file), "command": list(command),
                    "env": dict(box.env), "cwd": str(box.scratch)}
@@ -184,15 +188,17 @@ class RunningZygote:
                 for fd in (stdin_r, stdout_w, stderr_w):
                     os.close(fd)
             await asyncio.wait_for(started, REPLY_TIMEOUT_S)
-            process.stdout = await _read_stream(loop, stdout_r)
-            process.stderr = await _read_stream(loop, stderr_r)
-            process.stdin = await _write_stream(loop, stdin_w)
+            process.stdout = await _read_stream(loop, ours[1], transports)
+            process.stderr = await _read_stream(loop, ours[2], transports)
+            process.stdin = await _write_stream(loop, ours[0], transports)
         except BaseException as exc:
             with self._lock:
                 self._waiting.pop(request_id, None)
-            for fd in ours:
+            for transport in transports:  # off the loop's selector before its descriptor closes
+                transport.close()
+            for pipe in ours:
                 with contextlib.suppress(OSError):
-                    os.close(fd)
+                    pipe.close()
             if isinstance(exc, (OSError, TimeoutError)):
                 raise ZygoteError(f"the zygote did not fork the worker: {exc}") from exc
             raise
@@ -289,17 +295,23 @@ def _resolve(future: asyncio.Future[int], result: int = 0, error: BaseException 
         future.get_loop().call_soon_threadsafe(settle)
 
 
-async def _read_stream(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamReader:
+async def _read_stream(loop: asyncio.AbstractEventLoop, pipe: BinaryIO,
+                       transports: list[asyncio.BaseTransport]) -> asyncio.StreamReader:
+    """A stream reading ``pipe``; its transport is added to ``transports``."""
     from kerneltui.core.worker.protocol import MAX_MESSAGE
 
     reader = asyncio.StreamReader(limit=MAX_MESSAGE, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(fd, "rb", 0))
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    transports.append(transport)
     return reader
 
 
-async def _write_stream(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamWriter:
+async def _write_stream(loop: asyncio.AbstractEventLoop, pipe: BinaryIO,
+                        transports: list[asyncio.BaseTransport]) -> asyncio.StreamWriter:
+    """A stream writing ``pipe``; its transport is added to ``transports``."""
     transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop), os.fdopen(fd, "wb", 0))
+        lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop), pipe)
+    transports.append(transport)
     return asyncio.StreamWriter(transport, protocol, None, loop)
 
 
