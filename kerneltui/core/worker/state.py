@@ -110,6 +110,13 @@ class WorkerState:
         self.known_code: Any = None  # known_code.KnownCode, taken at warm-up
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
         self.interpreter_hooks: tuple[Any, Any] = (None, None)  # sys profile/trace hooks before candidate code
+        # Set by the ops as a run goes on (None until the op that sets them has run):
+        self.threads_at_load: set[int | None] | None = None  # thread ids before the kernel's import (ops_candidate)
+        self.previous_output: tuple[Any, Any] | None = None  # the last call's output and its tree.contents at return
+        self.judge: Any = None  # ops_judge.Judge, once the judge has loaded the reference
+        self.bench_case: Any = None  # ops_bench.KernelBench: the benchmark case open in the candidate's worker
+        self.bench_pool: tuple[int, Any, Any] | None = None  # the judge's (case, timing.InputPool, OutputCheck)
+        self.compare_runtimes: dict[str, Any] | None = None  # ops_compare: kernel A's and B's TaskRuntime
 
     def discard(self) -> None:
         """Remove the task copy's folder if this state made it (a worker run outside a box)."""
