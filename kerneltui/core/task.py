@@ -25,7 +25,7 @@ from kerneltui.files import os_reason
 
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
-BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
+BACKENDS: tuple[Backend, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
 _OPERATOR = re.compile(r"^(?:aten(?:::|\.))?([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -48,7 +48,7 @@ def operator_name(text: str) -> str:
 # How several benchmark cases make one score (GPU MODE's ``ranking_by``): the last case's mean,
 # the arithmetic mean or the geometric mean of the cases' means.
 RankingBy = Literal["last", "mean", "geom"]
-RANKINGS: tuple[str, ...] = ("last", "mean", "geom")
+RANKINGS: tuple[RankingBy, ...] = ("last", "mean", "geom")
 
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")

@@ -174,7 +174,7 @@ class _Scanner(ast.NodeVisitor):
         if is_kernel:
             self.in_kernel -= 1
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # ast's visitor takes AsyncFunctionDef by the same method; its stub types the two apart
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:

@@ -314,18 +314,20 @@ class WorkerProcess:
                     )
             return
         req_id = message.get("id")
+        if not isinstance(req_id, int):
+            return  # every request's events and reply carry its integer id: one without answers no request
         if event == "returned":
             # Kept apart from the reply, which code left running in the worker could still change.
-            self._returned.setdefault(req_id, []).append(dict(message.get("digests") or {}))  # type: ignore[arg-type]
+            self._returned.setdefault(req_id, []).append(dict(message.get("digests") or {}))
             return
         if event == "progress":
             if req_id in self._last_progress:
                 self._last_progress[req_id] = str(message.get("message", ""))
-            cb = self._progress.get(req_id)  # type: ignore[arg-type]
+            cb = self._progress.get(req_id)
             if cb is not None:
                 cb(str(message.get("message", "")), message.get("fraction"))
             return
-        future = self._pending.get(req_id)  # type: ignore[arg-type]
+        future = self._pending.get(req_id)
         if future is not None and not future.done():
             future.set_result(message)
 
