@@ -22,6 +22,7 @@ from kerneltui.commands.common import (
     rung_line,
     tee,
 )
+from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, operator_name
 from kerneltui.core.task_loaders.load import load_task
 
@@ -102,7 +103,7 @@ def load_or_report(args: argparse.Namespace, path: str, kernel: str | None) -> T
 
 def task_error_rung(report: Any) -> Any:
     """The rung that failed because the task cannot run here (its reference needs a GPU…), if any."""
-    return next((r for r in report.results if r.status == "fail" and r.metrics.get("failure") == "task"), None)
+    return next((r for r in report.results if r.status == "fail" and failure_of(r) == "task"), None)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from kerneltui.core.loop import RunObserver, RunReport, check_once
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.runner import LocalRunner, Runner
@@ -140,7 +141,9 @@ def result_from_report(name: str, report: dict[str, Any], where: str,
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
-    metrics = (bench or {}).get("metrics") or {}
+    metrics: BenchmarkMetrics = {}
+    if bench and bench.get("metrics"):
+        metrics = bench["metrics"]
     failure = None
     if failed is not None:
         failure = f"{failed.get('name')}: {failed.get('error') or failed.get('summary')}".splitlines()[0][:200]

@@ -32,6 +32,12 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact, redact_tree
 from kerneltui.core.rungs.result import RungResult, SourceLocation
+from kerneltui.core.rungs.rung_metrics import (
+    BenchmarkMetrics,
+    RooflineMetrics,
+    benchmark_metrics,
+    roofline_metrics,
+)
 
 if TYPE_CHECKING:
     from kerneltui.core.loop import RunObserver, RunReport
@@ -351,14 +357,15 @@ class HistoryStore:
         note = ""
         bench = by_name.get("benchmark")
         if bench is not None and bench["status"] in ("ok", "warn"):
-            m = json.loads(bench["metrics"])
+            m: BenchmarkMetrics = json.loads(bench["metrics"])
             values.update(median_ms=m.get("median_ms"), speedup_vs_reference=m.get("speedup_vs_reference"),
                           speedup_vs_compile=m.get("speedup_vs_compile"), q1_ms=m.get("q1_ms"), q3_ms=m.get("q3_ms"))
             if m.get("stderr_ms") is not None and m.get("mean_ms"):
                 values["rel_stderr"] = m["stderr_ms"] / m["mean_ms"]
         roof = by_name.get("roofline")
         if roof is not None and roof["status"] in ("ok", "warn"):
-            values["pct_roofline"] = json.loads(roof["metrics"]).get("pct_roofline")
+            roof_metrics: RooflineMetrics = json.loads(roof["metrics"])
+            values["pct_roofline"] = roof_metrics.get("pct_roofline")
         failed = next((r for r in rungs if r["status"] == "fail"), None)
         if failed is not None:
             note = f"{failed['name']}: {(failed['error'] or failed['summary'] or '').splitlines()[0] if (failed['error'] or failed['summary']) else 'failed'}"
@@ -387,10 +394,10 @@ def bench_rows(results: list[RungResult]) -> list[dict[str, Any]]:
     if bench is None or bench.status not in ("ok", "warn"):
         return []
     roof = by_name.get("roofline")
-    roof_cases = {c.get("label"): c for c in ((roof.metrics.get("cases") if roof else None) or [])}
+    roof_cases = {c.get("label"): c for c in ((roofline_metrics(roof).get("cases") if roof else None) or [])}
     valid = roof is None or roof.status != "fail"
     rows: list[dict[str, Any]] = []
-    for case in bench.metrics.get("cases") or []:
+    for case in benchmark_metrics(bench).get("cases") or []:
         base = {"case_index": case.get("index", 0), "case_label": case.get("label", "")}
         roof_case = roof_cases.get(case.get("label")) or {}
         for target, mode, stats in (("candidate", "eager", case.get("candidate")), ("candidate", "graph", case.get("graph")),

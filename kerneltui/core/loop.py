@@ -27,6 +27,7 @@ from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungSt
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
 from kerneltui.core.rungs.result import RungResult, fail, skip
+from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
@@ -258,7 +259,7 @@ def gpu_likely(pool: WorkerPool) -> bool:
 def lost_connection(results: list[RungResult]) -> str | None:
     """The message of the first rung that failed because a remote worker's connection was lost."""
     for r in results:
-        if r.status == "fail" and r.metrics.get("failure") == "connection":
+        if r.status == "fail" and failure_of(r) == "connection":
             return r.summary
     return None
 

@@ -19,6 +19,7 @@ from textual.timer import Timer
 from kerneltui.core import events as ev
 from kerneltui.core.events import Emit
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.timeline import Timeline
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
@@ -59,14 +60,14 @@ class SessionHistory:
             bench = next((r for r in version.results if r.name == "benchmark" and r.status in ("ok", "warn")), None)
             if bench is None or version.median_ms is None:
                 continue
-            m = bench.metrics
+            m = benchmark_metrics(bench)
             median = version.median_ms * 1000
             points.append(HistoryPoint(version=f"v{version.number}", median_us=median,
                                        low_us=float(m.get("q1_ms") or version.median_ms) * 1000,
                                        high_us=float(m.get("q3_ms") or version.median_ms) * 1000))
             ref = _first_case(m, "reference")
             baseline = ref * 1000 if ref else baseline
-            fl = m.get("floor_ms") or _case_value(m, "floor_ms")
+            fl = _case_value(m, "floor_ms")
             floor = float(fl) * 1000 if fl else floor
         if points:
             last = points[-1]
@@ -75,14 +76,14 @@ class SessionHistory:
         return HistorySeries(points=points, baseline_us=baseline, floor_us=floor, note=note)
 
 
-def _first_case(metrics: dict[str, Any], target: str) -> float | None:
+def _first_case(metrics: BenchmarkMetrics, target: str) -> float | None:
     cases = metrics.get("cases") or []
     stats = (cases[0].get(target) if cases and isinstance(cases[0], dict) else None) or {}
     value = stats.get("median_ms")
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _case_value(metrics: dict[str, Any], key: str) -> Any:
+def _case_value(metrics: BenchmarkMetrics, key: str) -> Any:
     cases = metrics.get("cases") or []
     return cases[0].get(key) if cases and isinstance(cases[0], dict) else None
 

@@ -25,6 +25,7 @@ from kerneltui.core.bench.stats import (
     side_work_finding,
     summarize,
 )
+from kerneltui.core.rungs.rung_metrics import BenchMetrics
 from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
 
 
@@ -33,7 +34,7 @@ class BenchVerdict:
     status: str  # "ok" | "warn" | "fail"
     summary: str
     error: str | None
-    metrics: dict[str, Any]
+    metrics: BenchMetrics
     details: str
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -196,7 +197,7 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
         cases.append(case)
         lines.append(_case_line(case))
     timed = [c for c in cases if c["candidate"].get("median_ms")]
-    metrics: dict[str, Any] = {
+    metrics: BenchMetrics = {
         "cases": cases,
         "runs": sum(c["candidate"].get("runs", 0) for c in cases),
         "flush_bytes": candidate.get("flush_bytes"),
@@ -218,8 +219,8 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
         metrics["speedup_vs_compile"] = geomean(c.get("speedup_vs_compile") for c in timed)
         if len(timed) == 1:
             cand = timed[0]["candidate"]
-            metrics.update(q1_ms=cand["q1_ms"], q3_ms=cand["q3_ms"], mean_ms=cand["mean_ms"],
-                           stderr_ms=cand["stderr_ms"], min_ms=cand["min_ms"])
+            metrics.update({"q1_ms": cand["q1_ms"], "q3_ms": cand["q3_ms"], "mean_ms": cand["mean_ms"],
+                            "stderr_ms": cand["stderr_ms"], "min_ms": cand["min_ms"]})
     if not problems and not timed:
         problems.append("no timed call completed")
     details = "\n".join(lines + [f"warning: {w}" for w in warnings] + [f"problem: {p}" for p in problems])
@@ -262,7 +263,7 @@ def _case_line(case: dict[str, Any]) -> str:
     return f"{case['label']}: " + " · ".join(parts)
 
 
-def _summary(cases: list[dict[str, Any]], metrics: dict[str, Any]) -> str:
+def _summary(cases: list[dict[str, Any]], metrics: BenchMetrics) -> str:
     speed = f"{_speedup(metrics.get('speedup_vs_reference'))} vs reference"
     if metrics.get("speedup_vs_compile"):
         speed += f" · {_speedup(metrics.get('speedup_vs_compile'))} vs torch.compile"

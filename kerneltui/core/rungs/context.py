@@ -7,12 +7,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, DumpMetrics, TraceMetrics
 from kerneltui.core.task import Task
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
@@ -132,6 +133,14 @@ def _nested(name: str, raw: Any, types: Mapping[str, tuple[type, ...]]) -> dict[
     return dict(raw)
 
 
+class DumpData(TypedDict):
+    """The dump rung's folder, its one-line summary and its metrics (``RunData.dump``)."""
+
+    dir: str
+    summary: str
+    metrics: DumpMetrics
+
+
 @dataclass
 class RunData:
     """What rungs hand each other during a run; the report keeps it as ``RunReport.data`` (``to_dict``)."""
@@ -139,12 +148,12 @@ class RunData:
     load: LoadReply | None = None  # compile → run, correctness: the candidate worker's ``load`` reply
     run: dict[str, Any] | None = None  # the run rung's outputs, problems and launches
     correctness: dict[str, Any] | None = None  # checks, cases, seeds, worst metrics
-    benchmark: dict[str, Any] | None = None  # the benchmark rung's metrics → roofline
+    benchmark: BenchmarkMetrics | None = None  # the benchmark rung's metrics → roofline
     benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
     device_peaks: DevicePeaks | None = None  # the device's measured peaks → roofline
-    dump: dict[str, Any] | None = None  # the dump's folder, summary and metrics
+    dump: DumpData | None = None  # the dump's folder, summary and metrics
     profile: ProfileOutcome | None = None
-    trace: dict[str, Any] | None = None  # the trace rung's metrics
+    trace: TraceMetrics | None = None  # the trace rung's metrics
 
     def to_dict(self) -> dict[str, Any]:
         """The parts the run produced, by name (what ``check --json`` and the engine carry)."""

@@ -16,12 +16,13 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kerneltui.core import metrics as metric_fns
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.rungs.rung_metrics import CorrectnessMetrics
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
 from kerneltui.core.worker.replies import LoadReply, VerdictReply
 from kerneltui.core.worker.verdicts import worst_metrics
@@ -29,6 +30,14 @@ from kerneltui.core.worker.verdicts import worst_metrics
 MAX_PROBLEMS = 8
 REUSED_OUTPUT = ("returns a buffer it reuses across calls, or one still being written after it returned (a lazy or "
                  "aliased result); return a freshly written tensor from every call")
+
+
+# Each worst value's key in the rung's metrics (the keys worker.verdicts.worst_metrics folds).
+WORST_KEYS: dict[str, Literal["worst_max_abs", "worst_max_rel", "worst_rel_l2", "worst_psnr_db", "worst_cosine",
+                              "worst_rmse", "worst_exact"]] = {
+    "max_abs": "worst_max_abs", "max_rel": "worst_max_rel", "rel_l2": "worst_rel_l2", "psnr_db": "worst_psnr_db",
+    "cosine": "worst_cosine", "rmse": "worst_rmse", "exact": "worst_exact",
+}
 
 
 class Stop(Exception):
@@ -54,10 +63,12 @@ async def run(ctx: RunContext) -> RungResult:
         return ctx.failure("correctness", exc, worker, mark)
     ctx.data.correctness = result
     worst = result.get("worst") or {}
-    metrics = {
+    metrics: CorrectnessMetrics = {
         "checks": result["checks"], "passed": result["passed"], "cases": result["cases"], "seeds": result["seeds"],
-        "launches": result.get("launches", 0), **{f"worst_{k}": v for k, v in worst.items()},
+        "launches": result.get("launches", 0),
     }
+    for key, value in worst.items():
+        metrics[WORST_KEYS[key]] = value
     lines = [f"{c['case']} seed={c['seed']}{' (hidden)' if c.get('hidden') else ''}: {'ok' if c['ok'] else 'FAIL'} — {c['reason']}"
              for c in result.get("details", [])]
     lines += [f"warning: {w}" for w in result.get("warnings", [])]

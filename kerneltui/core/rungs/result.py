@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -26,14 +27,14 @@ class RungResult:
     """Outcome of one rung.
 
     ``summary`` is the one-line headline (``26 regs · 0 spills``), ``metrics`` the numbers behind it
-    (JSON types only), ``error`` the failure text a person can act on, ``details`` the full output
+    (JSON types only; each rung's keys are typed in ``rung_metrics``, read them through its view), ``error`` the failure text a person can act on, ``details`` the full output
     (worker stdout/stderr, tables) shown when the row is selected.
     """
 
     name: str
     status: RungStatus
     summary: str = ""
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, object] = field(default_factory=dict)
     error: str | None = None
     details: str = ""
     duration_s: float = 0.0

@@ -13,6 +13,7 @@ from kerneltui.core.bench import roofline
 from kerneltui.core.bench.stats import format_ms
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
+from kerneltui.core.rungs.rung_metrics import RooflineMetrics
 
 NAME = "roofline"
 NO_WORK = ("reference.py defines no flops(**params) or bytes_moved(**params): add them (the work one call "
@@ -86,7 +87,7 @@ async def run(ctx: RunContext) -> RungResult:
     if not points and not problems:
         return skip(NAME, NO_WORK)
     pct = roofline.aggregate_pct([p for _, p in points]) if points else None
-    metrics: dict[str, Any] = {
+    metrics: RooflineMetrics = {
         "pct_roofline": pct,
         "cases": cases_out,
         "peaks": {"copy_gbps": peaks.copy_gbps, "matmul_tflops": peaks.matmul_tflops, "l2_bytes": peaks.l2_bytes,

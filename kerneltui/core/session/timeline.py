@@ -18,6 +18,7 @@ from typing import Any
 from kerneltui.core import events as ev
 from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.reader import LoadedSession
 
 TRIAL_ORIGINS = frozenset({"proposal", "auto"})
@@ -40,11 +41,12 @@ class Version:
     accepted: bool = False  # kept by the person (a passing save or run of the file, an accepted proposal)
     finished_at: float = 0.0
 
-    def metric(self, rung: str, key: str) -> Any:
+    def benchmark(self) -> BenchmarkMetrics:
+        """The first passing benchmark's metrics; none (empty) when it did not pass."""
         for r in self.results:
-            if r.name == rung and r.status in ("ok", "warn"):
-                return r.metrics.get(key)
-        return None
+            if r.name == "benchmark" and r.status in ("ok", "warn"):
+                return benchmark_metrics(r)
+        return {}
 
     @property
     def correct(self) -> bool | None:
@@ -56,18 +58,19 @@ class Version:
 
     @property
     def median_ms(self) -> float | None:
-        value = self.metric("benchmark", "median_ms")
+        value = self.benchmark().get("median_ms")
         return float(value) if isinstance(value, (int, float)) else None
 
     @property
     def speedup(self) -> float | None:
-        value = self.metric("benchmark", "speedup_vs_reference")
+        value = self.benchmark().get("speedup_vs_reference")
         return float(value) if isinstance(value, (int, float)) else None
 
     @property
     def rel_noise(self) -> float | None:
         """The relative standard error of the median's run (the timing noise), when known."""
-        se, mean = self.metric("benchmark", "stderr_ms"), self.metric("benchmark", "mean_ms")
+        bench = self.benchmark()
+        se, mean = bench.get("stderr_ms"), bench.get("mean_ms")
         if isinstance(se, (int, float)) and isinstance(mean, (int, float)) and mean > 0:
             return float(se) / float(mean)
         return None

@@ -15,7 +15,10 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, FailureMetrics
 
 Status = Literal["correct", "failed", "task error", "no candidate"]
 SCHEMA = 1
@@ -76,10 +79,15 @@ def from_report(key: str, problem: str, candidate: str, report: dict[str, Any], 
     started because the task could not be loaded where it went."""
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
-    task_error = task_error or (failed is not None and (failed.get("metrics") or {}).get("failure") == "task")
+    failed_metrics: FailureMetrics = {}
+    if failed and failed.get("metrics"):
+        failed_metrics = failed["metrics"]
+    task_error = task_error or (failed is not None and failed_metrics.get("failure") == "task")
     status: Status = "task error" if task_error else ("correct" if report.get("ok") and failed is None else "failed")
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
-    metrics = (bench or {}).get("metrics") or {}
+    metrics: BenchmarkMetrics = {}
+    if bench and bench.get("metrics"):
+        metrics = bench["metrics"]
     cases = metrics.get("cases") or []
     means = [float((c.get("candidate") or {}).get("mean_ms") or 0.0) for c in cases]
     refs = [float((c.get("reference") or {}).get("median_ms") or 0.0) for c in cases]
