@@ -27,7 +27,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact, redact_tree
@@ -386,7 +386,29 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
-def bench_rows(results: list[RungResult]) -> list[dict[str, Any]]:
+class BenchRow(TypedDict):
+    """One row of the bench table: one target's times on one case of a run (the chart's points)."""
+
+    case_index: int
+    case_label: str
+    target: str  # "candidate", "reference" or "torch_compile"
+    mode: str  # "eager" or "graph" (the candidate replayed in a CUDA graph)
+    valid: bool  # False when the roofline rung failed the run's numbers
+    median_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    mean_ms: float | None
+    stderr_ms: float | None
+    min_ms: float | None
+    runs: int | None
+    # The candidate's eager row only:
+    floor_ms: NotRequired[float | None]
+    pct_roofline: NotRequired[float | None]
+    speedup_vs_reference: NotRequired[float | None]
+    speedup_vs_compile: NotRequired[float | None]
+
+
+def bench_rows(results: list[RungResult]) -> list[BenchRow]:
     """The bench table's rows from a run's benchmark and roofline results (nothing from a failed
     benchmark: a number the harness rejected must not reach the chart)."""
     by_name = {r.name: r for r in results}
@@ -394,23 +416,27 @@ def bench_rows(results: list[RungResult]) -> list[dict[str, Any]]:
     if bench is None or bench.status not in ("ok", "warn"):
         return []
     roof = by_name.get("roofline")
-    roof_cases = {c.get("label"): c for c in ((roofline_metrics(roof).get("cases") if roof else None) or [])}
+    roof_cases = {c.get("label", ""): c for c in ((roofline_metrics(roof).get("cases") if roof else None) or [])}
     valid = roof is None or roof.status != "fail"
-    rows: list[dict[str, Any]] = []
+    rows: list[BenchRow] = []
     for case in benchmark_metrics(bench).get("cases") or []:
-        base = {"case_index": case.get("index", 0), "case_label": case.get("label", "")}
-        roof_case = roof_cases.get(case.get("label")) or {}
+        roof_case = roof_cases.get(case.get("label", ""))
         for target, mode, stats in (("candidate", "eager", case.get("candidate")), ("candidate", "graph", case.get("graph")),
                                     ("reference", "eager", case.get("reference")),
                                     ("torch_compile", "eager", case.get("torch_compile"))):
             if not stats or stats.get("median_ms") is None:
                 continue
-            row = {**base, "target": target, "mode": mode, "valid": valid,
-                   **{k: stats.get(k) for k in ("median_ms", "q1_ms", "q3_ms", "mean_ms", "stderr_ms", "min_ms", "runs")}}
+            row: BenchRow = {
+                "case_index": case.get("index", 0), "case_label": case.get("label", ""), "target": target,
+                "mode": mode, "valid": valid, "median_ms": stats.get("median_ms"), "q1_ms": stats.get("q1_ms"),
+                "q3_ms": stats.get("q3_ms"), "mean_ms": stats.get("mean_ms"), "stderr_ms": stats.get("stderr_ms"),
+                "min_ms": stats.get("min_ms"), "runs": stats.get("runs"),
+            }
             if target == "candidate" and mode == "eager":
-                row.update(floor_ms=roof_case.get("floor_ms", case.get("floor_ms")), pct_roofline=roof_case.get("pct_roofline"),
-                           speedup_vs_reference=case.get("speedup_vs_reference"),
-                           speedup_vs_compile=case.get("speedup_vs_compile"))
+                row.update({"floor_ms": roof_case.get("floor_ms", case.get("floor_ms")) if roof_case else case.get("floor_ms"),
+                            "pct_roofline": roof_case.get("pct_roofline") if roof_case else None,
+                            "speedup_vs_reference": case.get("speedup_vs_reference"),
+                            "speedup_vs_compile": case.get("speedup_vs_compile")})
             rows.append(row)
     return rows
 

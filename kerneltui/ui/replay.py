@@ -11,7 +11,7 @@ then (``SessionHistory``). Nothing runs: the loop, the watcher and the agent are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from textual.binding import Binding
 from textual.timer import Timer
@@ -67,7 +67,7 @@ class SessionHistory:
                                        high_us=float(m.get("q3_ms") or version.median_ms) * 1000))
             ref = _first_case(m, "reference")
             baseline = ref * 1000 if ref else baseline
-            fl = _case_value(m, "floor_ms")
+            fl = _first_floor_ms(m)
             floor = float(fl) * 1000 if fl else floor
         if points:
             last = points[-1]
@@ -76,16 +76,16 @@ class SessionHistory:
         return HistorySeries(points=points, baseline_us=baseline, floor_us=floor, note=note)
 
 
-def _first_case(metrics: BenchmarkMetrics, target: str) -> float | None:
+def _first_case(metrics: BenchmarkMetrics, target: Literal["candidate", "reference", "torch_compile"]) -> float | None:
     cases = metrics.get("cases") or []
-    stats = (cases[0].get(target) if cases and isinstance(cases[0], dict) else None) or {}
-    value = stats.get("median_ms")
+    stats = cases[0].get(target) if cases and isinstance(cases[0], dict) else None
+    value = stats.get("median_ms") if stats else None
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _case_value(metrics: BenchmarkMetrics, key: str) -> Any:
+def _first_floor_ms(metrics: BenchmarkMetrics) -> float | None:
     cases = metrics.get("cases") or []
-    return cases[0].get(key) if cases and isinstance(cases[0], dict) else None
+    return cases[0].get("floor_ms") if cases and isinstance(cases[0], dict) else None
 
 
 class ReplayAgent:

@@ -13,7 +13,7 @@ reference's.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.rungs.result import RungResult
 
@@ -71,10 +71,97 @@ class BaselineNotes(TypedDict):
     torch_compile: str
 
 
+class SeriesStats(TypedDict, total=False):
+    """One target's timed calls on one case (``bench.report.series_summary``), in milliseconds; only
+    ``error`` when the series failed."""
+
+    # bench.stats.TimingStats:
+    runs: int
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    mean_ms: float
+    stderr_ms: float
+    min_ms: float
+    max_ms: float
+    total_ms: float
+    iqr_ms: float
+    rel_stderr: float | None
+    # The series':
+    converged: bool
+    stopped: str  # why the timed calls stopped (converged, the cap, the wall-time bound …)
+    warmup_runs: int
+    wall_s: float | None
+    warmup_s: float | None
+    host_us: float  # median host time of a call
+    pool: dict[str, Any]  # the input pool's facts (bench.timing.pool_facts)
+    spent_s: float
+    error: str
+
+
+class GraphStats(TypedDict, total=False):
+    """The kernel replayed in a CUDA graph (``bench.report.graph_summary``); only ``error`` when unavailable."""
+
+    runs: int
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    mean_ms: float
+    stderr_ms: float
+    min_ms: float
+    max_ms: float
+    total_ms: float
+    iqr_ms: float
+    rel_stderr: float | None
+    flush_median_ms: float
+    replay_median_ms: float
+    stopped: str | None
+    warmup_runs: int | None
+    note: str
+    error: str
+
+
+class RecheckCounts(TypedDict, total=False):
+    """How many of the timed calls' outputs the judge rechecked, and how (none for a baseline)."""
+
+    checked: int
+    quick: int
+    full: int
+    one_pass: int
+
+
+class BenchCase(TypedDict, total=False):
+    """One benchmark case in the benchmark rung's metrics (``bench.report.build``)."""
+
+    index: int
+    label: str
+    params: dict[str, Any]  # the task's parameters of the case, as written
+    dtype: str | None
+    dtypes: list[str]
+    flops: float | None
+    bytes: float | None
+    out_bytes: int | None
+    flops_error: str
+    bytes_error: str
+    work_estimated: str
+    work_note: str
+    candidate: SeriesStats
+    recheck: RecheckCounts
+    straggle: dict[str, object]  # bench.stats.StraggleVerdict, as a dict
+    straggle_confirmation: dict[str, object]
+    graph: GraphStats
+    reference: SeriesStats
+    torch_compile: SeriesStats
+    floor_ms: float | None  # the case's speed-of-light time
+    clamped_ms: float  # the kernel's median, clamped at the floor
+    speedup_vs_reference: float
+    speedup_vs_compile: float
+
+
 class BenchMetrics(FailureMetrics, total=False):
     """What ``bench.report.build`` makes of the workers' answers (the benchmark rung adds to it)."""
 
-    cases: list[dict[str, Any]]  # per case: label, params, candidate/reference/torch_compile/graph statistics
+    cases: list[BenchCase]
     runs: int
     flush_bytes: int | None
     l2_bytes: int | None
@@ -103,6 +190,37 @@ class BenchmarkMetrics(BenchMetrics, total=False):
     baselines: BaselineNotes
 
 
+class RooflinePointData(TypedDict):
+    """``bench.roofline.RooflinePoint`` as JSON (an infinite number as None)."""
+
+    flops: float | None
+    bytes: float | None
+    time_ms: float
+    intensity: float | None
+    ridge: float | None
+    bound: str
+    memory_ms: float | None
+    compute_ms: float | None
+    floor_ms: float | None
+    physical_floor_ms: float | None
+    achieved_tflops: float | None
+    achieved_gbps: float | None
+    pct_roofline: float | None
+    impossible: bool
+    clamped_ms: float
+    peak_name: str | None
+    bandwidth_gbps: float | None
+    peak_tflops: float | None
+
+
+class RooflineCase(RooflinePointData):
+    """One case in the roofline rung's metrics: its point, and its CUDA-graph point when timed."""
+
+    label: str
+    graph: NotRequired[RooflinePointData]
+    work_estimated: NotRequired[str]  # how the work was estimated, for a task that declares none
+
+
 class RooflinePeaks(TypedDict):
     copy_gbps: float
     matmul_tflops: dict[str, float]
@@ -118,7 +236,7 @@ class RooflineMargins(TypedDict):
 
 class RooflineMetrics(FailureMetrics, total=False):
     pct_roofline: float | None
-    cases: list[dict[str, Any]]  # per case: label, the RooflinePoint's fields, its CUDA-graph point as "graph"
+    cases: list[RooflineCase]
     peaks: RooflinePeaks
     floor_ms: float | None  # the one case's floor (several cases: None)
     no_work_declared: list[str]  # the cases whose work the task does not declare
