@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ class CandidateResult:
     failure: str | None  # the first failed rung's line, for the table
     where: str  # the slot (or Ray node and GPU) that ran it
     duration_s: float
-    report: dict[str, Any] = field(default_factory=dict)  # RunReport.to_json()
+    report: Mapping[str, Any] = field(default_factory=dict)  # RunReport.to_json() (loop.RunReportJson); empty: none
     # host, gpu (CUDA_VISIBLE_DEVICES), started_at/finished_at (epoch s): who held which GPU when
     placement: dict[str, Any] = field(default_factory=dict)
     # the task could not be loaded where the run went (the engine loads it again by path): the problem's
@@ -136,7 +136,7 @@ def local_slots(jobs: int | None = None, gpus: list[str] | None = None) -> list[
     return [Slot(label=f"cpu {i}") for i in range(max(1, jobs or DEFAULT_CPU_SLOTS))]
 
 
-def result_from_report(name: str, report: dict[str, Any], where: str,
+def result_from_report(name: str, report: Mapping[str, Any], where: str,
                        placement: dict[str, Any] | None = None) -> CandidateResult:
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)

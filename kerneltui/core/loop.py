@@ -14,10 +14,10 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from kerneltui import config
 from kerneltui.core import override
@@ -32,6 +32,48 @@ from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.settings.bench import BenchSettings
+
+
+class LocationJson(TypedDict):
+    file: str
+    line: int
+
+
+class RungJson(TypedDict):
+    """One rung in a report's JSON form (``check --json``, batch and suite results)."""
+
+    name: str
+    status: str
+    summary: str
+    metrics: Mapping[str, object]  # the rung's (rungs.rung_metrics)
+    error: str | None
+    duration_s: float
+    location: LocationJson | None
+
+
+class ReportError(TypedDict):
+    kind: str  # "task", "environment", "usage" …
+    message: str
+    file: str | None
+    line: int | None
+
+
+class RunReportJson(TypedDict):
+    """``RunReport.to_json()``: what ``check --json`` prints and batch, suite and Ray runs carry."""
+
+    ok: bool
+    task: str
+    device: dict[str, Any]
+    source_hash: str
+    version: str | None
+    duration_s: float
+    cancelled: bool
+    environment: str | None
+    integrity: dict[str, Any]  # IntegritySummary.to_dict()
+    rungs: list[RungJson]
+    # Added by ``check --json`` when the task or the machine stopped the run:
+    exit_code: NotRequired[int]
+    error: NotRequired[ReportError]
 
 
 @dataclass
@@ -54,7 +96,7 @@ class RunReport:
     def result(self, name: str) -> RungResult | None:
         return next((r for r in self.results if r.name == name), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunReportJson:
         return {
             "ok": self.ok,
             "task": self.task,

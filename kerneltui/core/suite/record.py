@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -73,7 +74,7 @@ def score(case_means_ms: list[float], ranking_by: str) -> float | None:
     return value * 1e3
 
 
-def from_report(key: str, problem: str, candidate: str, report: dict[str, Any], ranking_by: str, backend: str,
+def from_report(key: str, problem: str, candidate: str, report: Mapping[str, Any], ranking_by: str, backend: str,
                 where: str, duration_s: float, failure: str | None, task_error: bool = False) -> ItemResult:
     """The verdict of one verification run (``RunReport.to_json()``); ``task_error``: the run never
     started because the task could not be loaded where it went."""
