@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict, cast
 
+from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.worker.replies import OutputVerdict
 
 
 class FailureMetrics(TypedDict, total=False):
@@ -62,6 +64,43 @@ class CorrectnessMetrics(FailureMetrics, total=False):
     worst_cosine: float
     worst_rmse: float
     worst_exact: bool
+
+
+class CheckRecord(TypedDict):
+    """One checked call of the correctness rung: the case, the seed, and the judge's verdict."""
+
+    case: dict[str, Any]  # the case's parameters and seed (Case.to_dict)
+    seed: int
+    hidden: bool  # the run's hidden seed
+    ok: bool
+    reason: str
+    outputs: list[OutputVerdict] | None
+
+
+class DeterminismNote(TypedDict):
+    """A case called again on the same inputs: bitwise the same, or what it means that it was not."""
+
+    case: str
+    identical: bool
+    fail: NotRequired[str]
+    warn: NotRequired[str]
+
+
+class CorrectnessOutcome(TypedDict):
+    """Everything the correctness checks found (``RunData.correctness``); its metrics are a summary."""
+
+    ok: bool
+    checks: int
+    passed: int
+    cases: int
+    seeds: int
+    problems: list[str]
+    warnings: list[str]
+    worst: ErrorMetrics
+    launches: int
+    determinism: list[DeterminismNote]
+    sanity: list[dict[str, Any]]  # the judge's checker-sanity probes per case (VerdictReply.sanity)
+    details: list[CheckRecord]
 
 
 class BaselineNotes(TypedDict):

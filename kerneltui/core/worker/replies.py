@@ -7,7 +7,9 @@ adds one to its reply.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
+
+from kerneltui.core.metrics import ErrorMetrics
 
 
 class WorkerError(TypedDict, total=False):
@@ -52,6 +54,24 @@ class CallReply(TypedDict, total=False):
     returned_digests: dict[str, str]
 
 
+class OutputVerdict(TypedDict):
+    """One output's verdict (``worker.verdicts.compare_all``): right or wrong, why, and its error metrics."""
+
+    name: str
+    verdict_ok: bool
+    reason: str
+    metrics: ErrorMetrics  # empty for a non-tensor output (compared by equality)
+    note: NotRequired[str]  # why the float64 golden could not be brought in
+
+
+class OutputJudgement(TypedDict):
+    """``worker.verdicts.judge_output``: one call's outputs right or wrong, and each output's verdict."""
+
+    ok: bool
+    reason: str
+    outputs: NotRequired[list[OutputVerdict]]
+
+
 class VerdictReply(TypedDict, total=False):
     """``judge_verdict`` (``ops_judge.op_judge_verdict``): the judge's decision on one call's output."""
 
@@ -59,7 +79,7 @@ class VerdictReply(TypedDict, total=False):
     ok: bool
     reason: str
     problems: list[str]  # tampering, aliasing, evidence of another backend: the check fails at once
-    outputs: list[dict[str, Any]]  # per output: name, reason, metrics
+    outputs: list[OutputVerdict]
     structure: list[str]  # mode "run": what is wrong with the outputs' structure
     described: list[str]  # mode "run": each output as shape and dtype
     identical: bool  # mode "again": bitwise the first call's output
