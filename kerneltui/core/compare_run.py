@@ -28,6 +28,7 @@ from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.settings.bench import BenchSettings
 
 ErrorKind = Literal["no_gpu", "wrong", "worker"]
@@ -70,7 +71,7 @@ class CompareReport:
     settings: CompareSettings
     cases: list[compare.CaseComparison] = field(default_factory=list)
     mean: compare.Verdict | None = None
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,7 +133,7 @@ class LoadedPair:
         self.judge = judge
         self.worker = worker
         self.say = say
-        self.device = dict(worker.info)
+        self.device = worker.info.copy()
 
     async def compare_on(self, index: int, settings: CompareSettings, a_name: str = "A",
                          b_name: str = "B") -> tuple[compare.CaseComparison, CaseTimes]:

@@ -38,6 +38,7 @@ from kerneltui.core.rungs.rung_metrics import (
     benchmark_metrics,
     roofline_metrics,
 )
+from kerneltui.core.worker.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.loop import RunObserver, RunReport
@@ -112,6 +113,18 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class _EntryNumbers(TypedDict, total=False):
+    """A history entry's numbers, from its run's benchmark and roofline rows (``HistoryEntry``'s fields)."""
+
+    median_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    rel_stderr: float | None
+    speedup_vs_reference: float | None
+    speedup_vs_compile: float | None
+    pct_roofline: float | None
 
 
 @dataclass(frozen=True)
@@ -199,7 +212,7 @@ class HistoryStore:
 
         One row per run id: a run recorded again (by a second observer, a retried write, a front end
         writing the report the loop that verified it already recorded) returns the number it has."""
-        device = dict(report.device or {})
+        device = (report.device or DeviceInfo()).copy()
         now = time.time()
         with self._connect(write=True) as conn:
             conn.commit()
@@ -353,13 +366,14 @@ class HistoryStore:
                              (run["id"],)).fetchall()
         statuses = {r["name"]: r["status"] for r in rungs}
         by_name = {r["name"]: r for r in rungs}
-        values: dict[str, Any] = {}
+        values: _EntryNumbers = {}
         note = ""
         bench = by_name.get("benchmark")
         if bench is not None and bench["status"] in ("ok", "warn"):
             m: BenchmarkMetrics = json.loads(bench["metrics"])
-            values.update(median_ms=m.get("median_ms"), speedup_vs_reference=m.get("speedup_vs_reference"),
-                          speedup_vs_compile=m.get("speedup_vs_compile"), q1_ms=m.get("q1_ms"), q3_ms=m.get("q3_ms"))
+            values.update({"median_ms": m.get("median_ms"), "speedup_vs_reference": m.get("speedup_vs_reference"),
+                           "speedup_vs_compile": m.get("speedup_vs_compile"), "q1_ms": m.get("q1_ms"),
+                           "q3_ms": m.get("q3_ms")})
             if m.get("stderr_ms") is not None and m.get("mean_ms"):
                 values["rel_stderr"] = m["stderr_ms"] / m["mean_ms"]
         roof = by_name.get("roofline")

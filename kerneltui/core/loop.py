@@ -31,6 +31,7 @@ from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.settings.bench import BenchSettings
 
 
@@ -63,7 +64,7 @@ class RunReportJson(TypedDict):
 
     ok: bool
     task: str
-    device: dict[str, Any]
+    device: DeviceInfo
     source_hash: str
     version: str | None
     duration_s: float
@@ -82,7 +83,7 @@ class RunReport:
     task: str
     ok: bool
     results: list[RungResult]
-    device: dict[str, Any]
+    device: DeviceInfo
     source_hash: str
     duration_s: float
     cancelled: bool = False
@@ -208,7 +209,7 @@ class Loop:
             late = await _release_workers(ctx)
             if late is not None and not cancelled:  # cancelled while it released: a cancelled run
                 cancelled, cancel_reason = True, late
-            device = ctx.device or dict(self.pool.device_info)
+            device = ctx.device or self.pool.device_info.copy()
             ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled and environment is None
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,

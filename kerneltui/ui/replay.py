@@ -21,6 +21,7 @@ from kerneltui.core.events import Emit
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.timeline import Timeline
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 
@@ -50,7 +51,7 @@ class SessionHistory:
     timeline: Timeline
     step: int = 0
 
-    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
+    def record(self, source_hash: str, results: list[RungResult], device: DeviceInfo) -> None:
         pass  # the session is the record; nothing is written during a replay
 
     def load(self) -> HistorySeries:

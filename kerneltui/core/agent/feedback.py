@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import correctness_metrics
+from kerneltui.core.worker.replies import DeviceInfo
 
 DETAIL_LINES = 24
 EXCERPT_CONTEXT = 2  # lines shown on each side of the failing line
@@ -63,7 +64,7 @@ class PathScrub:
         return _strip_install_paths(text)
 
 
-def device_line(device: dict[str, object]) -> str:
+def device_line(device: DeviceInfo) -> str:
     if not device:
         return "unknown device"
     if device.get("gpu"):

@@ -14,18 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any, cast
+from typing import cast
 
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs.context import RunContext
-from kerneltui.core.worker.replies import SeriesReply
+from kerneltui.core.worker.replies import DeviceInfo, SeriesReply
 from kerneltui.settings.bench import BenchSettings
 
 METHOD_SETTINGS = ("flush", "fresh_inputs")  # settings that change what a baseline measures
 
 
-def baseline_key(ctx: RunContext, info: dict[str, Any], target: str, settings: BenchSettings) -> str:
+def baseline_key(ctx: RunContext, info: DeviceInfo, target: str, settings: BenchSettings) -> str:
     """What a cached baseline depends on: the reference and task files, the benchmark cases, the
     device, the software that ran it and the measurement's method."""
     task = ctx.task

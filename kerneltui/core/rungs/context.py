@@ -18,7 +18,7 @@ from kerneltui.core.task import Task
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply
+from kerneltui.core.worker.replies import DeviceInfo, LoadReply
 from kerneltui.settings.bench import BenchSettings
 
 if TYPE_CHECKING:  # the profiler's runner (and the sandbox under it) loads only when a profile runs
@@ -177,7 +177,7 @@ class RunContext:
     source_hash: str
     version_dir: Path
     results: dict[str, RungResult] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     data: RunData = field(default_factory=RunData)
     # Where the benchmark's settings come from when the run brings none of its own (the Loop's).
     configured_benchmark: Callable[[], BenchSettings] = BenchSettings
@@ -194,7 +194,7 @@ class RunContext:
                 raise WorkerFailure("crash", "the check worker is gone (it crashed or was killed in an earlier rung)")
             self._check_worker = await self.pool.acquire()
             self._workers.append(self._check_worker)
-            self.device = dict(self._check_worker.info)
+            self.device = self._check_worker.info.copy()
         return self._check_worker
 
     async def judging(self) -> Judging:
@@ -215,7 +215,7 @@ class RunContext:
         worker = await self.pool.acquire()
         self._workers.append(worker)
         if not self.device:
-            self.device = dict(worker.info)
+            self.device = worker.info.copy()
         await worker.request("load", await self.load_args(judging), timeout=self.timeout("compile"),
                              on_progress=self.progress_for(purpose))
         return worker

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
 
 from kerneltui.core import events as ev
 from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.reader import LoadedSession
+from kerneltui.core.worker.replies import DeviceInfo
 
 TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 CHAT_TYPES = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
@@ -37,7 +37,7 @@ class Version:
     origin: str
     ok: bool
     results: list[RungResult] = field(default_factory=list)
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     accepted: bool = False  # kept by the person (a passing save or run of the file, an accepted proposal)
     finished_at: float = 0.0
 
@@ -166,14 +166,14 @@ class Timeline:
         version = self._version_of.get(digest)
         if version is None:
             version = Version(number=len(self.versions) + 1, source_hash=digest, step=i + 1, origin=origin,
-                              ok=event.ok, results=list(event.results), device=dict(event.device),
+                              ok=event.ok, results=list(event.results), device=event.device.copy(),
                               finished_at=event.at)
             self.versions.append(version)
             self._version_of[digest] = version
             self._version_steps.append(i + 1)
         elif origin not in TRIAL_ORIGINS or version.origin in TRIAL_ORIGINS:
             # The file's own (latest) run is the version's record; a trial does not override it.
-            version.results, version.ok, version.device = list(event.results), event.ok, dict(event.device)
+            version.results, version.ok, version.device = list(event.results), event.ok, event.device.copy()
             version.origin, version.finished_at = origin, event.at
         if event.ok and origin not in TRIAL_ORIGINS:
             version.accepted = True

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
+from kerneltui.core.worker.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.worker.runner import WorkerHandle
@@ -77,11 +78,11 @@ class WorkerProcess:
         self.proc = proc
         self.runner = runner
         self.backend = backend
-        self.info: dict[str, Any] = {}
+        self.info: DeviceInfo = {}
         self.started_at = time.monotonic()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[int, ProgressCallback] = {}
-        self._ready: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._ready: asyncio.Future[DeviceInfo] = asyncio.get_running_loop().create_future()
         self._stderr = bytearray()
         self._stderr_dropped = 0  # bytes trimmed from the front, so marks stay valid
         self._dead: str | None = None
@@ -113,7 +114,7 @@ class WorkerProcess:
         worker.sandbox = runner.sandbox_of(proc)
         return worker
 
-    async def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
+    async def wait_ready(self, timeout: float = 180.0) -> DeviceInfo:
         try:
             self.info = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
         except TimeoutError as exc:
@@ -305,7 +306,10 @@ class WorkerProcess:
         if event == "ready":
             if message.get("ok", True):
                 if not self._ready.done():
-                    self._ready.set_result(dict(message.get("info") or {}))
+                    info: DeviceInfo = {}
+                    if message.get("info"):
+                        info = message["info"].copy()  # the worker's describe_device, as JSON
+                    self._ready.set_result(info)
             else:
                 err = dict(message.get("error") or {})
                 if not self._ready.done():

@@ -12,6 +12,35 @@ from typing import Any, NotRequired, TypedDict
 from kerneltui.core.metrics import ErrorMetrics
 
 
+class DeviceInfo(TypedDict, total=False):
+    """What a worker says of its device when it is ready (``worker.device_info.describe_device``):
+    the run's ``device`` in reports, events, history and sessions."""
+
+    gpu: bool
+    host: str
+    python: str
+    torch: str
+    cuda_runtime: str | None
+    triton: str | None
+    cutlass_dsl: str | None
+    cpu_threads: int  # torch's intra-op threads
+    name: str  # the GPU's name, or "CPU (no GPU)"
+    capability: str
+    arch: str | None  # sm_90a …; None without a GPU
+    sm_count: int
+    memory_bytes: int
+    l2_bytes: int
+    interpreter: bool  # no GPU: Triton runs under its interpreter
+    # From nvidia-smi, when it is there (its text, as it printed it):
+    driver: str
+    sm_clock_max_mhz: str
+    mem_clock_max_mhz: str
+    smi_name: str
+    # Added by the worker:
+    backend: str  # the backend it imported, or "judge"
+    warm_up_s: float
+
+
 class WorkerError(TypedDict, total=False):
     """An exception in the worker (``core.worker.errors.describe_exception``)."""
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kerneltui.core.worker.replies import DeviceInfo
+
 
 def share_the_cores(torch: Any, has_gpu: bool) -> None:
     """With no GPU, give torch's intra-op threads half of this process's cores.
@@ -85,7 +87,7 @@ class WorkerState:
         self.torch: Any = None
         self.device: str = "cpu"
         self.has_gpu = False
-        self.info: dict[str, Any] = {}
+        self.info: DeviceInfo = {}
         # The folder of the task copy: the caller's, else the box's scratch folder (the box removes it
         # when the process has exited), else one of our own, which discard() removes.
         boxed = os.environ.get("KERNELTUI_WORKER_SCRATCH")
@@ -125,7 +127,7 @@ class WorkerState:
 
     # -- start-up ---------------------------------------------------------------------------
 
-    def warm_up(self) -> dict[str, Any]:
+    def warm_up(self) -> DeviceInfo:
         """Import torch (and, for the candidate's worker, the backend's DSL): the "warm" part."""
         import torch
 
