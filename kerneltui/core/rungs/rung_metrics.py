@@ -282,19 +282,45 @@ class RooflineMetrics(FailureMetrics, total=False):
     margins: RooflineMargins
 
 
+class DumpPrimary(TypedDict):
+    kernel: str
+    variant: str
+
+
+class DumpKernelLine(TypedDict):
+    """One compiled variant in the dump's metrics (``per_kernel``, keyed "<kernel> [<variant>]")."""
+
+    registers: int | None
+    spills: int | None
+    tensor_ops: int
+    global_load: str | None
+
+
 class DumpMetrics(FailureMetrics, total=False):
-    # From the dump's index (core.asm.writer.summarise):
+    # From the dump's index (core.asm.writer.summarise): the primary variant's resources and
+    # instruction mix, and one line per variant.
     kernels: int
     variants: int
-    primary: dict[str, str]  # the kernel and variant the summary describes
+    primary: DumpPrimary  # the kernel and variant the summary describes
     registers: int | None
-    spill_store_bytes: int
+    spill_store_bytes: int | None
+    spill_load_bytes: int | None
+    stack_frame_bytes: int | None
+    shared_bytes: int | None
+    static_shared_bytes: int | None
+    dynamic_shared_bytes: int | None
+    threads_per_block: int | None
+    local_loads: int | None
+    local_stores: int | None
     occupancy: float
     occupancy_limited_by: str | None
     tensor_ops: int
     tensor_op: str | None
+    global_load: str | None  # the widest global load instruction (LDG.E.128 …)
+    global_store: str | None
+    mix_source: str  # "sass" or "ptx": what the instruction mix was counted in
     global_load_bits: int
-    per_kernel: dict[str, Any]
+    per_kernel: dict[str, DumpKernelLine]
     # The rung's own:
     arch: str | None
     dump_dir: str
