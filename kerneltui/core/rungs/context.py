@@ -13,7 +13,13 @@ from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
-from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, CorrectnessOutcome, DumpMetrics, TraceMetrics
+from kerneltui.core.rungs.rung_metrics import (
+    BenchmarkMetrics,
+    CorrectnessOutcome,
+    DumpMetrics,
+    RunOutcome,
+    TraceMetrics,
+)
 from kerneltui.core.task import Task
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
@@ -146,7 +152,7 @@ class RunData:
     """What rungs hand each other during a run; the report keeps it as ``RunReport.data`` (``to_dict``)."""
 
     load: LoadReply | None = None  # compile → run, correctness: the candidate worker's ``load`` reply
-    run: dict[str, Any] | None = None  # the run rung's outputs, problems and launches
+    run: RunOutcome | None = None  # the run rung's outputs, problems and launches
     correctness: CorrectnessOutcome | None = None  # checks, cases, seeds, worst metrics
     benchmark: BenchmarkMetrics | None = None  # the benchmark rung's metrics → roofline
     benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed

@@ -30,7 +30,7 @@ from kerneltui.core.rungs.rung_metrics import (
     DeterminismNote,
 )
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply, VerdictReply
+from kerneltui.core.worker.replies import LoadReply, SanityReport, VerdictReply
 from kerneltui.core.worker.verdicts import worst_metrics
 
 MAX_PROBLEMS = 8
@@ -111,7 +111,7 @@ class Tally:
     checks: list[CheckRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    sanity: list[dict[str, Any]] = field(default_factory=list)
+    sanity: list[SanityReport] = field(default_factory=list)
     determinism: list[DeterminismNote] = field(default_factory=list)
     worst: ErrorMetrics = field(default_factory=lambda: ErrorMetrics())
     launches: int = 0

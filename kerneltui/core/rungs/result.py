@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 RungStatus = Literal["ok", "warn", "fail", "skip"]
 PASSING: frozenset[str] = frozenset({"ok", "warn"})
@@ -20,6 +20,25 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+class SourceLocationData(TypedDict):
+    file: str
+    line: int
+    column: int
+
+
+class RungResultData(TypedDict):
+    """``RungResult.to_dict()``: the result as JSON (sessions, the engine's replies, events)."""
+
+    name: str
+    status: RungStatus
+    summary: str
+    metrics: Mapping[str, object]
+    error: str | None
+    details: str
+    duration_s: float
+    location: SourceLocationData | None
 
 
 @dataclass(frozen=True)
@@ -44,9 +63,9 @@ class RungResult:
     def passed(self) -> bool:
         return self.status in PASSING
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return data
+    def to_dict(self) -> RungResultData:
+        # A cast: asdict gives this dataclass's fields (and SourceLocation's), as RungResultData lists them.
+        return cast(RungResultData, asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RungResult:

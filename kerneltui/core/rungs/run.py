@@ -6,7 +6,7 @@ from __future__ import annotations
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
-from kerneltui.core.rungs.rung_metrics import RunMetrics
+from kerneltui.core.rungs.rung_metrics import RunMetrics, RunOutcome
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.replies import LoadReply
 
@@ -40,7 +40,7 @@ async def run(ctx: RunContext) -> RungResult:
         return ctx.failure("run", exc, worker, mark)
     launches = called.get("launches") or {}
     outputs = verdict.get("described") or []
-    result = {"outputs": outputs, "problems": verdict.get("structure") or [],
+    result: RunOutcome = {"outputs": outputs, "problems": verdict.get("structure") or [],
               "launches": launches, "call_s": called.get("call_s")}
     ctx.data.run = result
     metrics: RunMetrics = {"outputs": outputs, "launches": launches, "call_s": called.get("call_s")}

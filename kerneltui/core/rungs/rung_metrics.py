@@ -17,7 +17,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.replies import OutputVerdict
+from kerneltui.core.worker.replies import OutputVerdict, SanityReport
 
 
 class FailureMetrics(TypedDict, total=False):
@@ -47,6 +47,15 @@ class CompileMetrics(FailureMetrics, total=False):
 class RunMetrics(FailureMetrics, total=False):
     outputs: list[str]  # each output as shape and dtype
     launches: dict[str, int]  # kernel name → launches in the call
+    call_s: float | None
+
+
+class RunOutcome(TypedDict):
+    """What the run rung found of the first call (``RunData.run``)."""
+
+    outputs: list[str]  # each output as shape and dtype
+    problems: list[str]  # what is wrong with the outputs' structure
+    launches: dict[str, int]
     call_s: float | None
 
 
@@ -99,7 +108,7 @@ class CorrectnessOutcome(TypedDict):
     worst: ErrorMetrics
     launches: int
     determinism: list[DeterminismNote]
-    sanity: list[dict[str, Any]]  # the judge's checker-sanity probes per case (VerdictReply.sanity)
+    sanity: list[SanityReport]  # the judge's checker-sanity probes per case
     details: list[CheckRecord]
 
 

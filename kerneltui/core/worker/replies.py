@@ -101,6 +101,16 @@ class OutputJudgement(TypedDict):
     outputs: NotRequired[list[OutputVerdict]]
 
 
+class SanityReport(TypedDict):
+    """``worker.verdicts.checker_sanity``: the wrong outputs (zeros, a constant, noise, an input copy)
+    that the case's check let pass; none should."""
+
+    case: str
+    passed: list[str]  # the probes the check let pass
+    probes: NotRequired[list[str]]  # the probes tried
+    skipped: NotRequired[str]  # why none were tried
+
+
 class VerdictReply(TypedDict, total=False):
     """``judge_verdict`` (``ops_judge.op_judge_verdict``): the judge's decision on one call's output."""
 
@@ -112,7 +122,7 @@ class VerdictReply(TypedDict, total=False):
     structure: list[str]  # mode "run": what is wrong with the outputs' structure
     described: list[str]  # mode "run": each output as shape and dtype
     identical: bool  # mode "again": bitwise the first call's output
-    sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
+    sanity: SanityReport
     warnings: list[str]  # what the judge could not look at (the GPU trace did not start, say)
 
 

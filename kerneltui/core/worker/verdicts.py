@@ -18,7 +18,7 @@ from typing import Any, Literal
 from kerneltui.core import metrics
 from kerneltui.core.task import allow_ops_advice
 from kerneltui.core.worker import tree
-from kerneltui.core.worker.replies import OutputJudgement, OutputVerdict
+from kerneltui.core.worker.replies import OutputJudgement, OutputVerdict, SanityReport
 
 # GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
 DATA_MOVEMENT_KERNEL = re.compile(r"copy|Copy|fill|Fill|memset|Memset|memcpy|Memcpy|CatArray|zero", re.ASCII)
@@ -206,7 +206,7 @@ def _allow_hint(op: str, task_format: str) -> str:
             f"{allow_ops_advice(bare, task_format)})")
 
 
-def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
+def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> SanityReport:
     """Zeros, an input copy, a constant and noise must all fail this case's gate."""
     torch = rt.torch
     refs = [(n, t) for n, t in tree.flatten(ref_out, "out", torch)
