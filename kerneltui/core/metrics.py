@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from kerneltui.core.task import ToleranceData
 
 # (atol, rtol, rel_l2) per dtype family. rel_l2 bounds ||out-ref||/||ref||: fp32 arithmetic lands
 # far under 1e-3, tf32 near 3e-4, bf16 operands between 1e-3 and 1e-2.
@@ -62,7 +65,7 @@ class Tolerances:
     min_cosine: float | None = None
 
 
-def tolerances_for(dtype: str, task_tolerance: dict[str, Any] | None = None) -> Tolerances:
+def tolerances_for(dtype: str, task_tolerance: ToleranceData | None = None) -> Tolerances:
     """The dtype's defaults, under what the task's ``[tolerance]`` sets."""
     atol, rtol, rel_l2 = DEFAULT_TOLERANCES[dtype_family(dtype)]
     o = task_tolerance or {}

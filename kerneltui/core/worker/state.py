@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kerneltui.core.task import TaskData
 from kerneltui.core.worker.replies import DeviceInfo
 
 
@@ -95,7 +96,7 @@ class WorkerState:
         self.workdir = workdir or Path(boxed or tempfile.mkdtemp(prefix="kerneltui-worker-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.task_dir = self.workdir / "task"
-        self.task: dict[str, Any] = {}
+        self.task: TaskData = {}
         self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime
         self.launches: list[LaunchRecord] = []
         self.recording = False
@@ -179,7 +180,7 @@ class WorkerState:
 
     # -- the task ---------------------------------------------------------------------------
 
-    def install_task(self, task: dict[str, Any], files: dict[str, str]) -> None:
+    def install_task(self, task: TaskData, files: dict[str, str]) -> None:
         if self.task_dir.exists():
             shutil.rmtree(self.task_dir)
         self.task_dir.mkdir(parents=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from kerneltui.core import metrics
-from kerneltui.core.task import allow_ops_advice
+from kerneltui.core.task import TaskData, ToleranceData, allow_ops_advice
 from kerneltui.core.worker import tree
 from kerneltui.core.worker.replies import OutputJudgement, OutputVerdict, SanityReport
 
@@ -26,7 +26,7 @@ LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|cublas|cudnn|cutlass::Kernel|x
                             r"hopper_|volta_|turing_|void at::|triton_poi|triton_red|triton_per", re.ASCII)
 
 
-def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: dict[str, Any], sync: Any) -> OutputJudgement:
+def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: ToleranceData, sync: Any) -> OutputJudgement:
     """Right or wrong, with metrics for every output tensor."""
     torch = rt.torch
     if rt.has_check:
@@ -57,7 +57,7 @@ def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: d
     return {"ok": True, "reason": "; ".join(sorted({p["reason"] for p in parts})), "outputs": parts}
 
 
-def compare_all(out: Any, ref_out: Any, task_tolerance: dict[str, Any], golden: Any, torch: Any) -> list[OutputVerdict]:
+def compare_all(out: Any, ref_out: Any, task_tolerance: ToleranceData, golden: Any, torch: Any) -> list[OutputVerdict]:
     ref_parts = tree.flatten(ref_out, "out", torch)
     out_parts = dict(tree.flatten(out, "out", torch))
     gold_parts = dict(tree.flatten(golden, "out", torch)) if golden is not None else {}
@@ -119,7 +119,7 @@ def structure_problems(rt: Any, out: Any, ref_out: Any) -> tuple[list[str], list
     return problems, described
 
 
-def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_label: str,
+def evidence_problems(evidence: dict[str, Any], task: TaskData, backend_label: str,
                       kernel_names: set[str]) -> list[str]:
     """Whether the task's backend did the work: torch compute on the output path, data from the
     host, memory made outside the record, the record switched off, library GPU kernels."""
@@ -206,7 +206,7 @@ def _allow_hint(op: str, task_format: str) -> str:
             f"{allow_ops_advice(bare, task_format)})")
 
 
-def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> SanityReport:
+def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: ToleranceData, label: str) -> SanityReport:
     """Zeros, an input copy, a constant and noise must all fail this case's gate."""
     torch = rt.torch
     refs = [(n, t) for n, t in tree.flatten(ref_out, "out", torch)
