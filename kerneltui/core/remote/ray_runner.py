@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import kerneltui
-from kerneltui.core.batch import Candidate, CandidateResult, failed_result, rank, result_from_report
+from kerneltui.core.batch import (
+    Candidate,
+    CandidateResult,
+    Placement,
+    failed_result,
+    rank,
+    result_from_report,
+)
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task
 
@@ -123,8 +130,8 @@ def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> 
         task = load_task(root / bundle["path"], root / bundle["kernel_file"], LoadOptions.from_dict(bundle["load"]))
         run_options = replace(RunOptions.from_dict(options), kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
-    placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
-                 "finished_at": time.time()}
+    placement: Placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
+                            "finished_at": time.time()}
     return {"report": report.to_json(), "where": where, "placement": placement}
 
 

@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:
     from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, FailureMetrics
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 Status = Literal["correct", "failed", "task error", "no candidate"]
 SCHEMA = 1
 RESULTS_NAME = "suite-results.jsonl"
+
+
+class RungLine(TypedDict):
+    """One rung of a suite item's run, as the suite's table and record show it."""
+
+    name: str | None
+    status: str | None
+    summary: str | None
 
 
 @dataclass
@@ -43,7 +51,7 @@ class ItemResult:
     where: str = ""
     duration_s: float = 0.0
     fingerprint: str = ""
-    rungs: list[dict[str, Any]] = field(default_factory=list)  # name, status, summary
+    rungs: list[RungLine] = field(default_factory=list)
     # The GPU, driver and versions that made the verdict (core.suite.environment); resume compares them.
     environment: dict[str, str | None] = field(default_factory=dict)
 
