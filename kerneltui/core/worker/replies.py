@@ -268,6 +268,15 @@ class RecheckFailure(TypedDict):
     reason: str
 
 
+class SeriesFailure(TypedDict):
+    """A timed series' wrong output: which call (in the warm-up or the timed calls), on which seed, why."""
+
+    phase: str  # "warm-up" or "timed" (a graph replay's: "graph")
+    call: int
+    seed: int
+    reason: str
+
+
 class RecheckReply(TypedDict, total=False):
     """``judge_recheck``: a batch of the kernel's timed outputs checked, then those slots renewed."""
 
