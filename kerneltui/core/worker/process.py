@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.replies import DeviceInfo, WorkerError
 
 if TYPE_CHECKING:
     from kerneltui.core.worker.runner import WorkerHandle
@@ -63,7 +63,7 @@ class WorkerFailure(Exception):
     kind: str  # "error" (the op raised), "task" (the task cannot run here), "timeout", "crash", "start" (never ready), "tamper" (forged reply),
     #            "connection" (the link to a remote worker was lost)
     message: str
-    error: dict[str, Any] = field(default_factory=dict)
+    error: WorkerError = field(default_factory=lambda: WorkerError())
     stderr: str = ""
     death: WorkerDeath | None = None  # kind "crash": how the worker ended
 
@@ -226,7 +226,9 @@ class WorkerProcess:
             return result
         if reply.get("crashed"):
             raise await self._crash_failure(op, phase)
-        error = dict(reply.get("error") or {})
+        error: WorkerError = {}
+        if reply.get("error"):
+            error = reply["error"].copy()  # the worker's describe_exception, as JSON
         kind = "task" if error.get("task_error") is True else "error"  # the task cannot run here: exit 2
         raise WorkerFailure(kind, str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
 
@@ -311,7 +313,9 @@ class WorkerProcess:
                         info = message["info"].copy()  # the worker's describe_device, as JSON
                     self._ready.set_result(info)
             else:
-                err = dict(message.get("error") or {})
+                err: WorkerError = {}
+                if message.get("error"):
+                    err = message["error"].copy()  # the worker's describe_exception, as JSON
                 if not self._ready.done():
                     self._ready.set_exception(
                         WorkerFailure("start", f"the worker could not start: {err.get('message')}", error=err, stderr=self.stderr_tail())

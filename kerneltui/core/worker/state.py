@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from kerneltui.core.task import TaskData
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.replies import DeviceInfo, WorkerError
 
 
 def share_the_cores(torch: Any, has_gpu: bool) -> None:
@@ -104,7 +104,7 @@ class WorkerState:
         self.integrity: Any = None  # kerneltui.core.worker.integrity.IdentitySnapshot
         self.artifacts: list[dict[str, Any]] = []
         self.notes: list[str] = []
-        self.first_call_error: dict[str, Any] | None = None
+        self.first_call_error: WorkerError | None = None
         self.compile_launches: list[LaunchRecord] = []
         self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
