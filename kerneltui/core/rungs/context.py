@@ -15,6 +15,7 @@ from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
 from kerneltui.core.rungs.rung_metrics import (
     BenchmarkMetrics,
+    BenchmarkRaw,
     CorrectnessOutcome,
     DumpMetrics,
     RunOutcome,
@@ -155,7 +156,7 @@ class RunData:
     run: RunOutcome | None = None  # the run rung's outputs, problems and launches
     correctness: CorrectnessOutcome | None = None  # checks, cases, seeds, worst metrics
     benchmark: BenchmarkMetrics | None = None  # the benchmark rung's metrics → roofline
-    benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
+    benchmark_raw: BenchmarkRaw | None = None  # the raw replies of the three functions timed
     device_peaks: DevicePeaks | None = None  # the device's measured peaks → roofline
     dump: DumpData | None = None  # the dump's folder, summary and metrics
     profile: ProfileOutcome | None = None

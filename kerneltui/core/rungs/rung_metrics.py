@@ -17,7 +17,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.replies import OutputVerdict, SanityReport
+from kerneltui.core.worker.replies import OutputVerdict, SanityReport, SeriesReply
 
 
 class FailureMetrics(TypedDict, total=False):
@@ -236,6 +236,14 @@ class BenchmarkMetrics(BenchMetrics, total=False):
     total_s: float
     device_peaks: str | None  # the key of the device peaks the floors used
     baselines: BaselineNotes
+
+
+class BenchmarkRaw(TypedDict):
+    """The workers' raw series the benchmark rung's metrics were made from (``RunData.benchmark_raw``)."""
+
+    reference: SeriesReply
+    torch_compile: SeriesReply | None  # None when torch.compile was not timed
+    candidate: SeriesReply
 
 
 class RooflinePointData(TypedDict):
