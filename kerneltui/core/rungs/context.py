@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.events import Emit, RungProgress
@@ -21,7 +21,7 @@ from kerneltui.core.rungs.rung_metrics import (
     RunOutcome,
     TraceMetrics,
 )
-from kerneltui.core.task import Task
+from kerneltui.core.task import Task, TaskData
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
@@ -140,6 +140,18 @@ def _nested(name: str, raw: Any, types: Mapping[str, tuple[type, ...]]) -> dict[
     return dict(raw)
 
 
+class LoadArgs(TypedDict):
+    """The ``load`` request (``ops_candidate.op_load``; ``compare_load`` with ``second``)."""
+
+    task: TaskData
+    files: dict[str, str]  # the task's files without the reference
+    setup: Any  # the wire value the judge says the candidate's build needs
+    first_inputs: Any  # the first test case's inputs, on the exchange
+    exchange: str
+    override: NotRequired[str]  # a folder of hand-edited compiler output (core.override)
+    second: NotRequired[str]  # compare_load: kernel B's source
+
+
 class DumpData(TypedDict):
     """The dump rung's folder, its one-line summary and its metrics (``RunData.dump``)."""
 
@@ -227,7 +239,7 @@ class RunContext:
                              on_progress=self.progress_for(purpose))
         return worker
 
-    async def load_args(self, judging: Judging) -> dict[str, Any]:
+    async def load_args(self, judging: Judging) -> LoadArgs:
         """What the candidate's worker loads: the task's files without the reference, what the judge
         says it needs to build the candidate, and the first test case's inputs to compile on."""
         first = self.task.tests[0]
@@ -235,7 +247,7 @@ class RunContext:
         key, first_inputs = await judging.inputs(case, self.timeout("compile"), reference=False, rolling=False,
                                                  limit=self.step_limit("compile"))
         judging.release([key])  # with the next request: the worker has loaded by then
-        args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
+        args: LoadArgs = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
                                 "first_inputs": first_inputs, "exchange": str(judging.exchange)}
         if self.options.override_folder:  # hand-edited compiler output (core.override)
             args["override"] = self.options.override_folder

@@ -13,7 +13,7 @@ import itertools
 import re
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +167,7 @@ class WorkerProcess:
     # -- requests -----------------------------------------------------------------------------
 
     async def request(
-        self, op: str, args: dict[str, Any] | None = None, timeout: float = 60.0,
+        self, op: str, args: Mapping[str, Any] | None = None, timeout: float = 60.0,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
         if self._tampered:
