@@ -5,7 +5,10 @@ Each rung writes one of these (a TypedDict: the metrics stay plain JSON in repor
 checks the keys. Every key is optional (``total=False``): a failed rung carries only ``failure``, and a
 result read back from an older history row may lack keys added since. The types live here, beside
 ``result.py``, rather than in the rung modules: the UI, history and export read them without
-importing the rungs (which pull in the worker pool and the dump's and profiler's parsers).
+importing the rungs (which pull in the worker pool and the dump's and profiler's parsers). A view
+is a cast: the caller picks the result by its rung's name, as it did before; the end-to-end tests
+check that what the rungs write stays within these keys (``tests/rung_metric_keys.py``). Beside the
+metrics are the other records rungs hand on (``RunData``'s run, correctness and benchmark parts).
 
 Not to be confused with ``core/metrics.py``: the error metrics between a kernel's output and the
 reference's.
