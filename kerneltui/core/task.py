@@ -124,6 +124,15 @@ class Timeouts:
         return Timeouts(**{k: seconds for k in self.__dict__})
 
 
+class LoadOptionsData(TypedDict):
+    """``LoadOptions.to_dict()``: plain JSON for the engine's socket and Ray."""
+
+    backend: str | None
+    constants: list[list[str]]  # [NAME, VALUE] pairs, as typed
+    scale: float | None
+    allow_ops: list[str]
+
+
 @dataclass(frozen=True)
 class LoadOptions:
     """What the command line adds to a task's own settings when it is loaded."""
@@ -133,7 +142,7 @@ class LoadOptions:
     scale: float | None = None  # --scale F: every size constant of a KernelBench problem times F
     allow_ops: tuple[str, ...] = ()  # --allow-ops: torch operators the kernel may leave to torch (task's list too)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoadOptionsData:
         """Plain JSON types, for the engine's socket (``from_dict`` reads it back)."""
         return {"backend": self.backend, "constants": [list(pair) for pair in self.constants], "scale": self.scale,
                 "allow_ops": list(self.allow_ops)}
