@@ -3,7 +3,7 @@
 Runs ``python -m kerneltui check TASK --json`` RUNS times on one copy of the task (the first may start the engine
 and time the baselines; the later ones find them cached, as a person's second check would) and prints, per check:
 
-* each rung's duration (from the report);
+* each rung's duration (from the report), and when the verdict was announced (so far, then final);
 * the benchmark rung split: waiting for spare workers to finish starting (no worker starts while the kernel is
   timed), the device's peaks with the reference's set-up, each baseline, and the kernel (its worker's load and
   every case);
@@ -38,9 +38,19 @@ def rung_table(report: dict[str, Any]) -> list[str]:
     lines = ["| rung | status | seconds |", "|---|---|---|"]
     for rung in report.get("rungs") or []:
         lines.append(f"| {rung['name']} | {rung['status']} | {rung.get('duration_s') or 0:.2f} |")
+    for verdict in report.get("verdicts") or []:  # when the verdict was announced (core.verdict)
+        kind = "final verdict" if verdict.get("final") else "verdict so far (the checks)"
+        lines.append(f"| ({kind} announced) | {'PASS' if verdict.get('ok') else 'FAIL'} | "
+                     f"{verdict.get('after_s') or 0:.2f} |")
     lines.append(f"| (the whole check, as the report says) | {'PASS' if report.get('ok') else 'FAIL'} | "
                  f"{report.get('duration_s') or 0:.2f} |")
     return lines
+
+
+def _origin(metrics: dict[str, Any], target: str) -> str:
+    """Where a baseline came from, as the rung's metrics say (``core.rungs.baselines.Provenance``)."""
+    found = (metrics.get("baselines") or {}).get(target)
+    return str(found.get("note", "?")) if isinstance(found, dict) else "?"
 
 
 def benchmark_split(metrics: dict[str, Any]) -> list[str]:
@@ -53,9 +63,10 @@ def benchmark_split(metrics: dict[str, Any]) -> list[str]:
     lines = ["| benchmark part | seconds |", "|---|---|",
              f"| waiting for spare workers to finish starting | {float(metrics.get('worker_wait_s') or 0):.2f} |",
              f"| the device's peaks, the reference's set-up and work estimate | {total - baselines - kernel:.2f} |",
-             f"| reference baseline ({(metrics.get('baselines') or {}).get('reference', '?')}) | "
+             f"| reference baseline ({_origin(metrics, 'reference')}) | "
              f"{float(metrics.get('reference_s') or 0):.2f} |",
-             f"| torch.compile baseline | {float(metrics.get('torch_compile_s') or 0):.2f} |",
+             f"| torch.compile baseline ({_origin(metrics, 'torch_compile')}) | "
+             f"{float(metrics.get('torch_compile_s') or 0):.2f} |",
              f"| the kernel: its worker's load and every case | {kernel:.2f} |",
              f"| the rung from its first step (waiting excluded) | {total:.2f} |", ""]
     lines += ["| case | warm-up (s, calls) | timed series (s) | calls | kernel time (ms) | median (µs) | stopped | "

@@ -150,7 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from kerneltui.core.events import BenchmarkProvisional, Event, Notice, RungFinished
+    from kerneltui.core.events import BenchmarkProvisional, Event, Notice, RungFinished, VerdictReached
     from kerneltui.core.history import observer_for
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
@@ -176,6 +176,8 @@ def main(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if not args.json and isinstance(event, RungFinished):
             print(rung_line(event.result), flush=True)
+        if not args.json and isinstance(event, VerdictReached):
+            print(f"verdict: {event.describe()}", flush=True)  # before the rungs that only describe
         if not args.json and isinstance(event, BenchmarkProvisional):
             print(f"[benchmark] {event.describe()}", flush=True)  # the rung's own line replaces it
         if isinstance(event, Notice) and event.level in ("warning", "error"):

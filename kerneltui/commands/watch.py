@@ -61,7 +61,14 @@ def unreadable(paths: Iterable[Path]) -> str:
 
 
 async def _watch(task, args) -> None:
-    from kerneltui.core.events import Event, FileChanged, RunFinished, RungFinished, RunStarted
+    from kerneltui.core.events import (
+        Event,
+        FileChanged,
+        RunFinished,
+        RungFinished,
+        RunStarted,
+        VerdictReached,
+    )
     from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
@@ -82,6 +89,9 @@ async def _watch(task, args) -> None:
             if event.result.name == "correctness" and "save" in saved_at:
                 extra = f"  (verdict {time.perf_counter() - saved_at['save']:.2f} s after the save)"
             print(rung_line(event.result) + extra, flush=True)
+        elif isinstance(event, VerdictReached):
+            since = f"  ({time.perf_counter() - saved_at['save']:.2f} s after the save)" if "save" in saved_at else ""
+            print(f"verdict: {event.describe()}{since}", flush=True)
         elif isinstance(event, RunFinished):
             if event.environment:
                 print(f"ERROR (environment): {event.environment}", flush=True)

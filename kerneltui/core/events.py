@@ -172,6 +172,37 @@ class RungFinished(Event):
 
 @register_event
 @dataclass(frozen=True)
+class VerdictReached(Event):
+    """PASS or FAIL as soon as the rungs that decide it have ended (``core.verdict``), before the rungs
+    that only describe the version (the dump, a profile, a trace), which stream in after it.
+
+    While the checks have passed and a timed rung that can still fail the kernel (the benchmark's
+    recheck and side-work check, the roofline's floor) has yet to end on a GPU, the verdict is not
+    final (``undecided`` names those rungs); a second, final VerdictReached follows when they have
+    ended. A FAIL is final at once."""
+
+    run_id: str
+    ok: bool
+    failed_rung: str = ""  # the first rung that failed ("" when ok)
+    undecided: list[str] = field(default_factory=list)  # rungs still to end that can still fail it
+    pending: list[str] = field(default_factory=list)  # every rung of the run still to end, in order
+    after_s: float = 0.0  # seconds from the run's start
+
+    @property
+    def final(self) -> bool:
+        return not self.undecided
+
+    def describe(self) -> str:
+        """The verdict as ``check`` prints it, e.g. ``PASS · 1.9 s (dump still to come)``."""
+        head = "PASS" if self.ok else f"FAIL ({self.failed_rung} failed)" if self.failed_rung else "FAIL"
+        if not self.final:
+            head += f" so far (the checks; {', '.join(self.undecided)} may still fail it)"
+        rest = f" ({', '.join(self.pending)} still to come)" if self.pending else ""
+        return f"{head} · {self.after_s:.1f} s{rest}"
+
+
+@register_event
+@dataclass(frozen=True)
 class RunFinished(Event):
     run_id: str
     ok: bool

@@ -23,12 +23,21 @@ from kerneltui import config
 from kerneltui.core import override
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.environment_fault import EnvironmentFault, from_os_error
-from kerneltui.core.events import Emit, Event, RunFinished, RungFinished, RungStarted, RunStarted
+from kerneltui.core.events import (
+    Emit,
+    Event,
+    RunFinished,
+    RungFinished,
+    RungStarted,
+    RunStarted,
+    VerdictReached,
+)
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
 from kerneltui.core.rungs.result import RungResult, fail, skip
 from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import Task, source_hash
+from kerneltui.core.verdict import VerdictState, verdict_of
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.replies import DeviceInfo
@@ -59,6 +68,16 @@ class ReportError(TypedDict):
     line: int | None
 
 
+class VerdictJson(TypedDict):
+    """A verdict announced while the run went on (``VerdictReached``), and when."""
+
+    ok: bool
+    final: bool
+    failed_rung: str | None
+    after_s: float
+    pending: list[str]  # the rungs still to end when it was announced
+
+
 class RunReportJson(TypedDict):
     """``RunReport.to_json()``: what ``check --json`` prints and batch, suite and Ray runs carry."""
 
@@ -71,6 +90,7 @@ class RunReportJson(TypedDict):
     cancelled: bool
     environment: str | None
     integrity: dict[str, Any]  # IntegritySummary.to_dict()
+    verdicts: list[VerdictJson]
     rungs: list[RungJson]
     # Added by ``check --json`` when the task or the machine stopped the run:
     exit_code: NotRequired[int]
@@ -93,6 +113,8 @@ class RunReport:
     # A fault of the machine stopped the run (core.environment_fault): what to do. Not the kernel's
     # verdict: no history row, and `check` exits 3.
     environment: str | None = None
+    # The verdicts announced while the run went on (VerdictReached): a PASS so far, then the final one.
+    verdicts: list[VerdictReached] = field(default_factory=list)
 
     def result(self, name: str) -> RungResult | None:
         return next((r for r in self.results if r.name == name), None)
@@ -108,6 +130,9 @@ class RunReport:
             "cancelled": self.cancelled,
             "environment": self.environment,
             "integrity": summarise_integrity(self.results).to_dict(),
+            # When the verdict was known, before the rungs that only describe the version ended.
+            "verdicts": [{"ok": v.ok, "final": v.final, "failed_rung": v.failed_rung or None,
+                          "after_s": round(v.after_s, 3), "pending": v.pending} for v in self.verdicts],
             "rungs": [
                 {"name": r.name, "status": r.status, "summary": r.summary, "metrics": r.metrics, "error": r.error,
                  "duration_s": round(r.duration_s, 3),
@@ -175,6 +200,7 @@ class Loop:
             # judge and worker, instead of after the compile rung (its start is seconds of imports).
             self.pool.prestart(("candidate",), count=2)
         results: list[RungResult] = []
+        verdicts: list[VerdictReached] = []
         cancelled = False
         cancel_reason = ""
         environment: str | None = None
@@ -193,6 +219,10 @@ class Loop:
                     results.append(result)
                     ctx.results[name] = result
                     self.emit(RungFinished(run_id=run_id, result=result))
+                    verdict = _verdict_news(verdicts, verdict_of(names, ctx.results, ctx.has_gpu), run_id, clock)
+                    if verdict is not None:
+                        verdicts.append(verdict)
+                        self.emit(verdict)
                     if name == "compile" and not self.pool.replenish and ctx.has_gpu and any(
                         rung_registry.spec(n).own_worker for n in names[i + 1:]
                     ):
@@ -214,7 +244,7 @@ class Loop:
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
                 duration_s=clock.seconds, cancelled=cancelled, version_dir=str(version_dir), data=ctx.data.to_dict(),
-                environment=environment,
+                environment=environment, verdicts=verdicts,
             )
             # A run that lost its connection is not this version's result; the retry's is. A run the
             # machine stopped is no version's result.
@@ -290,6 +320,19 @@ class Loop:
                         copy.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.emit(_notice("warning", f"could not save the version to {ctx.version_dir}: {exc.strerror}"))
+
+
+def _verdict_news(announced: list[VerdictReached], state: VerdictState | None, run_id: str,
+                  clock: Stopwatch) -> VerdictReached | None:
+    """The verdict to announce now: the first one known, or one that settles a PASS so far (None when
+    nothing new is known)."""
+    if state is None:
+        return None
+    last = announced[-1] if announced else None
+    if last is not None and (last.final or state.undecided):
+        return None  # settled already, or still a PASS so far
+    return VerdictReached(run_id=run_id, ok=state.ok, failed_rung=state.failed_rung, undecided=list(state.undecided),
+                          pending=list(state.pending), after_s=clock.seconds)
 
 
 def gpu_likely(pool: WorkerPool) -> bool:

@@ -38,7 +38,7 @@ class AgentEvent(CoreEvent):
     """UserMessage, AgentTextDelta, AgentMessage, ToolCall*, ProposalEvent, TokenUsage, AgentError."""
 
 
-_LOOP = (ev.RunStarted, ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.RunFinished)
+_LOOP = (ev.RunStarted, ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.VerdictReached, ev.RunFinished)
 _AGENT = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
           ev.ProposalEvent, ev.TokenUsage, ev.AgentError)
 

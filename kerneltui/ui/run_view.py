@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
-from kerneltui.core.rungs import AFTER_VERDICT
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
 
@@ -21,7 +20,7 @@ from kerneltui.ui.messages import AsmLoaded
 if TYPE_CHECKING:
     from kerneltui.ui.app import KernelApp
 
-RUN_EVENTS = (ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.RunFinished)  # the events of one run, after its start
+RUN_EVENTS = (ev.RungStarted, ev.RungProgress, ev.RungFinished, ev.VerdictReached, ev.RunFinished)  # the events of one run, after its start
 
 
 class RunView:
@@ -34,7 +33,6 @@ class RunView:
         self.accepted_dirs: list[Path] = []  # version folders of passing runs, oldest first
         self.last_report_dir: Path | None = None
         self.trial_runs: set[str] = set()  # run ids of trials (their events stay out of the panes)
-        self.verdict_pending: set[str] = set()  # the run on screen's verdict rungs not yet finished
 
     def forget(self) -> None:
         """Another task: its runs and versions are not this one's."""
@@ -90,8 +88,7 @@ class RunView:
             s = status.state
             s.running_since, s.running_rung, s.origin, s.last_cancelled = now, "", event.origin, False
             s.environment = ""
-            s.verdict_ok, s.verdict_failed = None, ""
-            self.verdict_pending = {r for r in event.rungs if r not in AFTER_VERDICT}
+            s.verdict_ok, s.verdict_failed, s.verdict_final = None, "", True
             status.show(now)
             return
         if not isinstance(event, RUN_EVENTS) or (event.run_id != self.current_run and not app.replaying):
@@ -105,20 +102,12 @@ class RunView:
         elif isinstance(event, ev.RungFinished):
             app.rungs.rung_finished(event.result)
             self._maybe_jump(event.result)
-            self._early_verdict(event.result, now)
+        elif isinstance(event, ev.VerdictReached):
+            s = status.state
+            s.verdict_ok, s.verdict_failed, s.verdict_final = event.ok, event.failed_rung, event.final
+            status.show(now)
         elif isinstance(event, ev.RunFinished):
             self._run_finished(event, now)
-
-    def _early_verdict(self, result: RungResult, now: float) -> None:
-        """PASS/FAIL on the status line as soon as the verdict's rungs have ended (a failure at once),
-        not after the dump: the run's verdict cannot change but through a rung that only describes."""
-        s = self.app.status.state
-        self.verdict_pending.discard(result.name)
-        if result.status == "fail" and s.verdict_ok is not False:
-            s.verdict_ok, s.verdict_failed = False, result.name
-        elif not self.verdict_pending and s.verdict_ok is None:
-            s.verdict_ok = True
-        self.app.status.show(now)
 
     def _maybe_jump(self, result: RungResult) -> None:
         """A failure with a place in the kernel moves the cursor there, unless you are mid-edit."""
@@ -136,7 +125,7 @@ class RunView:
         app.rungs.run_finished(event.cancelled, event.device)
         s = app.status.state
         s.running_since, s.running_rung = None, ""
-        s.verdict_ok, s.verdict_failed = None, ""
+        s.verdict_ok, s.verdict_failed, s.verdict_final = None, "", True
         s.last_cancelled, s.cancel_reason = event.cancelled, event.cancel_reason
         s.environment = event.environment
         if not event.cancelled and not event.environment:

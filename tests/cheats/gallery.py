@@ -1653,3 +1653,55 @@ def engine_probe(*, key: str, log: str, socket: str, request: dict[str, object],
                         ("__LEAKED_KEY__", leaked_key)):
         text = text.replace(name, repr(value))
     return text.replace("__REQUEST__", repr(request))
+
+
+# A kernel that forges the benchmark's kept baselines (core.rungs.baselines): a slow reference kept
+# in the task's history store would make every later kernel look fast. From its worker it alters the
+# kept rows, plants one of its own, and replaces the store file; what each attempt met goes to
+# ``/dev/shm`` (which the box may write).
+BASELINE_PLANT = HONEST_ADD + '''
+import json
+import os
+import sqlite3
+
+FORGED = json.dumps({"target": "reference", "cases": [{"index": 0, "label": "forged", "times_ms": [1000.0] * 20,
+                                                       "stopped": "converged"}]})
+
+
+def _alter(store):
+    with sqlite3.connect(store) as conn:
+        conn.execute("UPDATE baselines SET data = ?", (FORGED,))
+
+
+def _plant(store):
+    with sqlite3.connect(store) as conn:
+        conn.execute("INSERT OR REPLACE INTO baselines(key, kind, created_at, data) VALUES (?, ?, ?, ?)",
+                     ("planted", "reference", 0.0, FORGED))
+
+
+def _replace(store):
+    fresh = store + ".forged"
+    with open(fresh, "wb") as fh:
+        fh.write(b"SQLite format 3\\0")
+    os.replace(fresh, store)
+
+
+def _probe():
+    found = {}
+    for name, attempt in (("alter", _alter), ("plant", _plant), ("replace", _replace)):
+        try:
+            attempt(__STORE__)
+            found[name] = "done"
+        except Exception as exc:
+            found[name] = "denied: " + type(exc).__name__ + ": " + str(exc)
+    with open(__OUT__, "w", encoding="utf-8") as fh:
+        json.dump(found, fh)
+
+
+_probe()
+'''
+
+
+def baseline_plant(*, store: str, out: str) -> str:
+    """BASELINE_PLANT aimed at one task's history store, writing what it met to ``out``."""
+    return BASELINE_PLANT.replace("__STORE__", repr(store)).replace("__OUT__", repr(out))

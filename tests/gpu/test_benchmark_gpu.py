@@ -149,10 +149,30 @@ def test_the_second_check_reuses_the_baselines(example_task, cache_dir):
     assert first["status"] in ("ok", "warn") and second["status"] in ("ok", "warn"), second["error"]
     assert first["metrics"]["reference_s"] > 0
     assert second["metrics"]["reference_s"] == 0 and second["metrics"]["torch_compile_s"] == 0
-    assert second["metrics"]["baselines"]["reference"].startswith("cached from"), second["metrics"]["baselines"]
-    assert second["metrics"]["baselines"]["torch_compile"].startswith("cached from"), second["metrics"]["baselines"]
+    for target in ("reference", "torch_compile"):
+        origin = second["metrics"]["baselines"][target]
+        assert origin["kept"] and origin["kept_at"] and origin["note"].startswith("kept from"), origin
+        assert not first["metrics"]["baselines"][target]["kept"], first["metrics"]["baselines"]
+    assert "(kept from " in second["summary"], second["summary"]
     (case,) = second["metrics"]["cases"]
     assert 0.5 < case["speedup_vs_reference"] < 2.0
+
+
+def test_the_checks_give_a_pass_so_far_and_the_final_verdict_comes_before_the_dump(example_task, cache_dir):
+    """On a GPU the checks announce a PASS so far before the benchmark's result; the final verdict
+    follows the roofline, before the dump, which only describes the version."""
+    task = example_task("vector_add")
+    proc = run_cli("check", str(task), "--rungs", "roofline,dump", "--seeds", "1", env=_env(cache_dir), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+
+    def first(prefix: str) -> int:
+        return next(i for i, line in enumerate(lines) if line.startswith(prefix))
+
+    so_far = first("verdict: PASS so far (the checks; benchmark, roofline may still fail it)")
+    final = first("verdict: PASS · ")
+    assert first("[correctness] ok") < so_far < first("[benchmark]") < first("[roofline]") < final < first("[dump]")
+    assert "(dump still to come)" in lines[final]
 
 
 def test_a_reference_that_makes_its_inputs_on_the_host_is_timed_within_the_bound(example_task, cache_dir):

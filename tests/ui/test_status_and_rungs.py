@@ -1,5 +1,5 @@
 """The rung pane and the status line say where a run stands: the detail follows the first failed
-rung, the verdict shows as soon as the verdict's rungs end (the dump still running), and neither a
+rung, the verdict shows as soon as the loop announces it (the dump still running), and neither a
 maximised pane nor a run that ended while the pane was hidden costs the rung table its layout."""
 
 from __future__ import annotations
@@ -53,17 +53,44 @@ async def test_pass_shows_once_the_verdict_rungs_end_while_the_dump_runs(example
         rungs = [r.name for r in PASSING] + ["dump"]
         for event in _run(PASSING, rungs, finish=False):
             app.bridge.emit(event)
+        await pilot.pause()
+        assert "PASS" not in app.status.render_state().plain  # the rungs are done; the loop has not said so yet
+        app.bridge.emit(ev.VerdictReached(run_id=RUN, ok=True, pending=["dump"], after_s=0.8, at=fixed_data.AT))
         app.bridge.emit(ev.RungStarted(run_id=RUN, rung="dump", at=fixed_data.AT))
         await pilot.pause()
         line = app.status.render_state().plain
-        assert "PASS" in line and "dump" in line, line
+        assert "PASS" in line and "so far" not in line and "dump" in line, line
         # A failed verdict rung says FAIL at once, naming it.
         failing = PASSING[:3] + [RungResult("correctness", "fail", "wrong")]
         for event in _run(failing, rungs, finish=False):
             app.bridge.emit(event)
+        app.bridge.emit(ev.VerdictReached(run_id=RUN, ok=False, failed_rung="correctness", pending=["dump"],
+                                          at=fixed_data.AT))
         await pilot.pause()
         line = app.status.render_state().plain
         assert "FAIL" in line and "correctness failed" in line, line
+
+
+async def test_on_a_gpu_the_checks_give_a_pass_so_far_until_the_benchmark_ends(example_task) -> None:
+    app = make_app(example_task("vector_add"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        rungs = [r.name for r in PASSING] + ["benchmark", "dump"]
+        for event in _run(PASSING, rungs, finish=False):
+            app.bridge.emit(event)
+        app.bridge.emit(ev.VerdictReached(run_id=RUN, ok=True, undecided=["benchmark"], pending=["benchmark", "dump"],
+                                          at=fixed_data.AT))
+        app.bridge.emit(ev.RungStarted(run_id=RUN, rung="benchmark", at=fixed_data.AT))
+        await pilot.pause()
+        line = app.status.render_state().plain
+        assert "PASS so far" in line and "benchmark" in line, line
+        app.bridge.emit(ev.RungFinished(run_id=RUN, result=RungResult("benchmark", "fail", "side work"), at=fixed_data.AT))
+        app.bridge.emit(ev.VerdictReached(run_id=RUN, ok=False, failed_rung="benchmark", pending=["dump"],
+                                          at=fixed_data.AT))
+        app.bridge.emit(ev.RungStarted(run_id=RUN, rung="dump", at=fixed_data.AT))
+        await pilot.pause()
+        line = app.status.render_state().plain
+        assert "FAIL" in line and "so far" not in line and "benchmark failed" in line, line
 
 
 async def test_a_maximised_pane_keeps_the_status_line(example_task) -> None:

@@ -87,17 +87,26 @@ def test_check_breakdown_splits_the_benchmark_rung_as_the_report_gives_it():
     spec.loader.exec_module(module)
     metrics = {**build(*_answers([_case(0.2)]), BENCH_PEAKS, SETTINGS).metrics, "worker_wait_s": 3.25,
                "reference_s": 0.0, "torch_compile_s": 0.0, "candidate_s": 4.5, "total_s": 5.0,
-               "baselines": {"reference": "cached from earlier", "torch_compile": "off"}}
+               "baselines": {"reference": {"kept": True, "kept_at": "2026-12-07T21:40:00+0000",
+                                           "note": "kept from 21:40 (same reference)"},
+                             "torch_compile": {"kept": False, "kept_at": None, "note": "not measured"}}}
     text = "\n".join(module.benchmark_split(metrics))
     assert "| waiting for spare workers to finish starting | 3.25 |" in text
     assert "| the device's peaks, the reference's set-up and work estimate | 0.50 |" in text
-    assert "| reference baseline (cached from earlier) | 0.00 |" in text
+    assert "| reference baseline (kept from 21:40 (same reference)) | 0.00 |" in text
+    assert "| torch.compile baseline (not measured) | 0.00 |" in text
     # The case: warm-up 0.05 s and 3 calls, timed 0.5 s, 600 calls of ~0.2 ms (~120 ms of kernel time).
     row = next(line for line in text.splitlines() if line.startswith("| n=67108864 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "0.05, 3" and cells[2] == "0.50" and cells[3] == "600"
     assert abs(float(cells[4]) - 120.0) < 2 and abs(float(cells[5]) - 200.0) < 2 and cells[6] == "converged"
     assert module.benchmark_split({}) == []  # a skipped benchmark (no GPU): nothing to split
+    table = module.rung_table({"ok": True, "duration_s": 6.4, "rungs": [{"name": "correctness", "status": "ok",
+                                                                           "duration_s": 0.2}],
+                               "verdicts": [{"ok": True, "final": False, "after_s": 0.9},
+                                            {"ok": True, "final": True, "after_s": 4.8}]})
+    assert "| (verdict so far (the checks) announced) | PASS | 0.90 |" in table
+    assert "| (final verdict announced) | PASS | 4.80 |" in table
 
 
 def test_a_gpu_run_step_takes_its_limit_after_the_last_equals_sign(tmp_path):

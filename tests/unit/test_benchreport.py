@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -208,3 +209,14 @@ def test_the_report_holds_only_the_keys_its_typed_dicts_declare():
     # the one-case statistics the metrics repeat are all there
     assert {"q1_ms", "q3_ms", "mean_ms", "stderr_ms", "min_ms", "median_ms"} <= set(v.metrics)
     assert set(cases[0]["candidate"]) >= set(keys_of(TimingStatsData))
+
+
+def test_a_kept_baseline_says_so_beside_its_numbers():
+    verdict = build(*_answers([_case(0.2)]), PEAKS, SETTINGS, "kept from 21:40 (same reference)",
+                    {"reference": "kept from 21:40", "torch_compile": "kept from 21:40"})
+    assert verdict.status == "ok"
+    assert "vs reference (kept from 21:40)" in verdict.summary and "vs torch.compile (kept from 21:40)" in verdict.summary
+    case_line = verdict.details.splitlines()[0]
+    assert re.search(r"· reference \S+ µs \(kept from 21:40\) · torch\.compile \S+ µs \(kept from 21:40\)", case_line), case_line
+    fresh = build(*_answers([_case(0.2)]), PEAKS, SETTINGS)
+    assert "kept" not in fresh.summary and "kept" not in fresh.details

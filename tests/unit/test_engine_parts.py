@@ -16,6 +16,7 @@ from kerneltui.core.engine.channel import AuthError, Channel, KeyFileError, crea
 from kerneltui.core.engine.messages import RunRequest, report_from_dict, report_to_dict
 from kerneltui.core.engine.pools import GpuAccess
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings, fingerprint
+from kerneltui.core.events import VerdictReached
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import ProfileOptions, RunOptions, TraceOptions
 from kerneltui.core.rungs.result import SourceLocation, fail, ok
@@ -74,9 +75,12 @@ def test_run_request_and_report_round_trip(tmp_path: Path):
     report = RunReport(run_id="r1", task="t", ok=False, device={"gpu": False},
                        results=[ok("compile", "fine", metrics={"regs": 26}),
                                 fail("correctness", "wrong at case 2", location=SourceLocation("kernel.py", 12))],
-                       source_hash="abc", duration_s=1.5, version_id="3", data={"odd": Path("/x"), "nan": math.nan})
+                       source_hash="abc", duration_s=1.5, version_id="3", data={"odd": Path("/x"), "nan": math.nan},
+                       verdicts=[VerdictReached(run_id="r1", ok=False, failed_rung="correctness", pending=["dump"],
+                                                after_s=0.7)])
     back = report_from_dict(report_to_dict(report))
     assert back.results == report.results
+    assert back.verdicts == report.verdicts  # when the verdict was known crosses the engine's socket too
     assert back.to_json() == report.to_json()
     assert back.data["odd"] == "/x" and math.isnan(back.data["nan"])
 

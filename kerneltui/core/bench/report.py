@@ -102,8 +102,11 @@ def _floor(case: BenchCase, peaks: DevicePeaks | None) -> float | None:
 
 def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply | None,
           candidate: SeriesReply, peaks: DevicePeaks | None, settings: BenchSettings,
-          compile_note: str | None = None) -> BenchVerdict:
-    """The benchmark rung's result from the four worker answers."""
+          compile_note: str | None = None, kept: dict[str, str] | None = None) -> BenchVerdict:
+    """The benchmark rung's result from the four worker answers. ``kept``: for each baseline reused
+    from an earlier run (``core.rungs.baselines``), its label ("kept from HH:MM"), shown beside
+    every number of it."""
+    kept = kept or {}
     setup_cases = {c["index"]: c for c in setup["cases"]}
     ref_cases = {c["index"]: c for c in reference.get("cases") or []}
     comp_cases = {c["index"]: c for c in (compiled or {}).get("cases") or []}
@@ -197,7 +200,7 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
             if case["torch_compile"].get("median_ms"):
                 case["speedup_vs_compile"] = roofline.clamp_to_floor(case["torch_compile"]["median_ms"], floor) / clamped
         cases.append(case)
-        lines.append(_case_line(case))
+        lines.append(_case_line(case, kept))
     timed = [c for c in cases if c["candidate"].get("median_ms")]
     metrics: BenchMetrics = {
         "cases": cases,
@@ -231,7 +234,7 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         return BenchVerdict("fail", problems[0][:160] + more, problems[0] + more, metrics, details, problems, warnings)
-    summary = _summary(cases, metrics)
+    summary = _summary(cases, metrics, kept)
     if warnings:
         return BenchVerdict("warn", f"{summary} · {warnings[0][:100]}", None, metrics, details, problems, warnings)
     return BenchVerdict("ok", summary, None, metrics, details, problems, warnings)
@@ -241,7 +244,11 @@ def _speedup(x: float | None) -> str:
     return f"{x:.2f}×" if x else "—"
 
 
-def _case_line(case: BenchCase) -> str:
+def _kept(kept: dict[str, str], key: str) -> str:
+    return f" ({kept[key]})" if kept.get(key) else ""
+
+
+def _case_line(case: BenchCase, kept: dict[str, str]) -> str:
     cand = case["candidate"]
     parts = []
     if cand.get("median_ms"):
@@ -250,9 +257,10 @@ def _case_line(case: BenchCase) -> str:
             f"mean {format_ms(cand['mean_ms'])} ± {format_ms(cand['stderr_ms'])}, min {format_ms(cand['min_ms'])}, "
             f"{cand['runs']} runs + {cand.get('warmup_runs', 0)} warm-up, {cand.get('stopped')})"
         )
-    for name, base in (("reference", case.get("reference")), ("torch.compile", case.get("torch_compile"))):
+    for key, name, base in (("reference", "reference", case.get("reference")),
+                            ("torch_compile", "torch.compile", case.get("torch_compile"))):
         if base and base.get("median_ms"):
-            parts.append(f"{name} {format_ms(base['median_ms'])}")
+            parts.append(f"{name} {format_ms(base['median_ms'])}{_kept(kept, key)}")
         elif base and base.get("error"):
             parts.append(f"{name}: {base['error']}")
     graph = case.get("graph")
@@ -264,10 +272,10 @@ def _case_line(case: BenchCase) -> str:
     return f"{case['label']}: " + " · ".join(parts)
 
 
-def _summary(cases: list[BenchCase], metrics: BenchMetrics) -> str:
-    speed = f"{_speedup(metrics.get('speedup_vs_reference'))} vs reference"
+def _summary(cases: list[BenchCase], metrics: BenchMetrics, kept: dict[str, str]) -> str:
+    speed = f"{_speedup(metrics.get('speedup_vs_reference'))} vs reference{_kept(kept, 'reference')}"
     if metrics.get("speedup_vs_compile"):
-        speed += f" · {_speedup(metrics.get('speedup_vs_compile'))} vs torch.compile"
+        speed += f" · {_speedup(metrics.get('speedup_vs_compile'))} vs torch.compile{_kept(kept, 'torch_compile')}"
     if len(cases) == 1:
         cand = cases[0]["candidate"]
         rel = cand.get("rel_stderr") or 0.0

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.events import VerdictReached, event_from_dict, event_to_dict
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.result import RungResult
@@ -91,12 +92,15 @@ def json_clean(value: Any) -> Any:
 
 
 def report_to_dict(report: RunReport) -> dict[str, Any]:
-    data = {f.name: getattr(report, f.name) for f in dataclasses.fields(report) if f.name != "results"}
+    data = {f.name: getattr(report, f.name) for f in dataclasses.fields(report) if f.name not in ("results", "verdicts")}
     data["results"] = [r.to_dict() for r in report.results]
+    data["verdicts"] = [event_to_dict(v) for v in report.verdicts]
     return json_clean(data)
 
 
 def report_from_dict(data: dict[str, Any]) -> RunReport:
     names = {f.name for f in dataclasses.fields(RunReport)}
-    fields = {k: v for k, v in data.items() if k in names and k != "results"}
-    return RunReport(results=[RungResult.from_dict(r) for r in data.get("results") or []], **fields)
+    fields = {k: v for k, v in data.items() if k in names and k not in ("results", "verdicts")}
+    verdicts = [event_from_dict(v) for v in data.get("verdicts") or []]
+    return RunReport(results=[RungResult.from_dict(r) for r in data.get("results") or []],
+                     verdicts=[v for v in verdicts if isinstance(v, VerdictReached)], **fields)

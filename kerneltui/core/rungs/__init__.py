@@ -27,7 +27,8 @@ _TABLE: list[tuple[str, str, tuple[str, ...], bool, bool, bool]] = [
 
 
 # Rungs that describe a version once its verdict is in (compiler output, a profile, a trace): the
-# verdict is known when the others end, and the status line says so without waiting for these.
+# verdict is known when the others end (core.verdict), and the loop announces it (VerdictReached)
+# without waiting for these.
 AFTER_VERDICT = frozenset({"dump", "profile", "trace"})
 
 

@@ -75,9 +75,9 @@ async def run(ctx: RunContext) -> RungResult:
             secret = secrets.randbits(62)
             phase = "timing the baselines"
             measured = await _baselines(ctx, judge, settings, secret, bound, progress, timings)
-            reference = cast(SeriesReply, measured["reference"][0])  # always measured, or found cached
-            reference_note = measured["reference"][1]
-            compiled, compile_note = measured["torch_compile"]
+            reference = cast(SeriesReply, measured["reference"][0])  # always measured, or found kept
+            reference_from = measured["reference"][1]
+            compiled, compiled_from = measured["torch_compile"]
             phase = "loading the kernel"
             t0 = time.perf_counter()
             worker = await ctx.pool.acquire()
@@ -97,14 +97,15 @@ async def run(ctx: RunContext) -> RungResult:
         except WorkerFailure as exc:
             return ctx.failure(NAME, exc, worker, mark,
                                message=exc.message if exc.kind == "error" else f"{phase}: {exc.message}")
-    verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compile_note)
+    kept = {t: p.label for t, p in (("reference", reference_from), ("torch_compile", compiled_from)) if p.kept}
+    verdict = benchreport.build(setup, reference, compiled, candidate, peaks, settings, compiled_from.describe(), kept)
     timings["total_s"] = time.perf_counter() - started
     # A cast: the timings' keys (reference_s, torch_compile_s when timed, candidate_s, total_s) are built per target.
     metrics = cast(BenchmarkMetrics, {**verdict.metrics, **{k: round(v, 3) for k, v in timings.items()}})
     metrics["device_peaks"] = peaks.key if peaks else None
-    # Where each baseline came from ("measured now" or "cached from <when> …"): a --json reader can
-    # tell a timed reference from a remembered one without the rung's details.
-    metrics["baselines"] = {"reference": reference_note, "torch_compile": compile_note}
+    # Where each baseline came from (measured now, or kept and when): a --json reader can tell a
+    # timed reference from a remembered one without the rung's details.
+    metrics["baselines"] = {"reference": reference_from.to_dict(), "torch_compile": compiled_from.to_dict()}
     ctx.data.benchmark = metrics
     ctx.data.benchmark_raw = {"reference": reference, "torch_compile": compiled, "candidate": candidate}
     if peaks is not None:
@@ -112,7 +113,7 @@ async def run(ctx: RunContext) -> RungResult:
     details = verdict.details
     if peaks_note:
         details += f"\n{peaks_note}"
-    details += f"\nreference baseline: {reference_note}"
+    details += f"\nreference baseline: {reference_from.describe()}"
     if bound.cut:
         details += (f"\nthe benchmark's wall-time bound ({settings.max_wall_s:g} s, [benchmark] max_wall_s) "
                     "shortened some series")
@@ -184,20 +185,22 @@ def _provisional(ctx: RunContext, reference: SeriesReply, settings: BenchSetting
     return watch
 
 
-COMPILE_OFF = "not measured ([benchmark] torch_compile = false)"
+COMPILE_OFF = baselines.Provenance(note="not measured ([benchmark] torch_compile = false)")
 
 
 async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSettings, secret: int, bound: WallBound,
-                     progress: Any, timings: dict[str, float]) -> dict[str, tuple[SeriesReply | None, str]]:
-    """The reference's and torch.compile's times, each cached (``core.rungs.baselines``) or measured
-    now within its share of the wall-time bound; with a note saying which. ``timings`` gets the
+                     progress: Any, timings: dict[str, float]
+                     ) -> dict[str, tuple[SeriesReply | None, baselines.Provenance]]:
+    """The reference's and torch.compile's times, each kept (``core.rungs.baselines``) or measured
+    now within its share of the wall-time bound; with where each came from. ``timings`` gets the
     seconds each took here (``reference_s``, ``torch_compile_s``)."""
     cases = len(ctx.task.benchmarks)
     targets = ["reference"] + (["torch_compile"] if settings.torch_compile else [])
+    refused = baselines.unkeepable(judge.sandbox) if settings.baseline_cache else "not kept ([benchmark] baseline_cache = false)"
     keys = {t: baselines.baseline_key(ctx, judge.info, t, settings) for t in targets}
-    found = {t: baselines.cached(ctx, keys[t]) if settings.baseline_cache else None for t in targets}
+    found = {t: baselines.cached(ctx, keys[t]) if refused is None else None for t in targets}
     to_measure = [t for t in targets if found[t] is None]
-    out: dict[str, tuple[SeriesReply | None, str]] = {"torch_compile": (None, COMPILE_OFF)}
+    out: dict[str, tuple[SeriesReply | None, baselines.Provenance]] = {"torch_compile": (None, COMPILE_OFF)}
     for target in targets:
         hit = found[target]
         timings[f"{target}_s"] = 0.0
@@ -214,6 +217,7 @@ async def _baselines(ctx: RunContext, judge: WorkerProcess, settings: BenchSetti
         }, timeout=ctx.timeout("benchmark"), on_progress=progress))
         for case in raw.get("cases") or []:
             case["stopped"] = WallBound.relabel(case.get("stopped") or "", settings, given)
-        out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if settings.baseline_cache else "measured now")
+        out[target] = (raw, baselines.keep(ctx, keys[target], target, raw) if refused is None
+                       else baselines.Provenance(note=f"measured now; {refused}"))
         timings[f"{target}_s"] = time.perf_counter() - t0
     return out

@@ -115,11 +115,19 @@ class CorrectnessOutcome(TypedDict):
     details: list[CheckRecord]
 
 
-class BaselineNotes(TypedDict):
-    """Where each baseline's times came from: "measured now" or "cached from <when> …"."""
+class BaselineProvenance(TypedDict):
+    """Where a baseline's times came from (``rungs.baselines.Provenance.to_dict``)."""
 
-    reference: str
-    torch_compile: str
+    kept: bool  # kept from an earlier run rather than measured now
+    kept_at: str | None  # when the kept series was measured (ISO 8601)
+    note: str  # what a person reads: why it was (not) kept, or what the keep matched
+
+
+class BaselineNotes(TypedDict):
+    """Where each baseline's times came from."""
+
+    reference: BaselineProvenance
+    torch_compile: BaselineProvenance
 
 
 class SeriesStats(TypedDict, total=False):

@@ -27,9 +27,11 @@ class StatusState:
     cost: str = ""  # "1.2k in · 300 out · $0.004"
     message: str = ""  # the latest notice
     agent: str = ""  # provider, model, server, key source (the agent's label)
-    # The run in progress's verdict, once its verdict rungs have ended (the dump may still run).
+    # The run in progress's verdict (VerdictReached), once the rungs that decide it have ended (the
+    # dump may still run); a PASS before the benchmark has ended on a GPU is a PASS so far.
     verdict_ok: bool | None = None
     verdict_failed: str = ""
+    verdict_final: bool = True
 
 
 def usage_text(event: ev.TokenUsage) -> str:
@@ -75,6 +77,8 @@ class StatusLine(Static):
             elapsed = max(0.0, self.now - s.running_since)
             colour = rich_colour(variables, "pass" if s.verdict_ok else "fail")
             text.append("PASS" if s.verdict_ok else "FAIL", style=f"bold {colour}")
+            if not s.verdict_final:
+                text.append(" so far")
             if s.verdict_failed:
                 text.append(f" · {s.verdict_failed} failed")
             text.append(f" · still running {s.running_rung or 'the rest'} · {elapsed:.1f} s", style="dim")
