@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
@@ -22,10 +22,14 @@ from kerneltui.commands.common import (
     rung_line,
     tee,
 )
+from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, operator_name
 from kerneltui.core.task_loaders.load import load_task
 
 SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
+
+if TYPE_CHECKING:
+    from kerneltui.core.loop import ReportError
 
 
 def add_format_options(p: argparse.ArgumentParser, per_problem: bool = False) -> None:
@@ -71,8 +75,16 @@ def load_options(args: argparse.Namespace) -> LoadOptions:
                        allow_ops=tuple(operator_name(op) for op in ops))
 
 
+class ErrorJson(TypedDict):
+    """What --json prints when the task, the machine or the command line stopped a check."""
+
+    ok: bool
+    exit_code: int
+    error: ReportError
+
+
 def error_json(kind: str, message: str, file: str | None = None, line: int | None = None,
-               exit_code: int = EXIT_USAGE) -> dict[str, Any]:
+               exit_code: int = EXIT_USAGE) -> ErrorJson:
     """What --json prints when there is no report: the error, where to fix it, and the exit status."""
     return {"ok": False, "exit_code": exit_code,
             "error": {"kind": kind, "message": message, "file": file, "line": line}}
@@ -102,7 +114,7 @@ def load_or_report(args: argparse.Namespace, path: str, kernel: str | None) -> T
 
 def task_error_rung(report: Any) -> Any:
     """The rung that failed because the task cannot run here (its reference needs a GPU…), if any."""
-    return next((r for r in report.results if r.status == "fail" and r.metrics.get("failure") == "task"), None)
+    return next((r for r in report.results if r.status == "fail" and failure_of(r) == "task"), None)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
+from kerneltui.core.worker.replies import DeviceInfo
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_ENVIRONMENT = 3  # the machine stopped the run (no space, no permission, a bad setting): not the kernel
@@ -36,7 +37,7 @@ def rung_line(result: RungResult) -> str:
     return colour(line, STATUS_COLOURS.get(result.status, "0"))
 
 
-def device_line(device: dict[str, Any]) -> str:
+def device_line(device: DeviceInfo) -> str:
     if not device:
         return "device: not used (no rung needed a worker)"
     if device.get("gpu"):

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, print_json
+from kerneltui.core.worker.replies import DeviceInfo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +33,7 @@ async def _main(args: argparse.Namespace) -> int:
     pool = WorkerPool("torch", replenish=False)
     try:
         worker = await pool.acquire()
-        info = dict(worker.info)
+        info = worker.info.copy()
         box = worker.sandbox.to_dict() if worker.sandbox else None
         box_line = "sandbox: " + (sandbox_note(worker.sandbox) or "on (kerneltui doctor shows each part)")
         if not info.get("gpu"):
@@ -72,7 +73,7 @@ async def _main(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def describe(info: dict[str, Any], peaks: dict[str, Any], source: str) -> list[str]:
+def describe(info: DeviceInfo, peaks: dict[str, Any], source: str) -> list[str]:
     """The text ``kerneltui device`` prints (a pure function of the device facts and the peaks)."""
     from kerneltui.core.bench.device_peaks import MATMUL_DTYPES, MATMUL_TITLES
 

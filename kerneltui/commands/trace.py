@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
+from kerneltui.core.rungs.rung_metrics import trace_metrics
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,7 +88,8 @@ def _run(args: argparse.Namespace) -> int:
     if result is None or not result.passed:
         return EXIT_FAIL
     print()
-    print(summary.overhead_of(result.metrics))
+    metrics = trace_metrics(result)
+    print(summary.overhead_of(metrics))
     print()
-    _print(trace_buffer.load(Path(result.metrics["buffers"])), args)
+    _print(trace_buffer.load(Path(metrics["buffers"])), args)
     return EXIT_OK

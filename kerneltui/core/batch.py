@@ -18,13 +18,14 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kerneltui.core.loop import RunObserver, RunReport, check_once
 from kerneltui.core.rungs.context import RunOptions
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
 from kerneltui.core.task import Task
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.runner import LocalRunner, Runner
@@ -59,6 +60,17 @@ class Slot:
         return LocalRunner(env=env)
 
 
+class Placement(TypedDict, total=False):
+    """Who held which GPU when: where a candidate's run went (the batch's and the suite's results);
+    empty for a run that never started."""
+
+    host: str
+    gpu: str | None  # CUDA_VISIBLE_DEVICES of the run
+    pid: int  # the Ray worker's process
+    started_at: float  # epoch seconds
+    finished_at: float
+
+
 @dataclass
 class CandidateResult:
     name: str
@@ -68,9 +80,9 @@ class CandidateResult:
     failure: str | None  # the first failed rung's line, for the table
     where: str  # the slot (or Ray node and GPU) that ran it
     duration_s: float
-    report: dict[str, Any] = field(default_factory=dict)  # RunReport.to_json()
+    report: Mapping[str, Any] = field(default_factory=dict)  # RunReport.to_json() (loop.RunReportJson); empty: none
     # host, gpu (CUDA_VISIBLE_DEVICES), started_at/finished_at (epoch s): who held which GPU when
-    placement: dict[str, Any] = field(default_factory=dict)
+    placement: Placement = field(default_factory=lambda: Placement())
     # the task could not be loaded where the run went (the engine loads it again by path): the problem's
     # error, not the candidate's
     task_error: bool = False
@@ -135,19 +147,21 @@ def local_slots(jobs: int | None = None, gpus: list[str] | None = None) -> list[
     return [Slot(label=f"cpu {i}") for i in range(max(1, jobs or DEFAULT_CPU_SLOTS))]
 
 
-def result_from_report(name: str, report: dict[str, Any], where: str,
-                       placement: dict[str, Any] | None = None) -> CandidateResult:
+def result_from_report(name: str, report: Mapping[str, Any], where: str,
+                       placement: Placement | None = None) -> CandidateResult:
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
-    metrics = (bench or {}).get("metrics") or {}
+    metrics: BenchmarkMetrics = {}
+    if bench and bench.get("metrics"):
+        metrics = bench["metrics"]
     failure = None
     if failed is not None:
         failure = f"{failed.get('name')}: {failed.get('error') or failed.get('summary')}".splitlines()[0][:200]
     return CandidateResult(
         name=name, correct=bool(report.get("ok")) and failed is None, median_ms=_num(metrics.get("median_ms")),
         speedup=_num(metrics.get("speedup_vs_reference")), failure=failure, where=where,
-        duration_s=float(report.get("duration_s") or 0.0), report=report, placement=dict(placement or {}))
+        duration_s=float(report.get("duration_s") or 0.0), report=report, placement=(placement or Placement()).copy())
 
 
 def failed_result(name: str, message: str, where: str, duration_s: float = 0.0,
@@ -224,7 +238,7 @@ async def verify_one(task: Task, candidate: Candidate, runner: Runner, options: 
         return failed_result(candidate.name, f"could not run: {type(exc).__name__}: {exc}", where)
     finally:
         await pool.close()
-    placement = {"host": runner.describe(), "gpu": gpu, "started_at": started_at, "finished_at": time.time()}
+    placement: Placement = {"host": runner.describe(), "gpu": gpu, "started_at": started_at, "finished_at": time.time()}
     return result_from_report(candidate.name, report.to_json(), where, placement)
 
 

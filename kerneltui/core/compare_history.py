@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kerneltui.core.bench import compare
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact
+from kerneltui.core.worker.replies import DeviceInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS comparisons (
@@ -62,7 +62,7 @@ def _connect(path: Path, write: bool) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def record(path: Path, a_hash: str, b_hash: str, device: dict[str, Any],
+def record(path: Path, a_hash: str, b_hash: str, device: DeviceInfo,
            cases: list[tuple[str, compare.Verdict]]) -> int:
     """Store each case's verdict of B against A on ``device``; returns the rows written."""
     key = device_key(device)

@@ -24,10 +24,11 @@ from kerneltui.core.bench import compare
 from kerneltui.core.events import Emit
 from kerneltui.core.loop import Loop, gpu_likely
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
-from kerneltui.core.rungs.context import RunContext, RunOptions
+from kerneltui.core.rungs.context import LoadArgs, RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.settings.bench import BenchSettings
 
 ErrorKind = Literal["no_gpu", "wrong", "worker"]
@@ -70,7 +71,7 @@ class CompareReport:
     settings: CompareSettings
     cases: list[compare.CaseComparison] = field(default_factory=list)
     mean: compare.Verdict | None = None
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,7 +133,7 @@ class LoadedPair:
         self.judge = judge
         self.worker = worker
         self.say = say
-        self.device = dict(worker.info)
+        self.device = worker.info.copy()
 
     async def compare_on(self, index: int, settings: CompareSettings, a_name: str = "A",
                          b_name: str = "B") -> tuple[compare.CaseComparison, CaseTimes]:
@@ -164,7 +165,7 @@ async def loaded_pair(task: Task, pool: WorkerPool, a: KernelVersion, b: KernelV
             phase = "loading both kernels"
             worker = await pool.acquire()
             ctx.hold(worker)
-            args = {**await ctx.load_args(judging), "second": b.source}
+            args: LoadArgs = {**await ctx.load_args(judging), "second": b.source}
             loaded = await worker.request("compare_load", args, timeout=ctx.timeout("compile"), on_progress=say)
             if loaded.get("first_call_error"):
                 raise CompareError("wrong", f"A ({a.name}) failed when loaded: {loaded['first_call_error']['message']}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from kerneltui.core.rungs.result import RungResult, SourceLocation
+from kerneltui.core.worker.replies import DeviceInfo
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 # Dataclasses that may appear as event fields; serialised with a "__type__" tag.
@@ -209,7 +210,7 @@ class RunFinished(Event):
     duration_s: float
     cancelled: bool = False
     version_id: str | None = None
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     cancel_reason: str = ""  # why a cancelled run was: "overtaken by a newer save", "stopped" (core.scheduler)
     environment: str = ""  # a fault of the machine stopped the run: what to do (core.environment_fault)
 

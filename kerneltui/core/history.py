@@ -27,11 +27,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact, redact_tree
 from kerneltui.core.rungs.result import RungResult, SourceLocation
+from kerneltui.core.rungs.rung_metrics import (
+    BenchmarkMetrics,
+    RooflineMetrics,
+    benchmark_metrics,
+    roofline_metrics,
+)
+from kerneltui.core.worker.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.loop import RunObserver, RunReport
@@ -106,6 +113,18 @@ class HistoryEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class _EntryNumbers(TypedDict, total=False):
+    """A history entry's numbers, from its run's benchmark and roofline rows (``HistoryEntry``'s fields)."""
+
+    median_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    rel_stderr: float | None
+    speedup_vs_reference: float | None
+    speedup_vs_compile: float | None
+    pct_roofline: float | None
 
 
 @dataclass(frozen=True)
@@ -193,7 +212,7 @@ class HistoryStore:
 
         One row per run id: a run recorded again (by a second observer, a retried write, a front end
         writing the report the loop that verified it already recorded) returns the number it has."""
-        device = dict(report.device or {})
+        device = (report.device or DeviceInfo()).copy()
         now = time.time()
         with self._connect(write=True) as conn:
             conn.commit()
@@ -347,18 +366,20 @@ class HistoryStore:
                              (run["id"],)).fetchall()
         statuses = {r["name"]: r["status"] for r in rungs}
         by_name = {r["name"]: r for r in rungs}
-        values: dict[str, Any] = {}
+        values: _EntryNumbers = {}
         note = ""
         bench = by_name.get("benchmark")
         if bench is not None and bench["status"] in ("ok", "warn"):
-            m = json.loads(bench["metrics"])
-            values.update(median_ms=m.get("median_ms"), speedup_vs_reference=m.get("speedup_vs_reference"),
-                          speedup_vs_compile=m.get("speedup_vs_compile"), q1_ms=m.get("q1_ms"), q3_ms=m.get("q3_ms"))
+            m: BenchmarkMetrics = json.loads(bench["metrics"])
+            values.update({"median_ms": m.get("median_ms"), "speedup_vs_reference": m.get("speedup_vs_reference"),
+                           "speedup_vs_compile": m.get("speedup_vs_compile"), "q1_ms": m.get("q1_ms"),
+                           "q3_ms": m.get("q3_ms")})
             if m.get("stderr_ms") is not None and m.get("mean_ms"):
                 values["rel_stderr"] = m["stderr_ms"] / m["mean_ms"]
         roof = by_name.get("roofline")
         if roof is not None and roof["status"] in ("ok", "warn"):
-            values["pct_roofline"] = json.loads(roof["metrics"]).get("pct_roofline")
+            roof_metrics: RooflineMetrics = json.loads(roof["metrics"])
+            values["pct_roofline"] = roof_metrics.get("pct_roofline")
         failed = next((r for r in rungs if r["status"] == "fail"), None)
         if failed is not None:
             note = f"{failed['name']}: {(failed['error'] or failed['summary'] or '').splitlines()[0] if (failed['error'] or failed['summary']) else 'failed'}"
@@ -379,7 +400,29 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
-def bench_rows(results: list[RungResult]) -> list[dict[str, Any]]:
+class BenchRow(TypedDict):
+    """One row of the bench table: one target's times on one case of a run (the chart's points)."""
+
+    case_index: int
+    case_label: str
+    target: str  # "candidate", "reference" or "torch_compile"
+    mode: str  # "eager" or "graph" (the candidate replayed in a CUDA graph)
+    valid: bool  # False when the roofline rung failed the run's numbers
+    median_ms: float | None
+    q1_ms: float | None
+    q3_ms: float | None
+    mean_ms: float | None
+    stderr_ms: float | None
+    min_ms: float | None
+    runs: int | None
+    # The candidate's eager row only:
+    floor_ms: NotRequired[float | None]
+    pct_roofline: NotRequired[float | None]
+    speedup_vs_reference: NotRequired[float | None]
+    speedup_vs_compile: NotRequired[float | None]
+
+
+def bench_rows(results: list[RungResult]) -> list[BenchRow]:
     """The bench table's rows from a run's benchmark and roofline results (nothing from a failed
     benchmark: a number the harness rejected must not reach the chart)."""
     by_name = {r.name: r for r in results}
@@ -387,23 +430,27 @@ def bench_rows(results: list[RungResult]) -> list[dict[str, Any]]:
     if bench is None or bench.status not in ("ok", "warn"):
         return []
     roof = by_name.get("roofline")
-    roof_cases = {c.get("label"): c for c in ((roof.metrics.get("cases") if roof else None) or [])}
+    roof_cases = {c.get("label", ""): c for c in ((roofline_metrics(roof).get("cases") if roof else None) or [])}
     valid = roof is None or roof.status != "fail"
-    rows: list[dict[str, Any]] = []
-    for case in bench.metrics.get("cases") or []:
-        base = {"case_index": case.get("index", 0), "case_label": case.get("label", "")}
-        roof_case = roof_cases.get(case.get("label")) or {}
+    rows: list[BenchRow] = []
+    for case in benchmark_metrics(bench).get("cases") or []:
+        roof_case = roof_cases.get(case.get("label", ""))
         for target, mode, stats in (("candidate", "eager", case.get("candidate")), ("candidate", "graph", case.get("graph")),
                                     ("reference", "eager", case.get("reference")),
                                     ("torch_compile", "eager", case.get("torch_compile"))):
             if not stats or stats.get("median_ms") is None:
                 continue
-            row = {**base, "target": target, "mode": mode, "valid": valid,
-                   **{k: stats.get(k) for k in ("median_ms", "q1_ms", "q3_ms", "mean_ms", "stderr_ms", "min_ms", "runs")}}
+            row: BenchRow = {
+                "case_index": case.get("index", 0), "case_label": case.get("label", ""), "target": target,
+                "mode": mode, "valid": valid, "median_ms": stats.get("median_ms"), "q1_ms": stats.get("q1_ms"),
+                "q3_ms": stats.get("q3_ms"), "mean_ms": stats.get("mean_ms"), "stderr_ms": stats.get("stderr_ms"),
+                "min_ms": stats.get("min_ms"), "runs": stats.get("runs"),
+            }
             if target == "candidate" and mode == "eager":
-                row.update(floor_ms=roof_case.get("floor_ms", case.get("floor_ms")), pct_roofline=roof_case.get("pct_roofline"),
-                           speedup_vs_reference=case.get("speedup_vs_reference"),
-                           speedup_vs_compile=case.get("speedup_vs_compile"))
+                row.update({"floor_ms": roof_case.get("floor_ms", case.get("floor_ms")) if roof_case else case.get("floor_ms"),
+                            "pct_roofline": roof_case.get("pct_roofline") if roof_case else None,
+                            "speedup_vs_reference": case.get("speedup_vs_reference"),
+                            "speedup_vs_compile": case.get("speedup_vs_compile")})
             rows.append(row)
     return rows
 

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import benchmark_metrics
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def summarise(results: list[RungResult]) -> IntegritySummary:
         else:
             finding.state = "passed"
             if d.key == "l2":
-                m = result.metrics
+                m = benchmark_metrics(result)
                 finding.note = (f"flush {int(m.get('flush_bytes') or 0) / 2**20:.0f} MiB for an L2 of "
                                 f"{int(m.get('l2_bytes') or 0) / 2**20:.0f} MiB; persisting L2 {m.get('persisting_l2')}")
         summary.findings.append(finding)

@@ -14,10 +14,10 @@ import asyncio
 import contextlib
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from kerneltui import config
 from kerneltui.core import override
@@ -35,11 +35,66 @@ from kerneltui.core.events import (
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.context import RunContext, RunOptions, Stopwatch
 from kerneltui.core.rungs.result import RungResult, fail, skip
+from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.verdict import VerdictState, verdict_of
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.settings.bench import BenchSettings
+
+
+class LocationJson(TypedDict):
+    file: str
+    line: int
+
+
+class RungJson(TypedDict):
+    """One rung in a report's JSON form (``check --json``, batch and suite results)."""
+
+    name: str
+    status: str
+    summary: str
+    metrics: Mapping[str, object]  # the rung's (rungs.rung_metrics)
+    error: str | None
+    duration_s: float
+    location: LocationJson | None
+
+
+class ReportError(TypedDict):
+    kind: str  # "task", "environment", "usage" …
+    message: str
+    file: str | None
+    line: int | None
+
+
+class VerdictJson(TypedDict):
+    """A verdict announced while the run went on (``VerdictReached``), and when."""
+
+    ok: bool
+    final: bool
+    failed_rung: str | None
+    after_s: float
+    pending: list[str]  # the rungs still to end when it was announced
+
+
+class RunReportJson(TypedDict):
+    """``RunReport.to_json()``: what ``check --json`` prints and batch, suite and Ray runs carry."""
+
+    ok: bool
+    task: str
+    device: DeviceInfo
+    source_hash: str
+    version: str | None
+    duration_s: float
+    cancelled: bool
+    environment: str | None
+    integrity: dict[str, Any]  # IntegritySummary.to_dict()
+    verdicts: list[VerdictJson]
+    rungs: list[RungJson]
+    # Added by ``check --json`` when the task or the machine stopped the run:
+    exit_code: NotRequired[int]
+    error: NotRequired[ReportError]
 
 
 @dataclass
@@ -48,7 +103,7 @@ class RunReport:
     task: str
     ok: bool
     results: list[RungResult]
-    device: dict[str, Any]
+    device: DeviceInfo
     source_hash: str
     duration_s: float
     cancelled: bool = False
@@ -64,7 +119,7 @@ class RunReport:
     def result(self, name: str) -> RungResult | None:
         return next((r for r in self.results if r.name == name), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RunReportJson:
         return {
             "ok": self.ok,
             "task": self.task,
@@ -184,7 +239,7 @@ class Loop:
             late = await _release_workers(ctx)
             if late is not None and not cancelled:  # cancelled while it released: a cancelled run
                 cancelled, cancel_reason = True, late
-            device = ctx.device or dict(self.pool.device_info)
+            device = ctx.device or self.pool.device_info.copy()
             ok = bool(results) and all(r.status != "fail" for r in results) and not cancelled and environment is None
             report = RunReport(
                 run_id=run_id, task=task.name, ok=ok, results=results, device=device, source_hash=digest,
@@ -290,7 +345,7 @@ def gpu_likely(pool: WorkerPool) -> bool:
 def lost_connection(results: list[RungResult]) -> str | None:
     """The message of the first rung that failed because a remote worker's connection was lost."""
     for r in results:
-        if r.status == "fail" and r.metrics.get("failure") == "connection":
+        if r.status == "fail" and failure_of(r) == "connection":
             return r.summary
     return None
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from kerneltui.core.task import ToleranceData
 
 # (atol, rtol, rel_l2) per dtype family. rel_l2 bounds ||out-ref||/||ref||: fp32 arithmetic lands
 # far under 1e-3, tf32 near 3e-4, bf16 operands between 1e-3 and 1e-2.
@@ -62,7 +65,7 @@ class Tolerances:
     min_cosine: float | None = None
 
 
-def tolerances_for(dtype: str, task_tolerance: dict[str, Any] | None = None) -> Tolerances:
+def tolerances_for(dtype: str, task_tolerance: ToleranceData | None = None) -> Tolerances:
     """The dtype's defaults, under what the task's ``[tolerance]`` sets."""
     atol, rtol, rel_l2 = DEFAULT_TOLERANCES[dtype_family(dtype)]
     o = task_tolerance or {}
@@ -81,13 +84,46 @@ def tolerances_for(dtype: str, task_tolerance: dict[str, Any] | None = None) -> 
 NAN_CAUSES = "left unwritten (fresh memory is poisoned with NaN) or computed as NaN"
 
 
+class MismatchAt(TypedDict):
+    index: list[int]
+    got: float
+    expected: float
+
+
+class ErrorMetrics(TypedDict, total=False):
+    """What ``compare`` measures of one output against the reference (only ``shape_mismatch`` with
+    dtype and shape when the output cannot be compared); also a run's worst values of these."""
+
+    dtype: str
+    shape: list[int]
+    shape_mismatch: str  # why the output cannot be compared (missing, not a tensor, other shape …)
+    numel: int
+    nan_mismatch: int  # elements NaN on one side only
+    inf_mismatch: int
+    nan_in_output: int
+    max_abs: float
+    max_rel: float | None  # None when the reference is 0 everywhere
+    mse: float
+    rmse: float
+    ref_rms: float
+    exact: bool
+    psnr_db: float | None  # None for an exact match or an all-zero reference
+    cosine: float | None
+    rel_l2: float | None  # None when the reference is all zeros
+    mismatches: int
+    first_mismatches: list[MismatchAt]
+    rmse_golden: float  # against the float64 golden, when the task has one
+    rmse_ref_golden: float
+    rel_l2_golden: float | None
+
+
 @dataclass(frozen=True)
 class Verdict:
     ok: bool
     reason: str  # why it failed, or how it passed ("allclose", "fp64-golden rule")
 
 
-def gate(m: dict[str, Any], tol: Tolerances) -> Verdict:
+def gate(m: ErrorMetrics, tol: Tolerances) -> Verdict:
     """Decide pass/fail for one output from the metrics ``compare`` produced."""
     if m.get("shape_mismatch"):
         return Verdict(False, m["shape_mismatch"])
@@ -144,7 +180,7 @@ def _rel_l2_words(rel_l2: float | None) -> str:
     return f"rel L2 {rel_l2:.3g}" if rel_l2 is not None else "no rel L2: the expected output is all zeros"
 
 
-def _golden_note(m: dict[str, Any], tol: Tolerances) -> str:
+def _golden_note(m: ErrorMetrics, tol: Tolerances) -> str:
     """Why the float64-golden rule did not rescue the output, when it was tried."""
     if not tol.golden or m.get("rmse_golden") is None or m.get("rmse_ref_golden") is None:
         return ""
@@ -160,11 +196,11 @@ def _golden_note(m: dict[str, Any], tol: Tolerances) -> str:
             f"{m['rmse_ref_golden']:.3g}: less accurate than the reference in its own dtype (precision lowered?)")
 
 
-def _extra_requirements(m: dict[str, Any], tol: Tolerances) -> str | None:
-    if tol.min_psnr_db is not None and m.get("psnr_db") is not None and m["psnr_db"] < tol.min_psnr_db:
-        return f"PSNR {m['psnr_db']:.1f} dB is under the task's minimum {tol.min_psnr_db:g} dB"
-    if tol.min_cosine is not None and m.get("cosine") is not None and m["cosine"] < tol.min_cosine:
-        return f"cosine similarity {m['cosine']:.6f} is under the task's minimum {tol.min_cosine:g}"
+def _extra_requirements(m: ErrorMetrics, tol: Tolerances) -> str | None:
+    if tol.min_psnr_db is not None and (psnr := m.get("psnr_db")) is not None and psnr < tol.min_psnr_db:
+        return f"PSNR {psnr:.1f} dB is under the task's minimum {tol.min_psnr_db:g} dB"
+    if tol.min_cosine is not None and (cosine := m.get("cosine")) is not None and cosine < tol.min_cosine:
+        return f"cosine similarity {cosine:.6f} is under the task's minimum {tol.min_cosine:g}"
     return None
 
 
@@ -173,11 +209,11 @@ def _extra_requirements(m: dict[str, Any], tol: Tolerances) -> str | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_report: int = 5) -> dict[str, Any]:
+def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_report: int = 5) -> ErrorMetrics:
     """Metrics for one output tensor against the reference (and the float64 golden, if given)."""
     import torch
 
-    m: dict[str, Any] = {"dtype": str(ref.dtype).replace("torch.", ""), "shape": list(ref.shape)}
+    m: ErrorMetrics = {"dtype": str(ref.dtype).replace("torch.", ""), "shape": list(ref.shape)}
     if not isinstance(out, torch.Tensor):
         m["shape_mismatch"] = f"output is a {type(out).__name__}, expected a tensor"
         return m
@@ -193,7 +229,7 @@ def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_
     n = ref.numel()
     m["numel"] = n
     if n == 0:
-        m.update(mismatches=0, max_abs=0.0, max_rel=0.0)
+        m.update({"mismatches": 0, "max_abs": 0.0, "max_rel": 0.0})
         return m
     if out.is_complex() or ref.is_complex():
         o = torch.view_as_real(out.detach()).to(torch.float64)
@@ -223,19 +259,19 @@ def compare(out: Any, ref: Any, tol: Tolerances, golden: Any | None = None, max_
     ref_sq = float((rf * rf).sum().item())
     ref_rms = math.sqrt(ref_sq / count)
     peak = float(rf.abs().max().item())
-    m.update(
-        max_abs=max_abs,
-        max_rel=float(rel.max().item()) if bool(nonzero.any().item()) else None,
-        mse=mse,
-        rmse=math.sqrt(mse),
-        ref_rms=ref_rms,
+    m.update({
+        "max_abs": max_abs,
+        "max_rel": float(rel.max().item()) if bool(nonzero.any().item()) else None,
+        "mse": mse,
+        "rmse": math.sqrt(mse),
+        "ref_rms": ref_rms,
         # An exact match has no finite PSNR; JSON has no infinity, so it is reported as "exact".
-        exact=mse == 0,
-        psnr_db=(None if mse == 0 or peak == 0 else 20 * math.log10(peak) - 10 * math.log10(mse)),
-        cosine=_cosine(of, rf),
-        rel_l2=(math.sqrt(mse * count / ref_sq) if ref_sq > 0 else None),
-        mismatches=mismatches,
-    )
+        "exact": mse == 0,
+        "psnr_db": (None if mse == 0 or peak == 0 else 20 * math.log10(peak) - 10 * math.log10(mse)),
+        "cosine": _cosine(of, rf),
+        "rel_l2": (math.sqrt(mse * count / ref_sq) if ref_sq > 0 else None),
+        "mismatches": mismatches,
+    })
     if mismatches:
         flat = torch.nonzero(bad.reshape(-1)).reshape(-1)[:max_report].tolist()
         shape = tuple(o.shape)
@@ -270,7 +306,7 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(idx))
 
 
-def headline(m: dict[str, Any]) -> str:
+def headline(m: ErrorMetrics) -> str:
     """A short text form of the most telling metrics."""
     parts = []
     if m.get("max_abs") is not None:

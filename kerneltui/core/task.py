@@ -16,7 +16,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 from kerneltui.core.task_error import TaskError, task_text, task_utf8
 from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
@@ -25,7 +25,7 @@ from kerneltui.files import os_reason
 
 Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
-BACKENDS: tuple[str, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
+BACKENDS: tuple[Backend, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
 _OPERATOR = re.compile(r"^(?:aten(?:::|\.))?([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -48,7 +48,7 @@ def operator_name(text: str) -> str:
 # How several benchmark cases make one score (GPU MODE's ``ranking_by``): the last case's mean,
 # the arithmetic mean or the geometric mean of the cases' means.
 RankingBy = Literal["last", "mean", "geom"]
-RANKINGS: tuple[str, ...] = ("last", "mean", "geom")
+RANKINGS: tuple[RankingBy, ...] = ("last", "mean", "geom")
 
 # Files that travel to a worker with the task: small sources only, never data or build output.
 SOURCE_SUFFIXES = (".py", ".toml", ".yml", ".yaml", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx", ".json", ".txt")
@@ -78,6 +78,17 @@ class Case:
         return data
 
 
+class ToleranceData(TypedDict, total=False):
+    """``Tolerance.to_dict()``: the task's overrides, only those it sets (``metrics.tolerances_for``)."""
+
+    atol: float
+    rtol: float
+    rel_l2: float
+    min_psnr_db: float
+    min_cosine: float
+    golden: bool
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """Overrides of the dtype-aware gate (``None`` means the harness default for the dtype)."""
@@ -89,8 +100,9 @@ class Tolerance:
     min_cosine: float | None = None
     golden: bool = True  # allow the fp64-golden rule when allclose fails
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+    def to_dict(self) -> ToleranceData:
+        # A cast: the fields ToleranceData lists, those that are set.
+        return cast(ToleranceData, {k: v for k, v in self.__dict__.items() if v is not None})
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,15 @@ class Timeouts:
         return Timeouts(**{k: seconds for k in self.__dict__})
 
 
+class LoadOptionsData(TypedDict):
+    """``LoadOptions.to_dict()``: plain JSON for the engine's socket and Ray."""
+
+    backend: str | None
+    constants: list[list[str]]  # [NAME, VALUE] pairs, as typed
+    scale: float | None
+    allow_ops: list[str]
+
+
 @dataclass(frozen=True)
 class LoadOptions:
     """What the command line adds to a task's own settings when it is loaded."""
@@ -121,7 +142,7 @@ class LoadOptions:
     scale: float | None = None  # --scale F: every size constant of a KernelBench problem times F
     allow_ops: tuple[str, ...] = ()  # --allow-ops: torch operators the kernel may leave to torch (task's list too)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LoadOptionsData:
         """Plain JSON types, for the engine's socket (``from_dict`` reads it back)."""
         return {"backend": self.backend, "constants": [list(pair) for pair in self.constants], "scale": self.scale,
                 "allow_ops": list(self.allow_ops)}
@@ -304,7 +325,7 @@ class Task:
         except OSError as exc:
             raise TaskError(f"cannot read the kernel file: {os_reason(exc)}", self.kernel_path) from exc
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TaskData:
         """What a worker needs to know about the task (JSON types only)."""
         return {
             "name": self.name,
@@ -323,6 +344,26 @@ class Task:
             "arch": self.arch,
             "extra": self.extra,
         }
+
+
+class TaskData(TypedDict, total=False):
+    """``Task.to_dict()``: the task as a worker holds it (every key once installed; none before)."""
+
+    name: str
+    backend: Backend
+    format: str
+    kernel_file: str
+    reference_file: str
+    entry_file: str
+    tests: list[dict[str, Any]]  # each case's parameters and seed (Case.to_dict)
+    benchmarks: list[dict[str, Any]]
+    tolerance: ToleranceData
+    inplace: bool
+    seeds: int
+    allow: list[str]
+    allow_ops: list[str]
+    arch: str
+    extra: dict[str, Any]  # format-specific settings (Task.extra)
 
 
 def source_hash(text: str) -> str:

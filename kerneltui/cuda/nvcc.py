@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypedDict
 
 HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".inl", ".inc")
 # nvcc/EDG: "kernel.cu(12): error: ..."; the host preprocessor: "kernel.cu:1:10: fatal error: ..."
@@ -268,16 +269,28 @@ def compile_error(log: str, cwd: Path, source: Path, cmd: list[str]) -> CudaComp
     return CudaCompileError(f"{where}{text}{more}", file=path or str(source), line=line, log=log, command=cmd)
 
 
+class _PtxasFields(TypedDict, total=False):
+    """What ptxas's lines have said so far of the entry function being read (KernelResources' fields)."""
+
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack_frame: int
+    shared_bytes: int
+    barriers: int
+    constant: dict[str, int]
+
+
 def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
     """Per entry function: ``ptxas info : Used 12 registers, used 1 barriers, 1024 bytes smem, …``."""
     out: dict[str, KernelResources] = {}
     current: str | None = None
-    fields: dict[str, object] = {}
+    fields: _PtxasFields = {}
     lines: list[str] = []
 
     def flush() -> None:
         if current is not None:
-            out[current] = KernelResources(lines=tuple(lines), **fields)  # type: ignore[arg-type]
+            out[current] = KernelResources(lines=tuple(lines), **fields)
 
     for raw in log.splitlines():
         line = raw.strip()
@@ -292,7 +305,7 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
             lines.append(line)
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
         if m:
-            fields.update(stack_frame=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+            fields.update({"stack_frame": int(m.group(1)), "spill_stores": int(m.group(2)), "spill_loads": int(m.group(3))})
         m = re.search(r"Used (\d+) registers", line)
         if m:
             fields["registers"] = int(m.group(1))

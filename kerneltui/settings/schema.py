@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 class SettingsSchema(Protocol):
     SECTION: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]  # every section's schema is a dataclass
 
 
 SchemaT = TypeVar("SchemaT", bound=SettingsSchema)
@@ -46,7 +47,7 @@ def build(schema: type[SchemaT], values: Mapping[str, Any]) -> SchemaT:
     if custom is not None:
         return custom(values)
     section = schema.SECTION
-    known = {f.name: f for f in fields(schema)}  # type: ignore[arg-type]
+    known = {f.name: f for f in fields(schema)}
     checked: dict[str, Any] = {}
     for key, raw in values.items():
         if key not in known:

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from kerneltui.core.events import Emit, Event
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.worker.replies import DeviceInfo
 
 # ---------------------------------------------------------------------------------------------
 # Agent
@@ -88,7 +89,7 @@ class HistorySeries:
 
 
 class HistorySource(Protocol):
-    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
+    def record(self, source_hash: str, results: list[RungResult], device: DeviceInfo) -> None:
         """After each run: the version now shown, and whether timing was possible."""
 
     def load(self) -> HistorySeries: ...

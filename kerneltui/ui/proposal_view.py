@@ -11,7 +11,10 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
 
 RUNNING, PASSED, FAILED, NO_TRIAL = "running", "passed", "failed", "no trial"
 UNCHECKED = "not checked"  # the trial ran and nothing failed, but correctness was not among its rungs
@@ -68,7 +71,8 @@ def _speed(trial: dict[str, Any]) -> str:
 
     parts = [format_time(float(median))]
     bench = next((r for r in trial.get("rungs") or [] if r.get("name") == "benchmark"), None)
-    ref = (bench or {}).get("metrics", {}).get("speedup_vs_reference")
+    bench_metrics: BenchmarkMetrics = (bench or {}).get("metrics", {})
+    ref = bench_metrics.get("speedup_vs_reference")
     if isinstance(ref, (int, float)):
         parts.append(f"{ref:.2f}× vs the reference")
     if comparison.get("sentence"):  # not compared: why

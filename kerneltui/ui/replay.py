@@ -11,7 +11,7 @@ then (``SessionHistory``). Nothing runs: the loop, the watcher and the agent are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from textual.binding import Binding
 from textual.timer import Timer
@@ -19,7 +19,9 @@ from textual.timer import Timer
 from kerneltui.core import events as ev
 from kerneltui.core.events import Emit
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.timeline import Timeline
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 
@@ -49,7 +51,7 @@ class SessionHistory:
     timeline: Timeline
     step: int = 0
 
-    def record(self, source_hash: str, results: list[RungResult], device: dict[str, object]) -> None:
+    def record(self, source_hash: str, results: list[RungResult], device: DeviceInfo) -> None:
         pass  # the session is the record; nothing is written during a replay
 
     def load(self) -> HistorySeries:
@@ -59,14 +61,14 @@ class SessionHistory:
             bench = next((r for r in version.results if r.name == "benchmark" and r.status in ("ok", "warn")), None)
             if bench is None or version.median_ms is None:
                 continue
-            m = bench.metrics
+            m = benchmark_metrics(bench)
             median = version.median_ms * 1000
             points.append(HistoryPoint(version=f"v{version.number}", median_us=median,
                                        low_us=float(m.get("q1_ms") or version.median_ms) * 1000,
                                        high_us=float(m.get("q3_ms") or version.median_ms) * 1000))
             ref = _first_case(m, "reference")
             baseline = ref * 1000 if ref else baseline
-            fl = m.get("floor_ms") or _case_value(m, "floor_ms")
+            fl = _first_floor_ms(m)
             floor = float(fl) * 1000 if fl else floor
         if points:
             last = points[-1]
@@ -75,16 +77,16 @@ class SessionHistory:
         return HistorySeries(points=points, baseline_us=baseline, floor_us=floor, note=note)
 
 
-def _first_case(metrics: dict[str, Any], target: str) -> float | None:
+def _first_case(metrics: BenchmarkMetrics, target: Literal["candidate", "reference", "torch_compile"]) -> float | None:
     cases = metrics.get("cases") or []
-    stats = (cases[0].get(target) if cases and isinstance(cases[0], dict) else None) or {}
-    value = stats.get("median_ms")
+    stats = cases[0].get(target) if cases and isinstance(cases[0], dict) else None
+    value = stats.get("median_ms") if stats else None
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _case_value(metrics: dict[str, Any], key: str) -> Any:
+def _first_floor_ms(metrics: BenchmarkMetrics) -> float | None:
     cases = metrics.get("cases") or []
-    return cases[0].get(key) if cases and isinstance(cases[0], dict) else None
+    return cases[0].get("floor_ms") if cases and isinstance(cases[0], dict) else None
 
 
 class ReplayAgent:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import run_cli
+from tests.rung_metric_keys import undeclared
 
 
 def test_vector_add_passes(example_task):
@@ -20,6 +21,9 @@ def test_vector_add_passes(example_task):
     # 4 cases × (2 seeds + the hidden one)
     assert correctness["metrics"]["checks"] == 12
     assert correctness["metrics"]["worst_max_abs"] == 0.0
+    # Each rung's metrics hold only the keys its TypedDict declares (what the UI and history read).
+    assert {r["name"]: undeclared(r["name"], r["metrics"]) for r in report["rungs"]} == {
+        r["name"]: set() for r in report["rungs"]}
 
 
 def test_text_output_uses_rung_lines(example_task):

@@ -14,6 +14,7 @@ from kerneltui.core.asm.store import Dump
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import EXAMPLES, copy_tree, run_cli
+from tests.rung_metric_keys import undeclared
 
 STAGES = {"triton": {"ttir", "ttgir", "llir", "ptx", "sass"}, "cute": {"mlir", "ptx", "sass"}, "cuda": {"ptx", "sass"},
           "tilelang": {"cuda", "ptx", "sass"}}
@@ -53,6 +54,7 @@ def test_vector_add_dump_has_128_bit_loads(vector_task):
     assert m["global_load"] == "LDG.E.128" and m["global_load_bits"] == 128
     assert m["arch"] == "sm_90a" and m["on_gpu"] is False
     assert isinstance(m["registers"], int) and m["spill_store_bytes"] == 0
+    assert undeclared("dump", m) == set()
     dump = Dump.load(_version_dir(task))
     primary = dump.variant("add_kernel")
     # The benchmark's n = 2^26 is divisible by 16: that specialisation vectorises.

@@ -9,8 +9,10 @@ import pytest
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.bench.report import build
-from kerneltui.core.bench.stats import STOP_WALL_BOUND
+from kerneltui.core.bench.stats import STOP_WALL_BOUND, TimingStatsData
+from kerneltui.core.rungs.rung_metrics import BenchCase, BenchMetrics, GraphStats, RecheckCounts, SeriesStats
 from kerneltui.settings.bench import BenchSettings
+from tests.rung_metric_keys import keys_of, undeclared_in_cases
 
 SETTINGS = BenchSettings()
 PEAKS = DevicePeaks(name="GPU", key="k", measured_at=0.0, copy_gbps=4000.0, matmul_tflops={"tf32": 400.0},
@@ -191,6 +193,22 @@ def test_a_series_cut_by_the_wall_time_bound_is_a_warning_that_names_it():
     v = build(*_answers([cut]), PEAKS, SETTINGS)
     assert v.status == "warn" and v.metrics["median_ms"] is not None
     assert "stopped (the benchmark's wall-time bound, [benchmark] max_wall_s) after 40 runs" in v.summary
+
+
+def test_the_report_holds_only_the_keys_its_typed_dicts_declare():
+    graph = {"total_ms": [0.050 + 0.0001 * (i % 3) for i in range(40)], "flush_ms": [0.045] * 40,
+             "warmup_runs": 3, "stopped": "converged", "failure": None}
+    v = build(*_answers([_case(0.012, graph=graph, pool={"sets": 4}, spent_s=0.4)],
+                        setup_extra={"work_estimated": "counted"}), PEAKS, SETTINGS)
+    cases = v.metrics["cases"]
+    assert set(v.metrics) - keys_of(BenchMetrics) == set()
+    assert undeclared_in_cases(BenchCase, cases) == set()
+    assert undeclared_in_cases(SeriesStats, [c[t] for c in cases for t in ("candidate", "reference", "torch_compile")]) == set()
+    assert undeclared_in_cases(GraphStats, [c["graph"] for c in cases]) == set()
+    assert undeclared_in_cases(RecheckCounts, [c["recheck"] for c in cases]) == set()
+    # the one-case statistics the metrics repeat are all there
+    assert {"q1_ms", "q3_ms", "mean_ms", "stderr_ms", "min_ms", "median_ms"} <= set(v.metrics)
+    assert set(cases[0]["candidate"]) >= set(keys_of(TimingStatsData))
 
 
 def test_a_kept_baseline_says_so_beside_its_numbers():

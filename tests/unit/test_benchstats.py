@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
@@ -14,6 +15,7 @@ from kerneltui.core.bench.stats import (
     STOP_TIME_CAP,
     BenchSettings,
     RunningStats,
+    TimingStats,
     converged,
     format_ms,
     geomean,
@@ -249,3 +251,11 @@ def test_mann_whitney_matches_a_hand_computed_case():
     assert mann_whitney_greater([1, 2, 3, 4] * 5, [10, 11, 12, 13] * 5) > 0.999
     assert 0.3 < mann_whitney_greater([1, 2, 3, 4] * 5, [1, 2, 3, 4] * 5) < 0.7
     assert mann_whitney_greater([10, 11, 12] * 5, [1, 2, 3] * 5, shift=20) > 0.999
+
+
+def test_timing_stats_as_json_keep_their_fields_order_then_iqr_and_relative_error():
+    stats = summarize([1.0, 2.0, 3.0, 4.0])
+    data = stats.to_dict()
+    assert list(data) == [f.name for f in dataclasses.fields(TimingStats)] + ["iqr_ms", "rel_stderr"]
+    assert data["iqr_ms"] == stats.iqr_ms and data["rel_stderr"] == stats.rel_stderr
+    assert summarize([0.0, 0.0]).to_dict()["rel_stderr"] is None  # infinite: JSON has no infinity

@@ -9,6 +9,8 @@ import pytest
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench import roofline
 from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.rungs.rung_metrics import RooflinePointData
+from tests.rung_metric_keys import keys_of
 
 # An H200-like device: 4.2 TB/s copy, 750 TFLOP/s bf16, 60 MiB L2.
 H200 = roofline.Roofs(bandwidth_gbps=4200.0, peak_tflops=750.0, peak_name="bf16 tensor-core matmul", l2_bytes=60 << 20)
@@ -129,3 +131,8 @@ def test_peaks_cache_is_keyed_by_device_driver_and_clocks(tmp_path, monkeypatch)
     assert device.load_cached({**GPU_INFO, "driver": "575.0"}) is None  # another driver: measure again
     path.write_text("{ not json")
     assert device.load_cached(GPU_INFO) is None  # a damaged cache is measured again, not trusted
+
+
+def test_a_point_as_json_has_the_keys_its_typed_dict_declares():
+    point = roofline.analyse(0.2, 1.0 * (1 << 26), 12.0 * (1 << 26), H200)
+    assert set(point.to_dict()) == keys_of(RooflinePointData)

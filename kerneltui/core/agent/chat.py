@@ -221,7 +221,7 @@ class AgentChat:
             origin, digest = self._run_origins.get(event.run_id, ("manual", ""))
             if origin not in AGENT_ORIGINS and not event.cancelled and digest:
                 self.latest = RunReport(run_id=event.run_id, task=self.task.name, ok=event.ok,
-                                        results=list(event.results), device=dict(event.device), source_hash=digest,
+                                        results=list(event.results), device=event.device.copy(), source_hash=digest,
                                         duration_s=event.duration_s, version_id=event.version_id)
         elif isinstance(event, FileChanged):
             try:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import correctness_metrics
+from kerneltui.core.worker.replies import DeviceInfo
 
 DETAIL_LINES = 24
 EXCERPT_CONTEXT = 2  # lines shown on each side of the failing line
@@ -62,7 +64,7 @@ class PathScrub:
         return _strip_install_paths(text)
 
 
-def device_line(device: dict[str, object]) -> str:
+def device_line(device: DeviceInfo) -> str:
     if not device:
         return "unknown device"
     if device.get("gpu"):
@@ -92,8 +94,8 @@ def run_feedback(report: RunReport, label: str, read_source: SourceReader, note_
 
 
 def _rung_line(r: RungResult) -> str:
-    if r.status == "fail" and r.name == "correctness" and isinstance(r.metrics.get("checks"), int):
-        return f"[correctness] FAILED  {r.metrics.get('passed', 0)}/{r.metrics['checks']} checks passed"
+    if r.status == "fail" and r.name == "correctness" and isinstance(checks := correctness_metrics(r).get("checks"), int):
+        return f"[correctness] FAILED  {correctness_metrics(r).get('passed', 0)}/{checks} checks passed"
     return r.line()
 
 
@@ -105,7 +107,7 @@ def _failure_lines(failed: RungResult, read_source: SourceReader) -> list[str]:
             out.append(f"{failed.location.file}:{failed.location.line} (the failing line):")
             out += excerpt
     details = failed.details.strip()
-    if failed.name == "correctness" and isinstance(failed.metrics.get("checks"), int):
+    if failed.name == "correctness" and isinstance(correctness_metrics(failed).get("checks"), int):
         out += failing_cases(details)
     elif details:
         body = details.splitlines()

@@ -30,6 +30,7 @@ from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.compare_series import CompareSettings
 from kerneltui.core.task import source_hash
+from kerneltui.core.worker.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.host import TrialHost
@@ -96,7 +97,7 @@ async def compare_trial(task: Task, pool: WorkerPool, proposal_id: str, proposal
     return TrialComparison.of_report(report)
 
 
-def record_in_history(task: Task, comparison: TrialComparison, proposal_source: str, device: dict[str, Any]) -> str:
+def record_in_history(task: Task, comparison: TrialComparison, proposal_source: str, device: DeviceInfo) -> str:
     """Keep a comparison's cases in the task's history, for the chart. Returns what went wrong ("": it
     was recorded): a history that cannot be written loses the comparison's rows, never the trial."""
     if comparison.kind != "compared":

@@ -3,30 +3,23 @@ mode (``Perf``: correct? how fast? how close to the roofline?). The model's text
 is ``feedback.run_feedback``.
 
 The benchmark and roofline rungs report their numbers in ``RungResult.metrics`` (``median_ms``: the
-geometric mean over benchmark cases of the medians; ``pct_roofline``); the keys read here are listed
-in ``TIME_KEYS`` and ``ROOFLINE_KEYS`` (the first one present wins).
+geometric mean over benchmark cases of the medians; ``pct_roofline``), read here through their typed
+views (``rungs.rung_metrics``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.agent.feedback import device_line
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import benchmark_metrics, roofline_metrics
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.comparison import TrialComparison
-
-# (metric key, factor to seconds), looked up in the benchmark rung's metrics.
-TIME_KEYS: tuple[tuple[str, float], ...] = (
-    ("median_ms", 1e-3), ("median_s", 1.0), ("median_us", 1e-6), ("median_ns", 1e-9),
-    ("time_s", 1.0), ("time_ms", 1e-3), ("time_us", 1e-6),
-)
-# Percent of the roofline (0-100), looked up in the roofline rung's metrics, then the benchmark's.
-ROOFLINE_KEYS: tuple[str, ...] = ("pct_roofline", "pct_of_roofline", "roofline_pct", "percent_of_roofline")
-
 
 @dataclass(frozen=True)
 class Perf:
@@ -68,23 +61,16 @@ def _number(value: Any) -> float | None:
 def median_seconds(result: RungResult | None) -> float | None:
     if result is None or not result.passed:
         return None
-    for key, factor in TIME_KEYS:
-        value = _number(result.metrics.get(key))
-        if value is not None:
-            return value * factor
-    return None
+    value = _number(benchmark_metrics(result).get("median_ms"))
+    return value * 1e-3 if value is not None else None
 
 
 def pct_roofline(report: RunReport) -> float | None:
-    for name in ("roofline", "benchmark"):
-        result = report.result(name)
-        if result is None or not result.passed:
-            continue
-        for key in ROOFLINE_KEYS:
-            value = _number(result.metrics.get(key))
-            if value is not None:
-                return value
-    return None
+    """Percent of the roofline (0-100) from a passed roofline rung."""
+    result = report.result("roofline")
+    if result is None or not result.passed:
+        return None
+    return _number(roofline_metrics(result).get("pct_roofline"))
 
 
 def perf_of(report: RunReport) -> Perf:
@@ -110,7 +96,7 @@ class TrialRung:
     status: str
     summary: str = ""
     error: str | None = None
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, object] = field(default_factory=dict)  # the rung's (rung_metrics)
     location: str | None = None  # "file:line"
 
     @classmethod

@@ -33,6 +33,7 @@ from kerneltui.core.asm.resources import PtxasRun, ResourceReport, build_report,
 from kerneltui.core.asm.sass import DisassemblyError, disassemble, link_to_ptx, parse_sass
 from kerneltui.core.asm.srcmap import LineMap, relative_to_root
 from kerneltui.core.asm.tools import Tool, Toolset, tool_version
+from kerneltui.core.rungs.rung_metrics import DumpMetrics
 
 INDEX_NAME = "index.json"
 PARALLEL_VARIANTS = 2
@@ -369,9 +370,9 @@ def variant_headline(res: ResourceReport | None, mix: InstructionMix | None) -> 
     return parts
 
 
-def summarise(variants: list[VariantDump], problems: list[str]) -> tuple[str, dict[str, Any]]:
+def summarise(variants: list[VariantDump], problems: list[str]) -> tuple[str, DumpMetrics]:
     """The rung's one-line summary (of the primary specialisation) and the numbers behind it."""
-    metrics: dict[str, Any] = {"kernels": len({v.kernel for v in variants}), "variants": len(variants)}
+    metrics: DumpMetrics = {"kernels": len({v.kernel for v in variants}), "variants": len(variants)}
     if not variants:
         return "no kernels compiled", metrics
     primary = headline_variant(variants)
@@ -385,18 +386,19 @@ def summarise(variants: list[VariantDump], problems: list[str]) -> tuple[str, di
     res, mix = primary.resources, primary.mix
     metrics["primary"] = {"kernel": primary.kernel, "variant": primary.variant}
     if res is not None:
-        metrics.update(registers=res.registers, spill_store_bytes=res.spill_store_bytes,
-                       spill_load_bytes=res.spill_load_bytes, stack_frame_bytes=res.stack_frame_bytes,
-                       shared_bytes=res.shared_bytes, static_shared_bytes=res.static_shared_bytes,
-                       dynamic_shared_bytes=res.dynamic_shared_bytes, threads_per_block=res.threads_per_block,
-                       local_loads=res.local_loads, local_stores=res.local_stores)
+        metrics.update({"registers": res.registers, "spill_store_bytes": res.spill_store_bytes,
+                        "spill_load_bytes": res.spill_load_bytes, "stack_frame_bytes": res.stack_frame_bytes,
+                        "shared_bytes": res.shared_bytes, "static_shared_bytes": res.static_shared_bytes,
+                        "dynamic_shared_bytes": res.dynamic_shared_bytes, "threads_per_block": res.threads_per_block,
+                        "local_loads": res.local_loads, "local_stores": res.local_stores})
         if res.occupancy:
             metrics["occupancy"] = round(float(res.occupancy["occupancy"]), 4)
             metrics["occupancy_limited_by"] = res.occupancy.get("limited_by")
     if mix is not None:
-        metrics.update(tensor_ops=mix.tensor_ops, tensor_op=(mix.tensor_label().split(" ", 1)[1] if mix.tensor_ops else None),
-                       global_load=mix.widest_global_load() or None, global_store=mix.widest_global_store() or None,
-                       mix_source=mix.source)
+        metrics.update({"tensor_ops": mix.tensor_ops,
+                        "tensor_op": (mix.tensor_label().split(" ", 1)[1] if mix.tensor_ops else None),
+                        "global_load": mix.widest_global_load() or None, "global_store": mix.widest_global_store() or None,
+                        "mix_source": mix.source})
         widths = mix.load_widths()
         if widths:
             metrics["global_load_bits"] = max(widths)

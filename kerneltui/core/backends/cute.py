@@ -121,7 +121,7 @@ class Backend(BaseBackend):
                 backend._keep_compiled(result)
             return result
 
-        _func._kerneltui_hook = True  # type: ignore[attr-defined]
+        _func._kerneltui_hook = True  # type: ignore[attr-defined]  # a marker on the hook: mypy does not model attributes set on functions
         BaseDSL._func = _func
 
         classes = [JitCompiledFunction]
@@ -163,7 +163,7 @@ class Backend(BaseBackend):
                     phase.running = was_running
                     phase.calls -= 1
 
-            cls.__call__ = __call__  # type: ignore[method-assign]
+            cls.__call__ = __call__  # type: ignore[method-assign]  # the hook replaces the DSL class's method on purpose
 
         if original_run is not None:
             def run_compiled_program(self: Any, exe_args: Any, _original: Any = original_run) -> Any:
@@ -180,7 +180,7 @@ class Backend(BaseBackend):
                     phase.running = was_running
                     phase.calls -= 1
 
-            cls.run_compiled_program = run_compiled_program  # type: ignore[attr-defined]
+            cls.run_compiled_program = run_compiled_program  # type: ignore[attr-defined]  # cls is a plain type here: the DSL's class, whose methods mypy cannot see
 
     def _present_cpu_tensors_as_device(self) -> None:
         """Make ``from_dlpack(cpu_tensor)`` describe a CUDA tensor, so that compile-only builds
@@ -199,7 +199,7 @@ class Backend(BaseBackend):
             if capsule is not None:
                 _dlpack_cpu_to_cuda(capsule)
 
-        __init__._kerneltui_hook = True  # type: ignore[attr-defined]
+        __init__._kerneltui_hook = True  # type: ignore[attr-defined]  # a marker on the hook: mypy does not model attributes set on functions
         cls.__init__ = __init__
 
     def _keep_compiled(self, compiled: Any) -> None:

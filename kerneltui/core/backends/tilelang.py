@@ -116,7 +116,7 @@ class Backend(BaseBackend):
             backend.compiled.setdefault(id(kernel), kernel)
             return kernel
 
-        cached._kerneltui_hook = True  # type: ignore[attr-defined]
+        cached._kerneltui_hook = True  # type: ignore[attr-defined]  # a marker on the hook: mypy does not model attributes set on functions
         jit_module.cached = cached
 
         original_compile = jit_module.JITImpl.compile

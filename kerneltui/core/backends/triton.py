@@ -96,7 +96,7 @@ class Backend(BaseBackend):
                         return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
                 return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-            run._kerneltui_hook = True  # type: ignore[attr-defined]
+            run._kerneltui_hook = True  # type: ignore[attr-defined]  # a marker on the hook: mypy does not model attributes set on functions
             cls.run = run
 
     def is_compile_error(self, exc: BaseException) -> bool:

@@ -255,7 +255,7 @@ def intercepted_launches(sink: Callable[[_Seen], None]) -> Iterator[None]:
             return None
 
     for cls in classes:
-        cls.run = run  # type: ignore[attr-defined]
+        cls.run = run  # type: ignore[attr-defined]  # the hook replaces Triton's launcher classes' run for the dump, put back below
     if Autotuner is not None:
         Autotuner.run = tuner_run
     try:
@@ -265,7 +265,7 @@ def intercepted_launches(sink: Callable[[_Seen], None]) -> Iterator[None]:
             if original is None:
                 delattr(cls, "run")
             else:
-                cls.run = original  # type: ignore[attr-defined]
+                cls.run = original  # type: ignore[attr-defined]  # putting Triton's own run back
 
 
 def _tuner_key(tuner: Any, kwargs: dict[str, Any]) -> tuple[Any, ...]:

@@ -388,7 +388,7 @@ def install(known: Any, original_path: Any) -> None:
             table[self.fn] = cached
         return cached
 
-    checked_rewrite._kerneltui_checked = True  # type: ignore[attr-defined]
+    checked_rewrite._kerneltui_checked = True  # type: ignore[attr-defined]  # a marker on the function: mypy does not model attributes set on functions
     rewriter._transform_ast = checked_transform
     rewriter.rewrite_ast = checked_rewrite
     interpreter.InterpretedFunction.rewrite = checked_cache

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
+from kerneltui.core.worker.replies import DeviceInfo
 
 PEAKS_VERSION = 1  # bump when the measurement changes so old caches are not trusted
 
@@ -82,7 +83,7 @@ def dtype_family(dtype: str | None) -> str | None:
             "half": "fp16", "bfloat16": "bf16", "complex64": "fp32", "complex128": "fp64"}.get(d)
 
 
-def device_key(info: dict[str, Any]) -> str:
+def device_key(info: DeviceInfo) -> str:
     """A stable key for the numbers a worker's device would measure ("cpu" without a GPU)."""
     if not info.get("gpu"):
         return "cpu"
@@ -98,11 +99,11 @@ def peaks_dir() -> Path:
     return paths.cache_dir() / "device-peaks"
 
 
-def peaks_path(info: dict[str, Any]) -> Path:
+def peaks_path(info: DeviceInfo) -> Path:
     return peaks_dir() / f"{device_key(info)}.json"
 
 
-def load_cached(info: dict[str, Any]) -> DevicePeaks | None:
+def load_cached(info: DeviceInfo) -> DevicePeaks | None:
     """The cached peaks for this device, or None (missing, unreadable or from another version)."""
     path = peaks_path(info)
     try:
@@ -115,7 +116,7 @@ def load_cached(info: dict[str, Any]) -> DevicePeaks | None:
     return peaks
 
 
-def from_measurement(info: dict[str, Any], raw: dict[str, Any]) -> DevicePeaks:
+def from_measurement(info: DeviceInfo, raw: dict[str, Any]) -> DevicePeaks:
     """Turn a worker's ``device_peaks`` answer into DevicePeaks for this device."""
     facts = {k: info.get(k) for k in ("driver", "sm_clock_max_mhz", "mem_clock_max_mhz", "torch", "cuda_runtime",
                                        "capability", "arch")}

@@ -10,7 +10,7 @@ settling, a thread left behind or a changed current stream is a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kerneltui.core.bench import roofline
 from kerneltui.core.bench.device_peaks import DevicePeaks
@@ -25,6 +25,7 @@ from kerneltui.core.bench.stats import (
     side_work_finding,
     summarize,
 )
+from kerneltui.core.rungs.rung_metrics import BenchCase, BenchMetrics, GraphStats, RecheckCounts, SeriesStats
 from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
 
 
@@ -33,15 +34,15 @@ class BenchVerdict:
     status: str  # "ok" | "warn" | "fail"
     summary: str
     error: str | None
-    metrics: dict[str, Any]
+    metrics: BenchMetrics
     details: str
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
-def series_summary(raw: dict[str, Any], settings: BenchSettings) -> dict[str, Any]:
+def series_summary(raw: dict[str, Any], settings: BenchSettings) -> SeriesStats:
     """Statistics of one target on one case, from its raw samples (None-safe for failed series)."""
-    out: dict[str, Any] = {}
+    out: SeriesStats = {}
     if raw.get("error"):
         return {"error": raw["error"]}
     times = raw.get("times_ms") or []
@@ -62,7 +63,7 @@ def series_summary(raw: dict[str, Any], settings: BenchSettings) -> dict[str, An
     return out
 
 
-def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> dict[str, Any] | None:
+def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> GraphStats | None:
     if not raw:
         return None
     if raw.get("error"):
@@ -72,7 +73,7 @@ def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> dict[s
         return {"error": "graph mode produced no timed replays"}
     kernel = graph_kernel_samples(total, flush)
     stats = summarize(kernel)
-    out = stats.to_dict()
+    out: GraphStats = {**stats.to_dict()}
     out["flush_median_ms"] = summarize(flush).median_ms
     out["replay_median_ms"] = summarize(total).median_ms
     out["stopped"] = raw.get("stopped")
@@ -83,7 +84,7 @@ def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> dict[s
     return out
 
 
-def _floor(case: dict[str, Any], peaks: DevicePeaks | None) -> float | None:
+def _floor(case: BenchCase, peaks: DevicePeaks | None) -> float | None:
     """The case's speed-of-light time: its declared work at the device's roofs, or, where the task
     declares no work, writing the output once at copy bandwidth (no correct call does less)."""
     if peaks is None:
@@ -111,23 +112,25 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
     comp_cases = {c["index"]: c for c in (compiled or {}).get("cases") or []}
     problems: list[str] = []
     warnings: list[str] = []
-    cases: list[dict[str, Any]] = []
+    cases: list[BenchCase] = []
     lines: list[str] = []
     for raw in candidate.get("cases") or []:
         i = raw["index"]
         label = raw["label"]
         info: BenchSetupCase = setup_cases.get(i) or {}
-        case: dict[str, Any] = {
+        case: BenchCase = {
             "index": i, "label": label, "params": raw.get("params") or {},
             "dtype": raw.get("dtype"), "dtypes": raw.get("dtypes") or [],
             "flops": info.get("flops"), "bytes": info.get("bytes"), "out_bytes": raw.get("out_bytes"),
         }
-        for key in ("flops_error", "bytes_error", "work_estimated", "work_note"):
+        notes: tuple[Literal["flops_error", "bytes_error", "work_estimated", "work_note"], ...] = (
+            "flops_error", "bytes_error", "work_estimated", "work_note")
+        for key in notes:
             if note := info.get(key):
                 case[key] = note
         cand = series_summary(raw, settings)
         case["candidate"] = cand
-        case["recheck"] = raw.get("recheck") or {}
+        case["recheck"] = raw.get("recheck") or RecheckCounts()
         failure = raw.get("failure") or (raw.get("graph") or {}).get("failure")
         if failure:
             where = {"warm-up": "warm-up call", "timed": "timed call", "graph": "CUDA-graph replay"}.get(
@@ -171,7 +174,7 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
             case["graph"] = graph
             if graph.get("error"):
                 warnings.append(f"{label}: CUDA-graph mode unavailable: {graph['error']}")
-        ref: dict[str, Any] = series_summary(ref_cases[i], settings) if i in ref_cases else {"error": "not measured"}
+        ref: SeriesStats = series_summary(ref_cases[i], settings) if i in ref_cases else {"error": "not measured"}
         case["reference"] = ref
         if compiled is None:
             case["torch_compile"] = {"error": compile_note or "not measured"}
@@ -199,7 +202,7 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
         cases.append(case)
         lines.append(_case_line(case, kept))
     timed = [c for c in cases if c["candidate"].get("median_ms")]
-    metrics: dict[str, Any] = {
+    metrics: BenchMetrics = {
         "cases": cases,
         "runs": sum(c["candidate"].get("runs", 0) for c in cases),
         "flush_bytes": candidate.get("flush_bytes"),
@@ -221,8 +224,8 @@ def build(setup: BenchSetupReply, reference: SeriesReply, compiled: SeriesReply 
         metrics["speedup_vs_compile"] = geomean(c.get("speedup_vs_compile") for c in timed)
         if len(timed) == 1:
             cand = timed[0]["candidate"]
-            metrics.update(q1_ms=cand["q1_ms"], q3_ms=cand["q3_ms"], mean_ms=cand["mean_ms"],
-                           stderr_ms=cand["stderr_ms"], min_ms=cand["min_ms"])
+            metrics.update({"q1_ms": cand["q1_ms"], "q3_ms": cand["q3_ms"], "mean_ms": cand["mean_ms"],
+                            "stderr_ms": cand["stderr_ms"], "min_ms": cand["min_ms"]})
     if not problems and not timed:
         problems.append("no timed call completed")
     details = "\n".join(lines + [f"warning: {w}" for w in warnings] + [f"problem: {p}" for p in problems])
@@ -245,7 +248,7 @@ def _kept(kept: dict[str, str], key: str) -> str:
     return f" ({kept[key]})" if kept.get(key) else ""
 
 
-def _case_line(case: dict[str, Any], kept: dict[str, str]) -> str:
+def _case_line(case: BenchCase, kept: dict[str, str]) -> str:
     cand = case["candidate"]
     parts = []
     if cand.get("median_ms"):
@@ -254,22 +257,22 @@ def _case_line(case: dict[str, Any], kept: dict[str, str]) -> str:
             f"mean {format_ms(cand['mean_ms'])} ± {format_ms(cand['stderr_ms'])}, min {format_ms(cand['min_ms'])}, "
             f"{cand['runs']} runs + {cand.get('warmup_runs', 0)} warm-up, {cand.get('stopped')})"
         )
-    for key, name in (("reference", "reference"), ("torch_compile", "torch.compile")):
-        base = case.get(key) or {}
-        if base.get("median_ms"):
+    for key, name, base in (("reference", "reference", case.get("reference")),
+                            ("torch_compile", "torch.compile", case.get("torch_compile"))):
+        if base and base.get("median_ms"):
             parts.append(f"{name} {format_ms(base['median_ms'])}{_kept(kept, key)}")
-        elif base.get("error"):
+        elif base and base.get("error"):
             parts.append(f"{name}: {base['error']}")
     graph = case.get("graph")
     if graph and graph.get("median_ms") is not None:
         parts.append(f"CUDA graph {format_ms(graph['median_ms'])} (flush {format_ms(graph['flush_median_ms'])} subtracted)")
-    rc = case.get("recheck") or {}
+    rc = case.get("recheck")
     if rc:
         parts.append(f"{rc.get('checked', 0)} outputs rechecked")
     return f"{case['label']}: " + " · ".join(parts)
 
 
-def _summary(cases: list[dict[str, Any]], metrics: dict[str, Any], kept: dict[str, str]) -> str:
+def _summary(cases: list[BenchCase], metrics: BenchMetrics, kept: dict[str, str]) -> str:
     speed = f"{_speedup(metrics.get('speedup_vs_reference'))} vs reference{_kept(kept, 'reference')}"
     if metrics.get("speedup_vs_compile"):
         speed += f" · {_speedup(metrics.get('speedup_vs_compile'))} vs torch.compile{_kept(kept, 'torch_compile')}"

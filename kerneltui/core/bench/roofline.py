@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import cast
+
+from kerneltui.core.rungs.rung_metrics import RooflinePointData
 
 MEMORY_MARGIN = 1.25  # measured copy bandwidth × this bounds any real kernel's DRAM traffic rate
 COMPUTE_MARGIN = 1.5  # measured (cuBLAS) matmul rate × this bounds any real kernel's math rate
@@ -60,8 +62,10 @@ class RooflinePoint:
     bandwidth_gbps: float | None = None
     peak_tflops: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in asdict(self).items()}
+    def to_dict(self) -> RooflinePointData:
+        # A cast: asdict's keys are this class's fields, which RooflinePointData lists.
+        return cast(RooflinePointData,
+                    {k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in asdict(self).items()})
 
 
 def _positive(x: float | None) -> float | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from kerneltui.settings.bench import BenchSettings
 
@@ -36,6 +36,22 @@ def quantile(sorted_values: Sequence[float], q: float) -> float:
 
 def median(values: Iterable[float]) -> float:
     return quantile(sorted(values), 0.5)
+
+
+class TimingStatsData(TypedDict):
+    """``TimingStats`` as JSON: its fields, the IQR, and the relative standard error (None when infinite)."""
+
+    runs: int
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    mean_ms: float
+    stderr_ms: float
+    min_ms: float
+    max_ms: float
+    total_ms: float
+    iqr_ms: float
+    rel_stderr: float | None
 
 
 @dataclass(frozen=True)
@@ -64,11 +80,11 @@ class TimingStats:
     def rel_iqr(self) -> float:
         return self.iqr_ms / self.median_ms if self.median_ms > 0 else math.inf
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["iqr_ms"] = self.iqr_ms
-        data["rel_stderr"] = self.rel_stderr if math.isfinite(self.rel_stderr) else None
-        return data
+    def to_dict(self) -> TimingStatsData:
+        return {"runs": self.runs, "median_ms": self.median_ms, "q1_ms": self.q1_ms, "q3_ms": self.q3_ms,
+                "mean_ms": self.mean_ms, "stderr_ms": self.stderr_ms, "min_ms": self.min_ms, "max_ms": self.max_ms,
+                "total_ms": self.total_ms, "iqr_ms": self.iqr_ms,
+                "rel_stderr": self.rel_stderr if math.isfinite(self.rel_stderr) else None}
 
 
 def summarize(samples_ms: Sequence[float]) -> TimingStats:

@@ -57,6 +57,7 @@ from typing import Any
 
 from kerneltui.core.bench.stats import RunningStats, median, stop_reason
 from kerneltui.core.worker.fresh_inputs import BASE_SETS, FreshInputs
+from kerneltui.core.worker.replies import SeriesFailure
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Callable[..., None]
@@ -461,7 +462,7 @@ class Series:
     stopped: str = ""
     warmup_s: float = 0.0
     wall_s: float = 0.0
-    failure: dict[str, Any] | None = None
+    failure: SeriesFailure | None = None
     threads_left: int = 0  # threads alive after a timed call that were not there after warm-up
 
     def to_dict(self) -> dict[str, Any]:

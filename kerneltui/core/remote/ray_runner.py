@@ -26,9 +26,17 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import kerneltui
-from kerneltui.core.batch import Candidate, CandidateResult, failed_result, rank, result_from_report
+from kerneltui.core.batch import (
+    Candidate,
+    CandidateResult,
+    Placement,
+    failed_result,
+    rank,
+    result_from_report,
+)
+from kerneltui.core.loop import RunReportJson
 from kerneltui.core.rungs.context import RunOptions
-from kerneltui.core.task import Task
+from kerneltui.core.task import LoadOptionsData, Task
 
 LOCAL = "local"  # --ray local: start a one-machine cluster in this process
 
@@ -78,7 +86,7 @@ class TaskBundle(TypedDict):
     path: str  # what to load, relative to the files' folder
     kernel_file: str
     name: str
-    load: dict[str, Any]  # LoadOptions.to_dict(): --backend, --set, --scale, applied on the node again
+    load: LoadOptionsData  # --backend, --set, --scale, applied on the node again
 
 
 def task_bundle(task: Task) -> TaskBundle:
@@ -94,7 +102,15 @@ def cluster_gpus(ray: Any) -> int:
     return int(ray.cluster_resources().get("GPU", 0))
 
 
-def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> dict[str, Any]:
+class NodeOutcome(TypedDict):
+    """What one Ray task sends back: the run's report, where it ran and who held which GPU when."""
+
+    report: RunReportJson
+    where: str
+    placement: Placement
+
+
+def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> NodeOutcome:
     """The body of one Ray task: rebuild the task in a temp folder and run the loop on the candidate.
 
     The loop's workers are local child processes of this Ray worker (LocalRunner), so candidate
@@ -123,8 +139,8 @@ def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> 
         task = load_task(root / bundle["path"], root / bundle["kernel_file"], LoadOptions.from_dict(bundle["load"]))
         run_options = replace(RunOptions.from_dict(options), kernel_source=source, record=False, origin="batch")
         report = asyncio.run(check_once(task, run_options))
-    placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
-                 "finished_at": time.time()}
+    placement: Placement = {"host": socket.gethostname(), "gpu": gpu, "pid": os.getpid(), "started_at": started_at,
+                            "finished_at": time.time()}
     return {"report": report.to_json(), "where": where, "placement": placement}
 
 

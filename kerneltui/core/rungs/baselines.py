@@ -23,14 +23,15 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from kerneltui import __version__
 from kerneltui.core.bench import device_peaks as device
 from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs.context import RunContext
+from kerneltui.core.rungs.rung_metrics import BaselineProvenance
 from kerneltui.core.sandbox.policy import SandboxState
-from kerneltui.core.worker.replies import SeriesReply
+from kerneltui.core.worker.replies import DeviceInfo, SeriesReply
 from kerneltui.settings.bench import BenchSettings
 
 # The settings that change what a baseline's series measures or how long it runs.
@@ -61,14 +62,14 @@ class Provenance:
     def describe(self) -> str:
         return f"{self.label} ({self.note})" if self.kept else self.note
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BaselineProvenance:
         """The JSON form in the rung's metrics (``baselines``)."""
         stamp = (time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.kept_at))
                  if self.kept_at is not None else None)
         return {"kept": self.kept, "kept_at": stamp, "note": self.describe()}
 
 
-def baseline_key(ctx: RunContext, info: dict[str, Any], target: str, settings: BenchSettings) -> str:
+def baseline_key(ctx: RunContext, info: DeviceInfo, target: str, settings: BenchSettings) -> str:
     """What a kept baseline depends on: the reference and task files, the benchmark cases, the
     device, the software that ran it and the measurement's method."""
     task = ctx.task

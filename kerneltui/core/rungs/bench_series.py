@@ -43,6 +43,7 @@ from kerneltui.core.worker.replies import (
     BenchGraphReply,
     PoolReply,
     RecheckReply,
+    SeriesFailure,
     SeriesReply,
 )
 
@@ -61,7 +62,7 @@ class KernelSeries:
     stopped: str = ""
     warmup_s: float = 0.0
     wall_s: float = 0.0
-    failure: dict[str, Any] | None = None
+    failure: SeriesFailure | None = None
     threads_left: int = 0
     confirm_straggle_us: list[float] | None = None  # measured again after a side-work flag
     confirm_control_us: list[float] | None = None

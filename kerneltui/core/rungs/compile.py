@@ -4,10 +4,11 @@ kernel module in a fresh candidate worker and compile its kernels on the first t
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import cast
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok
+from kerneltui.core.rungs.rung_metrics import CompileMetrics
 from kerneltui.core.sandbox.policy import sandbox_note
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.replies import LoadReply
@@ -57,7 +58,9 @@ async def run(ctx: RunContext) -> RungResult:
         parts.append("Triton interpreter (no GPU)")
     if sandbox_note(worker.sandbox):
         parts.append(sandbox_note(worker.sandbox))
-    metrics: dict[str, Any] = {k: v for k, v in result.items() if k in ("import_s", "compile_s", "first_call_s", "launch_count")}
+    # The reply's times and launch count, in the reply's order (a key the reply lacks stays out).
+    metrics = cast(CompileMetrics, {k: v for k, v in result.items()
+                                    if k in ("import_s", "compile_s", "first_call_s", "launch_count")})
     metrics["kernels"] = kernels
     metrics["sandbox"] = worker.sandbox.to_dict() if worker.sandbox else None
     notes = result.get("notes") or []

@@ -7,17 +7,25 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.events import Emit, RungProgress
 from kerneltui.core.rungs.judging import CaseRef, Judging, StepLimit, judge_died
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail
-from kerneltui.core.task import Task
+from kerneltui.core.rungs.rung_metrics import (
+    BenchmarkMetrics,
+    BenchmarkRaw,
+    CorrectnessOutcome,
+    DumpMetrics,
+    RunOutcome,
+    TraceMetrics,
+)
+from kerneltui.core.task import Task, TaskData
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.pool import WorkerPool
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply
+from kerneltui.core.worker.replies import DeviceInfo, LoadReply
 from kerneltui.settings.bench import BenchSettings
 
 if TYPE_CHECKING:  # the profiler's runner (and the sandbox under it) loads only when a profile runs
@@ -132,19 +140,39 @@ def _nested(name: str, raw: Any, types: Mapping[str, tuple[type, ...]]) -> dict[
     return dict(raw)
 
 
+class LoadArgs(TypedDict):
+    """The ``load`` request (``ops_candidate.op_load``; ``compare_load`` with ``second``)."""
+
+    task: TaskData
+    files: dict[str, str]  # the task's files without the reference
+    setup: Any  # the wire value the judge says the candidate's build needs
+    first_inputs: Any  # the first test case's inputs, on the exchange
+    exchange: str
+    override: NotRequired[str]  # a folder of hand-edited compiler output (core.override)
+    second: NotRequired[str]  # compare_load: kernel B's source
+
+
+class DumpData(TypedDict):
+    """The dump rung's folder, its one-line summary and its metrics (``RunData.dump``)."""
+
+    dir: str
+    summary: str
+    metrics: DumpMetrics
+
+
 @dataclass
 class RunData:
     """What rungs hand each other during a run; the report keeps it as ``RunReport.data`` (``to_dict``)."""
 
     load: LoadReply | None = None  # compile → run, correctness: the candidate worker's ``load`` reply
-    run: dict[str, Any] | None = None  # the run rung's outputs, problems and launches
-    correctness: dict[str, Any] | None = None  # checks, cases, seeds, worst metrics
-    benchmark: dict[str, Any] | None = None  # the benchmark rung's metrics → roofline
-    benchmark_raw: dict[str, Any] | None = None  # the raw replies of the three functions timed
+    run: RunOutcome | None = None  # the run rung's outputs, problems and launches
+    correctness: CorrectnessOutcome | None = None  # checks, cases, seeds, worst metrics
+    benchmark: BenchmarkMetrics | None = None  # the benchmark rung's metrics → roofline
+    benchmark_raw: BenchmarkRaw | None = None  # the raw replies of the three functions timed
     device_peaks: DevicePeaks | None = None  # the device's measured peaks → roofline
-    dump: dict[str, Any] | None = None  # the dump's folder, summary and metrics
+    dump: DumpData | None = None  # the dump's folder, summary and metrics
     profile: ProfileOutcome | None = None
-    trace: dict[str, Any] | None = None  # the trace rung's metrics
+    trace: TraceMetrics | None = None  # the trace rung's metrics
 
     def to_dict(self) -> dict[str, Any]:
         """The parts the run produced, by name (what ``check --json`` and the engine carry)."""
@@ -168,7 +196,7 @@ class RunContext:
     source_hash: str
     version_dir: Path
     results: dict[str, RungResult] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     data: RunData = field(default_factory=RunData)
     # Where the benchmark's settings come from when the run brings none of its own (the Loop's).
     configured_benchmark: Callable[[], BenchSettings] = BenchSettings
@@ -185,7 +213,7 @@ class RunContext:
                 raise WorkerFailure("crash", "the check worker is gone (it crashed or was killed in an earlier rung)")
             self._check_worker = await self.pool.acquire()
             self._workers.append(self._check_worker)
-            self.device = dict(self._check_worker.info)
+            self.device = self._check_worker.info.copy()
         return self._check_worker
 
     async def judging(self) -> Judging:
@@ -206,12 +234,12 @@ class RunContext:
         worker = await self.pool.acquire()
         self._workers.append(worker)
         if not self.device:
-            self.device = dict(worker.info)
+            self.device = worker.info.copy()
         await worker.request("load", await self.load_args(judging), timeout=self.timeout("compile"),
                              on_progress=self.progress_for(purpose))
         return worker
 
-    async def load_args(self, judging: Judging) -> dict[str, Any]:
+    async def load_args(self, judging: Judging) -> LoadArgs:
         """What the candidate's worker loads: the task's files without the reference, what the judge
         says it needs to build the candidate, and the first test case's inputs to compile on."""
         first = self.task.tests[0]
@@ -219,7 +247,7 @@ class RunContext:
         key, first_inputs = await judging.inputs(case, self.timeout("compile"), reference=False, rolling=False,
                                                  limit=self.step_limit("compile"))
         judging.release([key])  # with the next request: the worker has loaded by then
-        args: dict[str, Any] = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
+        args: LoadArgs = {"task": self.task.to_dict(), "files": self.candidate_files(), "setup": judging.setup,
                                 "first_inputs": first_inputs, "exchange": str(judging.exchange)}
         if self.options.override_folder:  # hand-edited compiler output (core.override)
             args["override"] = self.options.override_folder

@@ -16,14 +16,21 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kerneltui.core import metrics as metric_fns
+from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.rungs.rung_metrics import (
+    CheckRecord,
+    CorrectnessMetrics,
+    CorrectnessOutcome,
+    DeterminismNote,
+)
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply, VerdictReply
+from kerneltui.core.worker.replies import LoadReply, SanityReport, VerdictReply
 from kerneltui.core.worker.verdicts import worst_metrics
 
 MAX_PROBLEMS = 8
@@ -53,11 +60,13 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         return ctx.failure("correctness", exc, worker, mark)
     ctx.data.correctness = result
-    worst = result.get("worst") or {}
-    metrics = {
+    worst = result["worst"]
+    metrics: CorrectnessMetrics = {
         "checks": result["checks"], "passed": result["passed"], "cases": result["cases"], "seeds": result["seeds"],
-        "launches": result.get("launches", 0), **{f"worst_{k}": v for k, v in worst.items()},
+        "launches": result.get("launches", 0),
     }
+    # A cast: each worst value under its ErrorMetrics key with "worst_" before it (CorrectnessMetrics lists them).
+    metrics.update(cast(CorrectnessMetrics, {f"worst_{k}": v for k, v in worst.items()}))
     lines = [f"{c['case']} seed={c['seed']}{' (hidden)' if c.get('hidden') else ''}: {'ok' if c['ok'] else 'FAIL'} — {c['reason']}"
              for c in result.get("details", [])]
     lines += [f"warning: {w}" for w in result.get("warnings", [])]
@@ -99,12 +108,12 @@ class NanFailure:
 class Tally:
     """What the verdicts said so far, in plan order."""
 
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    sanity: list[dict[str, Any]] = field(default_factory=list)
-    determinism: list[dict[str, Any]] = field(default_factory=list)
-    worst: dict[str, Any] = field(default_factory=dict)
+    sanity: list[SanityReport] = field(default_factory=list)
+    determinism: list[DeterminismNote] = field(default_factory=list)
+    worst: ErrorMetrics = field(default_factory=lambda: ErrorMetrics())
     launches: int = 0
     shapes_passed: int = 0  # test cases whose every seed passed so far
     public_passed: dict[int, int] = field(default_factory=dict)  # per case: published seeds passed
@@ -160,7 +169,7 @@ class Checks:
                     steps.append(Step(ci, steps[-1].ref, si, hidden, again_of=len(steps) - 1))
         return steps
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> CorrectnessOutcome:
         steps = self.plan()
         tally = Tally()
         keys: dict[int, str] = {}
@@ -284,7 +293,7 @@ class Checks:
         tally.problems[first.problem] = f"{first.label}: {first.reason.replace(metric_fns.NAN_CAUSES, cause)}{hint}"
 
     @staticmethod
-    def second_run(label: str, verdict: VerdictReply) -> dict[str, Any]:
+    def second_run(label: str, verdict: VerdictReply) -> DeterminismNote:
         """The same inputs again, every fresh allocation filled with other (finite) garbage: a
         result that moves reads memory it never wrote; one that moves and stays right is merely
         not deterministic."""
@@ -298,7 +307,7 @@ class Checks:
         return {"case": label, "identical": False,
                 "warn": f"{label}: two runs on the same inputs differ bitwise (both pass): the kernel is not deterministic"}
 
-    def result(self, tally: Tally) -> dict[str, Any]:
+    def result(self, tally: Tally) -> CorrectnessOutcome:
         task = self.ctx.task
         for s in tally.sanity:
             for probe in s.get("passed") or []:

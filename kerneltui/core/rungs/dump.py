@@ -18,6 +18,7 @@ from kerneltui.core.asm.writer import DumpResult, variant_headline, write_dump
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.rungs.rung_metrics import DumpMetrics
 from kerneltui.core.worker.replies import DumpReply
 from kerneltui.core.worker.runtime import seed_for
 
@@ -49,7 +50,8 @@ async def run(ctx: RunContext) -> RungResult:
         backend=ctx.task.backend, source_roots=list(reply["source_roots"]),
         task_files=sorted(ctx.files), tools=tools, progress=progress, notes=notes)
     summary = str(result.index.get("summary") or "")
-    metrics: dict[str, Any] = dict(result.index.get("metrics") or {})
+    # The index's summary metrics (core.asm.writer.summarise), read back from its JSON.
+    metrics = cast(DumpMetrics, dict(result.index.get("metrics") or {}))
     metrics["arch"] = result.index.get("arch")
     metrics["dump_dir"] = str(result.dump_dir)
     metrics["on_gpu"] = reply["on_gpu"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from kerneltui.core.task import TaskData
 from kerneltui.core.worker import wire
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess, signal_words
 from kerneltui.core.worker.replies import CallReply, VerdictReply
@@ -123,7 +124,7 @@ class Judging:
         self._release_candidate: list[str] = []
 
     @classmethod
-    async def start(cls, judge: WorkerProcess, run_id: str, task: dict[str, Any], files: dict[str, str],
+    async def start(cls, judge: WorkerProcess, run_id: str, task: TaskData, files: dict[str, str],
                     backend_label: str, timeout: float, progress: Any, limit: StepLimit | None = None) -> Judging:
         folder = wire.new_run_folder()
         folder.parent.mkdir(mode=0o700, exist_ok=True)

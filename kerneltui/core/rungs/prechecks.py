@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, warn
+from kerneltui.core.rungs.rung_metrics import PrechecksMetrics
 from kerneltui.core.task import Task, allow_ops_advice
 
 # torch functions that only allocate, view or describe: fine in host code around a kernel.
@@ -174,7 +175,7 @@ class _Scanner(ast.NodeVisitor):
         if is_kernel:
             self.in_kernel -= 1
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # ast's visitor takes AsyncFunctionDef by the same method; its stub types the two apart
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
@@ -430,7 +431,8 @@ async def run(ctx: RunContext) -> RungResult:
         + [f"warn    {f.message}" for f in warnings]
         + [f"waived  {f.message} ({_waiver(f, task)})" for f in waived]
     )
-    metrics = {"strict": len(strict), "warnings": len(warnings), "waived": len(waived), "files": files_checked}
+    metrics: PrechecksMetrics = {"strict": len(strict), "warnings": len(warnings), "waived": len(waived),
+                                 "files": files_checked}
     first = strict[0] if strict else (warnings[0] if warnings else None)
     loc = SourceLocation(task.kernel_file, first.line) if first and first.line else None
     if strict:

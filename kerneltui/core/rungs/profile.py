@@ -11,12 +11,11 @@ the launch count, a timeout other than the task's ``[timeouts] profile``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from kerneltui.core.profile.render import headline, render_brief, render_table
 from kerneltui.core.profile.runner import profile_task
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
+from kerneltui.core.rungs.rung_metrics import ProfileMetrics
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -33,13 +32,13 @@ async def run(ctx: RunContext) -> RungResult:
         details = problem.text() + ("\n\ncommand: " + " ".join(outcome.command) if outcome.command else "")
         if outcome.output:
             details += "\n\noutput:\n" + "\n".join(outcome.output.splitlines()[-40:])
-        why = {"failure": "profiler", "problem": problem.kind}
+        why: ProfileMetrics = {"failure": "profiler", "problem": problem.kind}
         if problem.environment:
             return skip("profile", f"{problem.message}. Fix: {problem.fix}", details=details, metrics=why)
         return fail("profile", f"{problem.message}. {problem.fix}", details=details, metrics=why)
     assert outcome.result is not None
     s = outcome.result.summary
-    metrics: dict[str, Any] = {
+    metrics: ProfileMetrics = {
         "kernel": s.kernel, "case": s.case, "bound": s.bound, "duration_ns": s.duration_ns,
         "compute_pct": s.compute_pct, "memory_pct": s.memory_pct, "dram_pct": s.dram_pct,
         "occupancy_achieved_pct": s.occupancy_achieved_pct, "occupancy_theoretical_pct": s.occupancy_theoretical_pct,

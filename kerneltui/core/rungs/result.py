@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 RungStatus = Literal["ok", "warn", "fail", "skip"]
 PASSING: frozenset[str] = frozenset({"ok", "warn"})
@@ -21,19 +22,38 @@ class SourceLocation:
         return f"{self.file}:{self.line}"
 
 
+class SourceLocationData(TypedDict):
+    file: str
+    line: int
+    column: int
+
+
+class RungResultData(TypedDict):
+    """``RungResult.to_dict()``: the result as JSON (sessions, the engine's replies, events)."""
+
+    name: str
+    status: RungStatus
+    summary: str
+    metrics: Mapping[str, object]
+    error: str | None
+    details: str
+    duration_s: float
+    location: SourceLocationData | None
+
+
 @dataclass(frozen=True)
 class RungResult:
     """Outcome of one rung.
 
     ``summary`` is the one-line headline (``26 regs · 0 spills``), ``metrics`` the numbers behind it
-    (JSON types only), ``error`` the failure text a person can act on, ``details`` the full output
+    (JSON types only; each rung's keys are typed in ``rung_metrics``, read them through its view), ``error`` the failure text a person can act on, ``details`` the full output
     (worker stdout/stderr, tables) shown when the row is selected.
     """
 
     name: str
     status: RungStatus
     summary: str = ""
-    metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, object] = field(default_factory=dict)
     error: str | None = None
     details: str = ""
     duration_s: float = 0.0
@@ -43,9 +63,9 @@ class RungResult:
     def passed(self) -> bool:
         return self.status in PASSING
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return data
+    def to_dict(self) -> RungResultData:
+        # A cast: asdict gives this dataclass's fields (and SourceLocation's), as RungResultData lists them.
+        return cast(RungResultData, asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RungResult:

@@ -7,12 +7,11 @@ clamped at its floor. A time under the physical floor fails the rung as impossib
 
 from __future__ import annotations
 
-from typing import Any
-
 from kerneltui.core.bench import roofline
 from kerneltui.core.bench.stats import format_ms
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip
+from kerneltui.core.rungs.rung_metrics import RooflineCase, RooflineMetrics
 
 NAME = "roofline"
 NO_WORK = ("reference.py defines no flops(**params) or bytes_moved(**params): add them (the work one call "
@@ -49,7 +48,7 @@ async def run(ctx: RunContext) -> RungResult:
     if peaks is None:
         return skip(NAME, "the device's peaks are unknown (they could not be measured)")
     points: list[tuple[str, roofline.RooflinePoint]] = []
-    cases_out: list[dict[str, Any]] = []
+    cases_out: list[RooflineCase] = []
     lines: list[str] = []
     problems: list[str] = []
     missing: list[str] = []
@@ -68,7 +67,7 @@ async def run(ctx: RunContext) -> RungResult:
                                l2_bytes=peaks.l2_bytes)
         point = roofline.analyse(median, case.get("flops"), case.get("bytes"), roofs)
         points.append((label, point))
-        entry = {"label": label, **point.to_dict()}
+        entry: RooflineCase = {"label": label, **point.to_dict()}
         lines.append(case_line(label, point))
         if point.impossible:
             problems.insert(0, roofline.impossible_message(label, point, peaks.l2_bytes))
@@ -86,7 +85,7 @@ async def run(ctx: RunContext) -> RungResult:
     if not points and not problems:
         return skip(NAME, NO_WORK)
     pct = roofline.aggregate_pct([p for _, p in points]) if points else None
-    metrics: dict[str, Any] = {
+    metrics: RooflineMetrics = {
         "pct_roofline": pct,
         "cases": cases_out,
         "peaks": {"copy_gbps": peaks.copy_gbps, "matmul_tflops": peaks.matmul_tflops, "l2_bytes": peaks.l2_bytes,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
+from kerneltui.core.rungs.rung_metrics import RunMetrics, RunOutcome
 from kerneltui.core.worker.process import WorkerFailure
 from kerneltui.core.worker.replies import LoadReply
 
@@ -38,10 +39,11 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         return ctx.failure("run", exc, worker, mark)
     launches = called.get("launches") or {}
-    result = {"outputs": verdict.get("described") or [], "problems": verdict.get("structure") or [],
+    outputs = verdict.get("described") or []
+    result: RunOutcome = {"outputs": outputs, "problems": verdict.get("structure") or [],
               "launches": launches, "call_s": called.get("call_s")}
     ctx.data.run = result
-    metrics = {"outputs": result["outputs"], "launches": launches, "call_s": called.get("call_s")}
+    metrics: RunMetrics = {"outputs": outputs, "launches": launches, "call_s": called.get("call_s")}
     details = worker.stderr_since(mark)
     structural = [str(p) for p in verdict.get("structure") or []]
     if structural:

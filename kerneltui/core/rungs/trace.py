@@ -21,6 +21,7 @@ from typing import Any, cast
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
+from kerneltui.core.rungs.rung_metrics import TraceMetrics, trace_metrics
 from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace import chrome, iket_run, sources, summary, timeline
 from kerneltui.core.trace.stats import analyse
@@ -51,7 +52,7 @@ async def run(ctx: RunContext) -> RungResult:
         except iket_run.IketFailed as exc:
             return fail(NAME, f"IKET: {exc}")
         result = build_result(ctx.version_dir, raw)
-        ctx.data.trace = result.metrics
+        ctx.data.trace = trace_metrics(result)
         return result
     try:
         worker = await ctx.loaded_worker(NAME)
@@ -73,7 +74,7 @@ async def run(ctx: RunContext) -> RungResult:
     except WorkerFailure as exc:
         return ctx.failure(NAME, exc)
     result = build_result(ctx.version_dir, raw, worker.stderr_since(mark), fallback=choice.note())
-    ctx.data.trace = result.metrics
+    ctx.data.trace = trace_metrics(result)
     return result
 
 
@@ -88,7 +89,7 @@ def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback:
         fallback = sources.SourceChoice(sources.MARKERS, sources.PROTON, str(raw["source_note"])).note()
     if not raw.get("buffers"):
         return fail(NAME, f"{fallback}. {NO_BUFFER}" if fallback else NO_BUFFER,
-                    metrics={"untraced_ms": untraced, "traced_ms": traced})
+                    metrics=TraceMetrics(untraced_ms=untraced, traced_ms=traced))
     try:
         buffers = [trace_buffer.from_words(b["words"], b["regions"], _ctas(b["grid"]), kernel=b["kernel"],
                                            grid=tuple(b["grid"]), source=str(b.get("source") or "kerneltui"),
@@ -117,13 +118,14 @@ def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback:
         lines += ["", f"Perfetto / chrome://tracing: {files['chrome_trace']}"]
     if raw.get("traced_output_matches") is False:
         lines.append("warning: the traced run's output differs from the untraced run's: the markers changed the result")
-    metrics: dict[str, Any] = {
+    # A cast: the tracer's own files are named at run time ("<source>_file_<n>"), beside TraceMetrics' keys.
+    metrics = cast(TraceMetrics, {
         "untraced_ms": untraced, "traced_ms": traced, "overhead_pct": overhead_pct,
         "case": raw.get("case"), "case_kind": raw.get("case_kind"),
         "kernels": [r.to_dict() for r in reports], "timelines": timelines, **files,
         "traced_output_matches": raw.get("traced_output_matches"),
         "source": source, "source_fallback": fallback or None,
-    }
+    })
     details = "\n".join(lines) + ("\n" + stderr if stderr.strip() else "")
     head = _headline(reports, overhead_pct)
     if raw.get("traced_output_matches") is False or not any(r.ctas_traced for r in reports):

@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
+from typing import Any
 
 from kerneltui.core.sandbox import cgroup, landlock, linux
 from kerneltui.core.sandbox.filesystem import (
@@ -43,8 +44,8 @@ class SandboxSupport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> SandboxSupport:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})  # type: ignore[arg-type]
+    def from_dict(cls, data: Mapping[str, Any]) -> SandboxSupport:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 def _in_child(action: str) -> str:

@@ -51,6 +51,7 @@ from kerneltui.core.session.record import (
     TASK_DIR,
     SessionError,
     SessionSummary,
+    SessionTask,
 )
 from kerneltui.core.task import Task, source_hash
 
@@ -61,7 +62,7 @@ def new_session_name(task_name: str, now: float | None = None) -> str:
     return f"{stamp}-{safe}-{secrets.token_hex(2)}"
 
 
-def task_record(task: Task) -> dict[str, Any]:
+def task_record(task: Task) -> SessionTask:
     return {"name": task.name, "root": str(task.root.resolve()), "kernel_file": task.kernel_file,
             "backend": task.backend, "format": task.format, "reference_file": task.reference_file}
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from kerneltui.core.events import Event, Notice, event_from_dict, event_types
 from kerneltui.core.session.record import (
@@ -25,6 +25,7 @@ from kerneltui.core.session.record import (
     SOURCE,
     TASK_DIR,
     SessionError,
+    SessionTask,
 )
 
 
@@ -95,8 +96,9 @@ class LoadedSession:
         return str(self.header.get("id") or self.folder.name)
 
     @property
-    def task(self) -> dict[str, Any]:
-        return dict(self.header.get("task") or {})
+    def task(self) -> SessionTask:
+        # A cast: the header's task is task_record's, read back from JSON (older sessions may lack keys).
+        return cast(SessionTask, dict(self.header.get("task") or {}))
 
     @property
     def task_dir(self) -> Path:

@@ -26,6 +26,7 @@ larger ``schema`` means the format changed incompatibly and is refused with a me
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 SCHEMA_VERSION = 1
 LOG_NAME = "log.jsonl"
@@ -38,6 +39,17 @@ EVENT = "event"
 SOURCE = "source"
 CONTEXT = "context"
 RESUMED = "resumed"
+
+
+class SessionTask(TypedDict, total=False):
+    """The task as a session's header records it (``task_record``; ``LoadedSession.task`` reads it back)."""
+
+    name: str
+    root: str  # the task folder, resolved
+    kernel_file: str
+    backend: str
+    format: str
+    reference_file: str
 
 
 class SessionError(Exception):

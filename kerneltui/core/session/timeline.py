@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any
 
 from kerneltui.core import events as ev
 from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.reader import LoadedSession
+from kerneltui.core.worker.replies import DeviceInfo
 
 TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 CHAT_TYPES = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,
@@ -36,15 +37,16 @@ class Version:
     origin: str
     ok: bool
     results: list[RungResult] = field(default_factory=list)
-    device: dict[str, Any] = field(default_factory=dict)
+    device: DeviceInfo = field(default_factory=lambda: DeviceInfo())
     accepted: bool = False  # kept by the person (a passing save or run of the file, an accepted proposal)
     finished_at: float = 0.0
 
-    def metric(self, rung: str, key: str) -> Any:
+    def benchmark(self) -> BenchmarkMetrics:
+        """The first passing benchmark's metrics; none (empty) when it did not pass."""
         for r in self.results:
-            if r.name == rung and r.status in ("ok", "warn"):
-                return r.metrics.get(key)
-        return None
+            if r.name == "benchmark" and r.status in ("ok", "warn"):
+                return benchmark_metrics(r)
+        return {}
 
     @property
     def correct(self) -> bool | None:
@@ -56,18 +58,19 @@ class Version:
 
     @property
     def median_ms(self) -> float | None:
-        value = self.metric("benchmark", "median_ms")
+        value = self.benchmark().get("median_ms")
         return float(value) if isinstance(value, (int, float)) else None
 
     @property
     def speedup(self) -> float | None:
-        value = self.metric("benchmark", "speedup_vs_reference")
+        value = self.benchmark().get("speedup_vs_reference")
         return float(value) if isinstance(value, (int, float)) else None
 
     @property
     def rel_noise(self) -> float | None:
         """The relative standard error of the median's run (the timing noise), when known."""
-        se, mean = self.metric("benchmark", "stderr_ms"), self.metric("benchmark", "mean_ms")
+        bench = self.benchmark()
+        se, mean = bench.get("stderr_ms"), bench.get("mean_ms")
         if isinstance(se, (int, float)) and isinstance(mean, (int, float)) and mean > 0:
             return float(se) / float(mean)
         return None
@@ -163,14 +166,14 @@ class Timeline:
         version = self._version_of.get(digest)
         if version is None:
             version = Version(number=len(self.versions) + 1, source_hash=digest, step=i + 1, origin=origin,
-                              ok=event.ok, results=list(event.results), device=dict(event.device),
+                              ok=event.ok, results=list(event.results), device=event.device.copy(),
                               finished_at=event.at)
             self.versions.append(version)
             self._version_of[digest] = version
             self._version_steps.append(i + 1)
         elif origin not in TRIAL_ORIGINS or version.origin in TRIAL_ORIGINS:
             # The file's own (latest) run is the version's record; a trial does not override it.
-            version.results, version.ok, version.device = list(event.results), event.ok, dict(event.device)
+            version.results, version.ok, version.device = list(event.results), event.ok, event.device.copy()
             version.origin, version.finished_at = origin, event.at
         if event.ok and origin not in TRIAL_ORIGINS:
             version.accepted = True

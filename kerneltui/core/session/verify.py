@@ -20,6 +20,7 @@ from typing import Any
 from kerneltui.core.session.reader import LoadedSession
 from kerneltui.core.session.record import SessionError
 from kerneltui.core.session.timeline import Timeline, Version
+from kerneltui.core.worker.replies import DeviceInfo
 
 MIN_NOISE = 0.05
 
@@ -136,7 +137,7 @@ async def verify_session(session: LoadedSession, *, accepted_only: bool = True, 
     return report
 
 
-def _device_name(device: dict[str, Any]) -> str:
+def _device_name(device: DeviceInfo) -> str:
     if not device:
         return "?"
     return str(device.get("name") or ("GPU" if device.get("gpu") else "CPU"))

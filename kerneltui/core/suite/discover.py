@@ -66,7 +66,15 @@ def kernelbench_problems(root: Path) -> list[Path]:
     for path in root.iterdir():
         if path.is_file() and KB_PROBLEM.match(path.name) and is_problem_file(path):
             found.append(path)
-    return sorted(found, key=lambda p: (int(KB_PROBLEM.match(p.name).group(1)), p.name))  # type: ignore[union-attr]
+    return sorted(found, key=lambda p: (_problem_number(p), p.name))
+
+
+def _problem_number(path: Path) -> int:
+    """The number a KernelBench problem file's name starts with (``19_ReLU.py``: 19)."""
+    m = KB_PROBLEM.match(path.name)
+    if m is None:
+        raise ValueError(f"{path.name} is not named as a KernelBench problem (NN_Name.py)")
+    return int(m.group(1))
 
 
 def _sub_tasks(root: Path, marker: tuple[str, ...]) -> list[Path]:
@@ -112,7 +120,7 @@ def _kb_candidates(problem: Path, candidates: Path | None, level: int | None) ->
             if path.is_file() and not is_problem_file(path):
                 return [(path, path.name)]
         return []
-    number = int(KB_PROBLEM.match(problem.name).group(1))  # type: ignore[union-attr]
+    number = _problem_number(problem)
     samples = []
     for path in candidates.iterdir():
         m = KB_SAMPLE.match(path.name)

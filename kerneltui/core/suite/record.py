@@ -13,13 +13,25 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, FailureMetrics
 
 Status = Literal["correct", "failed", "task error", "no candidate"]
 SCHEMA = 1
 RESULTS_NAME = "suite-results.jsonl"
+
+
+class RungLine(TypedDict):
+    """One rung of a suite item's run, as the suite's table and record show it."""
+
+    name: str | None
+    status: str | None
+    summary: str | None
 
 
 @dataclass
@@ -39,7 +51,7 @@ class ItemResult:
     where: str = ""
     duration_s: float = 0.0
     fingerprint: str = ""
-    rungs: list[dict[str, Any]] = field(default_factory=list)  # name, status, summary
+    rungs: list[RungLine] = field(default_factory=list)
     # The GPU, driver and versions that made the verdict (core.suite.environment); resume compares them.
     environment: dict[str, str | None] = field(default_factory=dict)
 
@@ -70,16 +82,21 @@ def score(case_means_ms: list[float], ranking_by: str) -> float | None:
     return value * 1e3
 
 
-def from_report(key: str, problem: str, candidate: str, report: dict[str, Any], ranking_by: str, backend: str,
+def from_report(key: str, problem: str, candidate: str, report: Mapping[str, Any], ranking_by: str, backend: str,
                 where: str, duration_s: float, failure: str | None, task_error: bool = False) -> ItemResult:
     """The verdict of one verification run (``RunReport.to_json()``); ``task_error``: the run never
     started because the task could not be loaded where it went."""
     rungs = report.get("rungs") or []
     failed = next((r for r in rungs if r.get("status") == "fail"), None)
-    task_error = task_error or (failed is not None and (failed.get("metrics") or {}).get("failure") == "task")
+    failed_metrics: FailureMetrics = {}
+    if failed and failed.get("metrics"):
+        failed_metrics = failed["metrics"]
+    task_error = task_error or (failed is not None and failed_metrics.get("failure") == "task")
     status: Status = "task error" if task_error else ("correct" if report.get("ok") and failed is None else "failed")
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
-    metrics = (bench or {}).get("metrics") or {}
+    metrics: BenchmarkMetrics = {}
+    if bench and bench.get("metrics"):
+        metrics = bench["metrics"]
     cases = metrics.get("cases") or []
     means = [float((c.get("candidate") or {}).get("mean_ms") or 0.0) for c in cases]
     refs = [float((c.get("reference") or {}).get("median_ms") or 0.0) for c in cases]

@@ -21,6 +21,7 @@ from pathlib import Path
 from kerneltui.core.batch import (
     Candidate,
     CandidateResult,
+    Placement,
     Slot,
     failed_result,
     result_from_report,
@@ -89,7 +90,7 @@ async def _one(prepared: Prepared, task: Task, slot: Slot, options: RunOptions, 
         except (EngineUnavailable, EngineLost, EngineRunError) as exc:
             fallback.engage(str(exc))
         else:
-            placement = {"host": "engine", "gpu": slot.gpu, "started_at": started_at, "finished_at": time.time()}
+            placement: Placement = {"host": "engine", "gpu": slot.gpu, "started_at": started_at, "finished_at": time.time()}
             return result_from_report(item.key, report.to_json(), slot.label, placement)
     candidate = Candidate(name=item.key, path=item.candidate or Path(), source=prepared.source)
     return await verify_one(task, candidate, slot.runner(), options, slot.label, None, slot.gpu)

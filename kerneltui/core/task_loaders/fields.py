@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kerneltui.core.task import Case, TaskError, operator_name
 
@@ -117,6 +117,15 @@ def string(src: SettingsFile, key: KeyPath, value: Any, choices: Sequence[str] |
     if choices is not None and value not in choices:
         raise src.error(key, f"{name} must be one of {', '.join(choices)}, not {value!r}")
     return value
+
+
+ChoiceT = TypeVar("ChoiceT", bound=str)
+
+
+def choice(src: SettingsFile, key: KeyPath, value: Any, choices: Sequence[ChoiceT]) -> ChoiceT:
+    """A string that must be one of ``choices``, returned as the choice it is (typed as they are: a Literal)."""
+    text = string(src, key, value, choices=choices)
+    return next(c for c in choices if c == text)
 
 
 def string_list(src: SettingsFile, key: KeyPath, value: Any, choices: Sequence[str] | None = None) -> list[str]:

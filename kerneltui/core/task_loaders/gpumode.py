@@ -19,7 +19,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
+from kerneltui.core.task import BACKENDS, RANKINGS, Backend, LoadOptions, Task, TaskError, Timeouts
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.containment import contained
@@ -37,7 +37,7 @@ SUBMISSION = "@SUBMISSION@"
 DEFAULT_SUBMISSION = "submission.py"
 
 
-def detect_backend(source: str) -> str:
+def detect_backend(source: str) -> Backend:
     """The DSL a GPU MODE submission is written in (GPU MODE itself accepts any)."""
     if re.search(r"@\s*triton\.(jit|autotune)", source) or "import triton" in source:
         return "triton"
@@ -145,7 +145,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         timeouts = Timeouts(compile=t, run=t, correctness=t, benchmark=b)
     if "ranked_timeout" in data:
         fields.number(src, ("ranked_timeout",), data["ranked_timeout"], positive=True)
-    ranking = fields.string(src, ("ranking_by",), data.get("ranking_by", "last"), choices=RANKINGS)
+    ranking = fields.choice(src, ("ranking_by",), data.get("ranking_by", "last"), choices=RANKINGS)
 
     if options.backend is not None:
         backend, backend_from = options.backend, "--backend"
@@ -157,7 +157,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     return Task(
         name=fields.string(src, ("name",), data.get("name") or root.name, non_empty=True),
         description=fields.string(src, ("description",), data.get("description") or "").strip(),
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         format="gpumode",
         root=root,
         kernel_file=kernel_rel,
@@ -169,7 +169,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         extra={"has_check_implementation": "check_implementation" in funcs},
         allow_ops=frozenset(options.allow_ops),
         backend_from=backend_from,
-        ranking_by=ranking,  # type: ignore[arg-type]
+        ranking_by=ranking,
         linked_files=linked,
     )
 

@@ -18,7 +18,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import BACKENDS, RANKINGS, Case, LoadOptions, Task, TaskError, Tolerance
+from kerneltui.core.task import BACKENDS, RANKINGS, Backend, Case, LoadOptions, Task, TaskError, Tolerance
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.constants import (
@@ -36,7 +36,7 @@ from kerneltui.core.task_loaders.native import ALLOWABLE, timeouts_from
 from kerneltui.core.task_loaders.pysource import parse_python, top_level_classes, top_level_functions
 
 CANDIDATE_NAMES = ("{stem}_new.py", "{stem}_kernel.py", "model_new.py")
-DEFAULT_BACKEND = "triton"
+DEFAULT_BACKEND: Backend = "triton"
 # KernelBench v0.1's gate: allclose(atol=rtol=1e-2); kerneltui adds its scale-aware checks on top.
 DEFAULT_TOLERANCE = 1e-2
 
@@ -68,13 +68,13 @@ def _description(tree: ast.Module, problem: Path) -> str:
     return doc.strip() if doc else f"KernelBench problem {problem.name}"
 
 
-def _backend(options: LoadOptions, header: dict[str, Any], src: SettingsFile) -> tuple[str, str]:
+def _backend(options: LoadOptions, header: dict[str, Any], src: SettingsFile) -> tuple[Backend, str]:
     if options.backend is not None:
         if options.backend not in BACKENDS:
             raise TaskError(f"--backend must be one of {', '.join(BACKENDS)}, not {options.backend!r}")
         return options.backend, "--backend"
     if "backend" in header:
-        value = fields.string(src, ("backend",), header["backend"], choices=BACKENDS)
+        value = fields.choice(src, ("backend",), header["backend"], choices=BACKENDS)
         return value, f"{src.path.name}:{src.line(('backend',))}"
     return DEFAULT_BACKEND, f"the KernelBench default ({DEFAULT_BACKEND}; --backend or a `# kerneltui: backend = …` line)"
 
@@ -185,12 +185,12 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
     extra_settings: dict[str, Any] = {}
     if "timeouts" in header:
         extra_settings["timeouts"] = timeouts_from(src, ("timeouts",), header["timeouts"])
-    ranking = fields.string(src, ("ranking_by",), header.get("ranking_by", "geom"), choices=RANKINGS)
+    ranking = fields.choice(src, ("ranking_by",), header.get("ranking_by", "geom"), choices=RANKINGS)
 
     return Task(
         name=problem.stem,
         description=_description(tree, problem),
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         format="kernelbench",
         root=root,
         kernel_file=kernel_rel,
@@ -205,7 +205,7 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
         allow_ops=fields.operator_list(src, ("allow_ops",), header.get("allow_ops", [])) | set(options.allow_ops),
         extra={},
         backend_from=backend_from,
-        ranking_by=ranking,  # type: ignore[arg-type]
+        ranking_by=ranking,
         constants=run_constants(problem, constants, options),
         linked_files=linked,
         **extra_settings,

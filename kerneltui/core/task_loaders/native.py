@@ -81,7 +81,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     if options.constants or options.scale is not None:
         raise TaskError("--set and --scale rewrite a KernelBench problem's module constants; a task.toml task "
                         "lists its sizes in [[tests]] and [[benchmarks]]: edit those", toml_path)
-    backend = fields.string(src, ("backend",), data.get("backend", "triton"), choices=BACKENDS)
+    backend = fields.choice(src, ("backend",), data.get("backend", "triton"), choices=BACKENDS)
     backend_from = f"task.toml:{src.line(('backend',))}" if "backend" in data else "the default (triton)"
     if options.backend is not None and options.backend != backend:
         raise TaskError(f"--backend {options.backend} disagrees with the task, which declares backend = {backend!r}: "
@@ -130,12 +130,12 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     arch = fields.string(src, ("arch",), data.get("arch", "sm_90a"))
     if not ARCH.match(arch):
         raise src.error(("arch",), f"arch must name a CUDA target such as sm_90a or sm_100a, not {arch!r}")
-    ranking = fields.string(src, ("ranking_by",), data.get("ranking_by", "geom"), choices=RANKINGS)
+    ranking = fields.choice(src, ("ranking_by",), data.get("ranking_by", "geom"), choices=RANKINGS)
 
     return Task(
         name=fields.string(src, ("name",), data.get("name", root.name), non_empty=True),
         description=fields.string(src, ("description",), data.get("description", "")).strip(),
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         format="native",
         root=root,
         kernel_file=kernel_file,
@@ -153,5 +153,5 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
         extra={"has_check_implementation": "check_implementation" in funcs,
                "has_flops": "flops" in funcs, "has_bytes_moved": "bytes_moved" in funcs},
         backend_from=backend_from,
-        ranking_by=ranking,  # type: ignore[arg-type]
+        ranking_by=ranking,
     )

@@ -125,9 +125,9 @@ def _locations_of(rng: dict[str, Any], launch: dict[str, Any], table: list[Any])
 
 
 def _grid(owner: dict[str, Any]) -> tuple[int, int, int] | None:
-    dims = [owner.get(k) for k in ("gridDimX", "gridDimY", "gridDimZ")]
-    if all(isinstance(d, int) and d > 0 for d in dims):
-        return (int(dims[0]), int(dims[1]), int(dims[2]))  # type: ignore[arg-type]
+    x, y, z = (owner.get(k) for k in ("gridDimX", "gridDimY", "gridDimZ"))
+    if isinstance(x, int) and isinstance(y, int) and isinstance(z, int) and min(x, y, z) > 0:
+        return (x, y, z)
     return None
 
 

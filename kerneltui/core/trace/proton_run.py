@@ -63,7 +63,7 @@ def allow_scopes_in_interpreter() -> None:
                 return None
             return _original(scope_name, _semantic=_semantic)
 
-        tolerant._kerneltui_interpreter = True  # type: ignore[attr-defined]
+        tolerant._kerneltui_interpreter = True  # type: ignore[attr-defined]  # a marker on the function: mypy does not model attributes set on functions
         setattr(pl, name, tolerant)
 
 

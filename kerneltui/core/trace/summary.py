@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 from statistics import median
-from typing import Any
 
+from kerneltui.core.rungs.rung_metrics import TraceMetrics
 from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace.sources import MARKERS, PROTON
 from kerneltui.core.trace.stats import TraceReport, analyse
@@ -71,7 +71,7 @@ def overhead_line(untraced_ms: float | None, traced_ms: float | None, source: st
             f"({pct:+.1f}%): region times come from the traced run, the real time is the untraced one")
 
 
-def overhead_of(metrics: dict[str, Any]) -> str:
+def overhead_of(metrics: TraceMetrics) -> str:
     """The overhead line of a trace rung's metrics (the trace screen, ``kerneltui trace``)."""
     return overhead_line(metrics.get("untraced_ms"), metrics.get("traced_ms"), str(metrics.get("source") or MARKERS),
                          span_ms(float(k.get("kernel_ns") or 0.0) for k in metrics.get("kernels") or []))

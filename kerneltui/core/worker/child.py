@@ -20,7 +20,10 @@ import os
 import sys
 import time
 import traceback
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported lazily at run time: the start-up order above decides what loads when
+    from kerneltui.core.worker.replies import WorkerError
 
 # Ops both kinds of worker serve.
 SHARED_OPS = frozenset({"ping", "device_peaks"})
@@ -160,7 +163,7 @@ class Progress:
         self._channel.send({"id": self._id, "event": "returned", "digests": digests})
 
 
-def _error_dict(exc: BaseException, state: Any) -> dict[str, Any]:
+def _error_dict(exc: BaseException, state: Any) -> WorkerError:
     from kerneltui.core.worker.errors import describe_exception
 
     try:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
-from typing import Any
+from typing import Any, cast
+
+from kerneltui.core.worker.replies import DeviceInfo
 
 
 def _version(module: str) -> str | None:
@@ -17,7 +19,7 @@ def _version(module: str) -> str | None:
         return None
 
 
-def nvidia_smi_query() -> dict[str, str]:
+def nvidia_smi_query() -> DeviceInfo:
     """Driver version and clocks from nvidia-smi (empty when it is missing)."""
     exe = shutil.which("nvidia-smi")
     if not exe:
@@ -33,12 +35,13 @@ def nvidia_smi_query() -> dict[str, str]:
     if not out:
         return {}
     values = [v.strip() for v in out[0].split(",")]
-    return dict(zip(["driver", "sm_clock_max_mhz", "mem_clock_max_mhz", "smi_name"], values, strict=False))
+    # A cast: the keys are DeviceInfo's nvidia-smi ones (fewer when it printed fewer columns).
+    return cast(DeviceInfo, dict(zip(["driver", "sm_clock_max_mhz", "mem_clock_max_mhz", "smi_name"], values, strict=False)))
 
 
-def describe_device(state: Any) -> dict[str, Any]:
+def describe_device(state: Any) -> DeviceInfo:
     torch = state.torch
-    info: dict[str, Any] = {
+    info: DeviceInfo = {
         "gpu": state.has_gpu,
         "host": platform.node(),
         "python": platform.python_version(),
@@ -51,16 +54,16 @@ def describe_device(state: Any) -> dict[str, Any]:
     if state.has_gpu:
         props = torch.cuda.get_device_properties(0)
         major, minor = props.major, props.minor
-        info.update(
-            name=props.name,
-            capability=f"{major}.{minor}",
+        info.update({
+            "name": props.name,
+            "capability": f"{major}.{minor}",
             # Hopper and Blackwell need the arch-specific target for wgmma/tcgen05.
-            arch=f"sm_{major}{minor}" + ("a" if major >= 9 else ""),
-            sm_count=props.multi_processor_count,
-            memory_bytes=int(props.total_memory),
-            l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
-        )
+            "arch": f"sm_{major}{minor}" + ("a" if major >= 9 else ""),
+            "sm_count": props.multi_processor_count,
+            "memory_bytes": int(props.total_memory),
+            "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
+        })
         info.update(nvidia_smi_query())
     else:
-        info.update(name="CPU (no GPU)", arch=None, interpreter=state.backend_name == "triton")
+        info.update({"name": "CPU (no GPU)", "arch": None, "interpreter": state.backend_name == "triton"})
     return info

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.worker.replies import WorkerError
+
 CUDA_FATAL = re.compile(
     r"illegal memory access|illegal instruction|misaligned address|unspecified launch failure|"
     r"device-side assert|an illegal|CUDA error|cudaError|CUDA_ERROR|launch timed out|uncorrectable ECC",
@@ -35,7 +37,7 @@ class TaskProblem(Exception):
     harness_message = True
 
 
-def describe_exception(exc: BaseException, state: Any) -> dict[str, Any]:
+def describe_exception(exc: BaseException, state: Any) -> WorkerError:
     """``{"type", "message", "traceback", "file", "line", "cuda_fatal"}`` for an exception in the worker.
 
     ``file``/``line`` name the failing line of a task file (or are None); ``traceback`` holds the

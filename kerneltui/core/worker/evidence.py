@@ -757,7 +757,7 @@ def _library_tripwire(original: Any, recorder: Recorder) -> Any:
                                        "see what runs inside them")
         return original(kind, ns, *args, **kwargs)
 
-    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]  # a marker on the wrapper: mypy does not model attributes set on functions
     return wrapper
 
 
@@ -778,7 +778,7 @@ def _printing_window(original: Any, recorder: Recorder) -> Any:
         with recorder.gpu_window("torch's printing of a tensor", PRINTING_OPS, changed):
             return original(self, *args, **kwargs)
 
-    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]  # as above
     as_made["_str"] = (id(wrapper), id(wrapper.__code__))  # installed just below, in its place
     return wrapper
 
@@ -839,7 +839,7 @@ def _tripwire(original: Any, name: str, recorder: Recorder) -> Any:
         return original(*args, **kwargs)
 
     # No __wrapped__ (functools.wraps would set it): the original is not handed to whoever asks.
-    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]
+    wrapper._kerneltui_tripwire = True  # type: ignore[attr-defined]  # as above
     return wrapper
 
 

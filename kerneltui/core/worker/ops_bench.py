@@ -167,7 +167,7 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
     _check_guarded(state, "before the benchmark")
     torch = state.torch
     index = int(args["case"])
-    previous = getattr(state, "bench_case", None)
+    previous = state.bench_case
     if previous is not None:
         ex.release(slot_lots(ex, previous.index) + list(previous.kept))
     slots = [ex.load(w, slot_lot(index, i)) for i, w in enumerate(args["slots"])]
@@ -178,7 +178,7 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
     timer = timing.CallTimer(torch, flusher, persisting, timing.InputTrap(_Tensors(torch)))
     state.recording = False  # the launch hooks' bookkeeping must stay out of the timed calls
     bench = KernelBench(index, slots, timer, flusher, persisting, threading.active_count())
-    state.bench_case = bench  # type: ignore[attr-defined]
+    state.bench_case = bench
     return {"idle_straggle_us": timer.idle_gaps(), "flush_bytes": flusher.nbytes, "l2_bytes": l2,
             "persisting_l2": persisting.status}
 
@@ -224,7 +224,7 @@ def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -
     busy = bench.timer.idle_gaps(busy_ms=median_ms) if median_ms > 0 else []
     check_identities(state, "while the kernel was benchmarked")
     _check_guarded(state, "while the kernel was benchmarked")
-    before = getattr(state, "threads_at_load", None)
+    before = state.threads_at_load
     new_threads = sorted(t.name for t in threading.enumerate() if before is not None and t.ident not in before)
     return {"busy_straggle_us": busy, "stream_changes": bench.timer.stream_changes,
             "threads_started_by_kernel": new_threads}
@@ -300,7 +300,7 @@ def _capture(state: WorkerState, bench: KernelBench) -> tuple[Any, Any, Any, Any
 
 
 def _bench(state: WorkerState) -> tuple[KernelBench, Any]:
-    bench = getattr(state, "bench_case", None)
+    bench = state.bench_case
     if bench is None or state.exchange is None:
         raise CheckFailure("no benchmark case is open in this worker (bench_begin must come first)")
     return bench, state.exchange

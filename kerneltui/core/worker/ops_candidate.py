@@ -102,7 +102,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
         recorder.dispatch_table = state.dispatch_table
     state.interpreter_hooks = (sys.getprofile(), sys.gettrace())  # the harness's own, before any candidate code
     state.integrity = IdentitySnapshot.take(torch)
-    state.threads_at_load = {t.ident for t in threading.enumerate()}  # type: ignore[attr-defined]
+    state.threads_at_load = {t.ident for t in threading.enumerate()}
     progress("importing the kernel")
     t_import = time.perf_counter()
     with candidate_code(state):
@@ -185,7 +185,7 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     progress.returned(returned_digests(out, torch))
     at_return = tree.contents(out, torch)
     # The previous call's output must be as it was returned: a reused or still-written buffer moves.
-    previous = getattr(state, "previous_output", None)
+    previous = state.previous_output
     previous_changed = previous is not None and not previous[1].same(previous[0], torch)
     check_identities(state, "while the kernel ran")
     outputs = list(tree.tensors(out, "out", torch))
@@ -201,7 +201,7 @@ def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     if not at_return.same(out, torch):
         evidence["left_mode"].append("the operator record was bypassed: an output changed after the kernel returned, "
                                      "while kerneltui read and exported it")
-    state.previous_output = (out, at_return)  # type: ignore[attr-defined]
+    state.previous_output = (out, at_return)
     return {
         "outputs": wire_out,
         "evidence": evidence,

@@ -65,7 +65,7 @@ def op_compare_load(state: WorkerState, args: dict[str, Any], progress: Progress
             f"importing kernel B replaced {', '.join(changed[:6])} in kernel A's module: a kernel that changes "
             "the kernel it is compared with cannot be compared"
         )
-    state.compare_runtimes = {"a": first, "b": second}  # type: ignore[attr-defined]
+    state.compare_runtimes = {"a": first, "b": second}
     result["second_module"] = module_name(rel)
     return result
 
@@ -80,7 +80,7 @@ def op_compare_calls(state: WorkerState, args: dict[str, Any], progress: Progres
     """Time one call per slot in ``order``, each of the kernel named at the same place in ``kernels``;
     each output goes back for the judge's recheck (the reply of ``bench_calls``)."""
     bench, ex = _bench(state)
-    runtimes = getattr(state, "compare_runtimes", None)
+    runtimes = state.compare_runtimes
     if runtimes is None:
         raise CheckFailure("the two kernels are not loaded in this worker (compare_load must come first)")
     order = [int(s) for s in args["order"]]

@@ -55,7 +55,7 @@ class Judge:
 
 
 def _judge(state: WorkerState) -> Judge:
-    judge = getattr(state, "judge", None)
+    judge = state.judge
     if judge is None:
         raise CheckFailure("the reference is not loaded in this judge (judge_load must come first)")
     return judge
@@ -68,7 +68,7 @@ def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) 
     use_own_caches()
     state.install_task(args["task"], args["files"])
     judge = Judge(state, exchange_for(state, args, "j"))
-    state.judge = judge  # type: ignore[attr-defined]
+    state.judge = judge
     progress("importing the reference")
     t0 = time.perf_counter()
     judge.rt.load()

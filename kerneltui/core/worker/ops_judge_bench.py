@@ -122,7 +122,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     secret = int(args["secret"])
     # The earlier case's slots (its exchange lot and the pool holding them) go before this case's
     # are made: a judge that kept them would hold every case's pool at once.
-    state.bench_pool = None  # type: ignore[attr-defined]
+    state.bench_pool = None
     judge.exchange.release(slot_lots(judge.exchange))
     free, _ = torch.cuda.mem_get_info()
     pool = timing.InputPool(rt=rt, params=params, seeds=(timing.bench_seed(secret, index, k) for k in range(1 << 30)),
@@ -131,7 +131,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
     progress(f"making {label}'s inputs")
     sets = pool.first_batch()
     checker = OutputCheck(state, rt, label, pool.inputs_for)
-    state.bench_pool = (index, pool, checker)  # type: ignore[attr-defined]
+    state.bench_pool = (index, pool, checker)
     slots = [judge.exchange.export(item.inputs, slot_lot(index, i), share_storage=True) for i, item in enumerate(sets)]
     state.sync()
     return {"case": index, "label": label, "params": params, "slots": slots, "sets": pool.sets,
@@ -142,7 +142,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
 def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> RecheckReply:
     """Recheck a batch of the kernel's outputs (one per slot used), then renew those slots."""
     judge = _judge(state)
-    held = getattr(state, "bench_pool", None)
+    held = state.bench_pool
     if held is None or held[0] != int(args["case"]):
         raise CheckFailure("no input pool for this case in the judge (judge_pool must come first)")
     index: int = held[0]

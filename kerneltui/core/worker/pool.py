@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from kerneltui.core.environment_fault import EnvironmentFault
 from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.core.worker.runner import Runner, default_runner
 from kerneltui.core.worker.wire import exchange_root
 
@@ -63,7 +64,7 @@ class WorkerPool:
         self._quiet = 0  # nesting depth of quiet() blocks
         self._held = 0  # nesting depth of hold_spares() blocks
         self._deferred = False  # a spare was wanted while quiet or held
-        self.device_info: dict[str, object] = {}
+        self.device_info: DeviceInfo = {}
 
     @property
     def spares_pending(self) -> int:
@@ -160,7 +161,7 @@ class WorkerPool:
         except BaseException:
             await worker.close()
             raise
-        self.device_info = dict(worker.info)
+        self.device_info = worker.info.copy()
         return worker
 
     async def acquire(self, role: str = "candidate") -> WorkerProcess:

@@ -13,12 +13,13 @@ import itertools
 import re
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
 from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
+from kerneltui.core.worker.replies import DeviceInfo, WorkerError
 
 if TYPE_CHECKING:
     from kerneltui.core.worker.runner import WorkerHandle
@@ -62,7 +63,7 @@ class WorkerFailure(Exception):
     kind: str  # "error" (the op raised), "task" (the task cannot run here), "timeout", "crash", "start" (never ready), "tamper" (forged reply),
     #            "connection" (the link to a remote worker was lost)
     message: str
-    error: dict[str, Any] = field(default_factory=dict)
+    error: WorkerError = field(default_factory=lambda: WorkerError())
     stderr: str = ""
     death: WorkerDeath | None = None  # kind "crash": how the worker ended
 
@@ -77,11 +78,11 @@ class WorkerProcess:
         self.proc = proc
         self.runner = runner
         self.backend = backend
-        self.info: dict[str, Any] = {}
+        self.info: DeviceInfo = {}
         self.started_at = time.monotonic()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._progress: dict[int, ProgressCallback] = {}
-        self._ready: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._ready: asyncio.Future[DeviceInfo] = asyncio.get_running_loop().create_future()
         self._stderr = bytearray()
         self._stderr_dropped = 0  # bytes trimmed from the front, so marks stay valid
         self._dead: str | None = None
@@ -113,7 +114,7 @@ class WorkerProcess:
         worker.sandbox = runner.sandbox_of(proc)
         return worker
 
-    async def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
+    async def wait_ready(self, timeout: float = 180.0) -> DeviceInfo:
         try:
             self.info = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
         except TimeoutError as exc:
@@ -166,7 +167,7 @@ class WorkerProcess:
     # -- requests -----------------------------------------------------------------------------
 
     async def request(
-        self, op: str, args: dict[str, Any] | None = None, timeout: float = 60.0,
+        self, op: str, args: Mapping[str, Any] | None = None, timeout: float = 60.0,
         on_progress: ProgressCallback | None = None,
     ) -> dict[str, Any]:
         if self._tampered:
@@ -225,7 +226,9 @@ class WorkerProcess:
             return result
         if reply.get("crashed"):
             raise await self._crash_failure(op, phase)
-        error = dict(reply.get("error") or {})
+        error: WorkerError = {}
+        if reply.get("error"):
+            error = reply["error"].copy()  # the worker's describe_exception, as JSON
         kind = "task" if error.get("task_error") is True else "error"  # the task cannot run here: exit 2
         raise WorkerFailure(kind, str(error.get("message") or "the worker reported an error"), error=error, stderr=self.stderr_tail())
 
@@ -305,27 +308,34 @@ class WorkerProcess:
         if event == "ready":
             if message.get("ok", True):
                 if not self._ready.done():
-                    self._ready.set_result(dict(message.get("info") or {}))
+                    info: DeviceInfo = {}
+                    if message.get("info"):
+                        info = message["info"].copy()  # the worker's describe_device, as JSON
+                    self._ready.set_result(info)
             else:
-                err = dict(message.get("error") or {})
+                err: WorkerError = {}
+                if message.get("error"):
+                    err = message["error"].copy()  # the worker's describe_exception, as JSON
                 if not self._ready.done():
                     self._ready.set_exception(
                         WorkerFailure("start", f"the worker could not start: {err.get('message')}", error=err, stderr=self.stderr_tail())
                     )
             return
         req_id = message.get("id")
+        if not isinstance(req_id, int):
+            return  # every request's events and reply carry its integer id: one without answers no request
         if event == "returned":
             # Kept apart from the reply, which code left running in the worker could still change.
-            self._returned.setdefault(req_id, []).append(dict(message.get("digests") or {}))  # type: ignore[arg-type]
+            self._returned.setdefault(req_id, []).append(dict(message.get("digests") or {}))
             return
         if event == "progress":
             if req_id in self._last_progress:
                 self._last_progress[req_id] = str(message.get("message", ""))
-            cb = self._progress.get(req_id)  # type: ignore[arg-type]
+            cb = self._progress.get(req_id)
             if cb is not None:
                 cb(str(message.get("message", "")), message.get("fraction"))
             return
-        future = self._pending.get(req_id)  # type: ignore[arg-type]
+        future = self._pending.get(req_id)
         if future is not None and not future.done():
             future.set_result(message)
 

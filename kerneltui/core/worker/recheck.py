@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core import metrics
+from kerneltui.core.task import ToleranceData
 
 TRITON_DTYPES = ("float16", "bfloat16", "float32", "float64")
 BLOCK = 4096
@@ -134,7 +135,7 @@ class OutputCheck:
         self.torch = state.torch
         self.label = label
         self.regenerate = regenerate  # seed -> the same inputs again, untouched by the candidate
-        self.task_tolerance = state.task.get("tolerance") or {}
+        self.task_tolerance: ToleranceData = state.task.get("tolerance") or ToleranceData()
         self.has_check = rt.has_check
         self._flatten = flatten
         self.quick = 0  # outputs passed by the fast path

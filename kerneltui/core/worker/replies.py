@@ -7,7 +7,38 @@ adds one to its reply.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
+
+from kerneltui.core.metrics import ErrorMetrics
+
+
+class DeviceInfo(TypedDict, total=False):
+    """What a worker says of its device when it is ready (``worker.device_info.describe_device``):
+    the run's ``device`` in reports, events, history and sessions."""
+
+    gpu: bool
+    host: str
+    python: str
+    torch: str
+    cuda_runtime: str | None
+    triton: str | None
+    cutlass_dsl: str | None
+    cpu_threads: int  # torch's intra-op threads
+    name: str  # the GPU's name, or "CPU (no GPU)"
+    capability: str
+    arch: str | None  # sm_90a …; None without a GPU
+    sm_count: int
+    memory_bytes: int
+    l2_bytes: int
+    interpreter: bool  # no GPU: Triton runs under its interpreter
+    # From nvidia-smi, when it is there (its text, as it printed it):
+    driver: str
+    sm_clock_max_mhz: str
+    mem_clock_max_mhz: str
+    smi_name: str
+    # Added by the worker:
+    backend: str  # the backend it imported, or "judge"
+    warm_up_s: float
 
 
 class WorkerError(TypedDict, total=False):
@@ -52,6 +83,34 @@ class CallReply(TypedDict, total=False):
     returned_digests: dict[str, str]
 
 
+class OutputVerdict(TypedDict):
+    """One output's verdict (``worker.verdicts.compare_all``): right or wrong, why, and its error metrics."""
+
+    name: str
+    verdict_ok: bool
+    reason: str
+    metrics: ErrorMetrics  # empty for a non-tensor output (compared by equality)
+    note: NotRequired[str]  # why the float64 golden could not be brought in
+
+
+class OutputJudgement(TypedDict):
+    """``worker.verdicts.judge_output``: one call's outputs right or wrong, and each output's verdict."""
+
+    ok: bool
+    reason: str
+    outputs: NotRequired[list[OutputVerdict]]
+
+
+class SanityReport(TypedDict):
+    """``worker.verdicts.checker_sanity``: the wrong outputs (zeros, a constant, noise, an input copy)
+    that the case's check let pass; none should."""
+
+    case: str
+    passed: list[str]  # the probes the check let pass
+    probes: NotRequired[list[str]]  # the probes tried
+    skipped: NotRequired[str]  # why none were tried
+
+
 class VerdictReply(TypedDict, total=False):
     """``judge_verdict`` (``ops_judge.op_judge_verdict``): the judge's decision on one call's output."""
 
@@ -59,11 +118,11 @@ class VerdictReply(TypedDict, total=False):
     ok: bool
     reason: str
     problems: list[str]  # tampering, aliasing, evidence of another backend: the check fails at once
-    outputs: list[dict[str, Any]]  # per output: name, reason, metrics
+    outputs: list[OutputVerdict]
     structure: list[str]  # mode "run": what is wrong with the outputs' structure
     described: list[str]  # mode "run": each output as shape and dtype
     identical: bool  # mode "again": bitwise the first call's output
-    sanity: dict[str, Any]  # the checker sanity probes (``verdicts.checker_sanity``)
+    sanity: SanityReport
     warnings: list[str]  # what the judge could not look at (the GPU trace did not start, say)
 
 
@@ -205,6 +264,15 @@ class BenchEndReply(TypedDict):
 
 class RecheckFailure(TypedDict):
     call: int  # the call's number in the series, from 1
+    seed: int
+    reason: str
+
+
+class SeriesFailure(TypedDict):
+    """A timed series' wrong output: which call (in the warm-up or the timed calls), on which seed, why."""
+
+    phase: str  # "warm-up" or "timed" (a graph replay's: "graph")
+    call: int
     seed: int
     reason: str
 

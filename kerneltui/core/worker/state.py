@@ -15,6 +15,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kerneltui.core.task import TaskData
+from kerneltui.core.worker.replies import DeviceInfo, WorkerError
+
 
 def share_the_cores(torch: Any, has_gpu: bool) -> None:
     """With no GPU, give torch's intra-op threads half of this process's cores.
@@ -85,7 +88,7 @@ class WorkerState:
         self.torch: Any = None
         self.device: str = "cpu"
         self.has_gpu = False
-        self.info: dict[str, Any] = {}
+        self.info: DeviceInfo = {}
         # The folder of the task copy: the caller's, else the box's scratch folder (the box removes it
         # when the process has exited), else one of our own, which discard() removes.
         boxed = os.environ.get("KERNELTUI_WORKER_SCRATCH")
@@ -93,7 +96,7 @@ class WorkerState:
         self.workdir = workdir or Path(boxed or tempfile.mkdtemp(prefix="kerneltui-worker-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.task_dir = self.workdir / "task"
-        self.task: dict[str, Any] = {}
+        self.task: TaskData = {}
         self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime
         self.launches: list[LaunchRecord] = []
         self.recording = False
@@ -101,7 +104,7 @@ class WorkerState:
         self.integrity: Any = None  # kerneltui.core.worker.integrity.IdentitySnapshot
         self.artifacts: list[dict[str, Any]] = []
         self.notes: list[str] = []
-        self.first_call_error: dict[str, Any] | None = None
+        self.first_call_error: WorkerError | None = None
         self.compile_launches: list[LaunchRecord] = []
         self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
         self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
@@ -110,6 +113,13 @@ class WorkerState:
         self.known_code: Any = None  # known_code.KnownCode, taken at warm-up
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
         self.interpreter_hooks: tuple[Any, Any] = (None, None)  # sys profile/trace hooks before candidate code
+        # Set by the ops as a run goes on (None until the op that sets them has run):
+        self.threads_at_load: set[int | None] | None = None  # thread ids before the kernel's import (ops_candidate)
+        self.previous_output: tuple[Any, Any] | None = None  # the last call's output and its tree.contents at return
+        self.judge: Any = None  # ops_judge.Judge, once the judge has loaded the reference
+        self.bench_case: Any = None  # ops_bench.KernelBench: the benchmark case open in the candidate's worker
+        self.bench_pool: tuple[int, Any, Any] | None = None  # the judge's (case, timing.InputPool, OutputCheck)
+        self.compare_runtimes: dict[str, Any] | None = None  # ops_compare: kernel A's and B's TaskRuntime
 
     def discard(self) -> None:
         """Remove the task copy's folder if this state made it (a worker run outside a box)."""
@@ -118,7 +128,7 @@ class WorkerState:
 
     # -- start-up ---------------------------------------------------------------------------
 
-    def warm_up(self) -> dict[str, Any]:
+    def warm_up(self) -> DeviceInfo:
         """Import torch (and, for the candidate's worker, the backend's DSL): the "warm" part."""
         import torch
 
@@ -170,7 +180,7 @@ class WorkerState:
 
     # -- the task ---------------------------------------------------------------------------
 
-    def install_task(self, task: dict[str, Any], files: dict[str, str]) -> None:
+    def install_task(self, task: TaskData, files: dict[str, str]) -> None:
         if self.task_dir.exists():
             shutil.rmtree(self.task_dir)
         self.task_dir.mkdir(parents=True)

@@ -12,12 +12,13 @@ made by the task's backend (``evidence_problems``), would a trivial output have 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from kerneltui.core import metrics
-from kerneltui.core.task import allow_ops_advice
+from kerneltui.core.task import TaskData, ToleranceData, allow_ops_advice
 from kerneltui.core.worker import tree
+from kerneltui.core.worker.replies import OutputJudgement, OutputVerdict, SanityReport
 
 # GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
 DATA_MOVEMENT_KERNEL = re.compile(r"copy|Copy|fill|Fill|memset|Memset|memcpy|Memcpy|CatArray|zero", re.ASCII)
@@ -25,13 +26,13 @@ LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|cublas|cudnn|cutlass::Kernel|x
                             r"hopper_|volta_|turing_|void at::|triton_poi|triton_red|triton_per", re.ASCII)
 
 
-def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: dict[str, Any], sync: Any) -> dict[str, Any]:
+def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: ToleranceData, sync: Any) -> OutputJudgement:
     """Right or wrong, with metrics for every output tensor."""
     torch = rt.torch
     if rt.has_check:
         # On a fresh copy of the original inputs: its reference call may write into them (GPU MODE).
         ok, msg = rt.checked(inputs, out, ref_out)
-        info: dict[str, Any] = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
+        info: OutputJudgement = {"ok": ok, "reason": msg or ("check_implementation passed" if ok else "check_implementation failed")}
         parts = compare_all(out, ref_out, task_tolerance, None, torch)  # informative where shapes agree
         if parts:
             info["outputs"] = parts
@@ -56,11 +57,11 @@ def judge_output(rt: Any, inputs: Any, out: Any, ref_out: Any, task_tolerance: d
     return {"ok": True, "reason": "; ".join(sorted({p["reason"] for p in parts})), "outputs": parts}
 
 
-def compare_all(out: Any, ref_out: Any, task_tolerance: dict[str, Any], golden: Any, torch: Any) -> list[dict[str, Any]]:
+def compare_all(out: Any, ref_out: Any, task_tolerance: ToleranceData, golden: Any, torch: Any) -> list[OutputVerdict]:
     ref_parts = tree.flatten(ref_out, "out", torch)
     out_parts = dict(tree.flatten(out, "out", torch))
     gold_parts = dict(tree.flatten(golden, "out", torch)) if golden is not None else {}
-    results = []
+    results: list[OutputVerdict] = []
     for name, ref in ref_parts:
         got = out_parts.get(name)
         if not isinstance(ref, torch.Tensor):
@@ -70,7 +71,7 @@ def compare_all(out: Any, ref_out: Any, task_tolerance: dict[str, Any], golden: 
             continue
         tol = metrics.tolerances_for(str(ref.dtype), task_tolerance)
         if got is None:
-            m: dict[str, Any] = {"shape_mismatch": f"{name} is missing from the output"}
+            m: metrics.ErrorMetrics = {"shape_mismatch": f"{name} is missing from the output"}
         elif not isinstance(got, torch.Tensor):
             m = {"shape_mismatch": f"{name} is a {type(got).__name__}, expected a tensor"}
         else:
@@ -118,7 +119,7 @@ def structure_problems(rt: Any, out: Any, ref_out: Any) -> tuple[list[str], list
     return problems, described
 
 
-def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_label: str,
+def evidence_problems(evidence: dict[str, Any], task: TaskData, backend_label: str,
                       kernel_names: set[str]) -> list[str]:
     """Whether the task's backend did the work: torch compute on the output path, data from the
     host, memory made outside the record, the record switched off, library GPU kernels."""
@@ -205,7 +206,7 @@ def _allow_hint(op: str, task_format: str) -> str:
             f"{allow_ops_advice(bare, task_format)})")
 
 
-def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: dict[str, Any], label: str) -> dict[str, Any]:
+def checker_sanity(rt: Any, inputs: Any, ref_out: Any, task_tolerance: ToleranceData, label: str) -> SanityReport:
     """Zeros, an input copy, a constant and noise must all fail this case's gate."""
     torch = rt.torch
     refs = [(n, t) for n, t in tree.flatten(ref_out, "out", torch)
@@ -274,12 +275,15 @@ def aliasing_problem(rt: Any, aliases: list[str], ref_out: Any, ref_inputs: Any,
     return None
 
 
-def worst_metrics(worst: dict[str, Any], verdict: Mapping[str, Any]) -> None:
+WORST_OF: tuple[tuple[Literal["max_abs", "max_rel", "rel_l2", "psnr_db", "cosine", "rmse"], Callable[..., object]], ...] = (
+    ("max_abs", min), ("max_rel", min), ("rel_l2", min), ("psnr_db", max), ("cosine", max), ("rmse", min))
+
+
+def worst_metrics(worst: metrics.ErrorMetrics, verdict: Mapping[str, Any]) -> None:
     """Fold one verdict's metrics into the run's worst values."""
     for part in verdict.get("outputs") or []:
         m = part.get("metrics") or {}
-        for key, better in (("max_abs", min), ("max_rel", min), ("rel_l2", min), ("psnr_db", max), ("cosine", max),
-                            ("rmse", min)):
+        for key, better in WORST_OF:
             v = m.get(key)
             if v is None:
                 continue

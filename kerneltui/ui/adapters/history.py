@@ -16,6 +16,7 @@ from kerneltui.core import compare_history
 from kerneltui.core.history import BenchPoint, HistoryError, HistoryStore
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 
 
@@ -25,7 +26,7 @@ class StoreHistory:
     current: str | None = None  # source hash of the version on screen
     has_gpu: bool | None = None
 
-    def record(self, source_hash: str, results: list[RungResult], device: dict) -> None:
+    def record(self, source_hash: str, results: list[RungResult], device: DeviceInfo) -> None:
         """Called after each run: which version is current, and whether timing was possible."""
         self.current = source_hash or self.current
         if device:

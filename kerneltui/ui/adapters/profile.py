@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import profile_metrics
 from kerneltui.ui.ports import ProfileTable
 
 
@@ -43,7 +44,8 @@ class RungMetricsProfile:
     def table(self, result: RungResult) -> ProfileTable | None:
         if result.status == "skip" and not result.metrics:
             return None
-        summary_file = result.metrics.get("summary_file")
+        metrics = profile_metrics(result)
+        summary_file = metrics.get("summary_file")
         if isinstance(summary_file, str) and Path(summary_file).is_file():
             try:
                 table = _from_outcome(json.loads(Path(summary_file).read_text(encoding="utf-8")))
@@ -51,7 +53,7 @@ class RungMetricsProfile:
                 table = None
             if table is not None:
                 return table
-        data = result.metrics.get("table")
+        data = metrics.get("table")
         if isinstance(data, dict) and data.get("columns"):
             return ProfileTable(
                 title=str(data.get("title") or f"{result.name}: {result.summary}"),

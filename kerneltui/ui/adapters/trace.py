@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.rungs.rung_metrics import trace_metrics
 from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace import summary
 
@@ -25,13 +26,14 @@ def trace_data(result: RungResult) -> TraceData | str:
     """The view's data, or why there is none (a sentence for a notification)."""
     if result.status in ("fail", "skip"):
         return f"trace: {result.error or result.summary}"
-    path = result.metrics.get("buffers")
+    metrics = trace_metrics(result)
+    path = metrics.get("buffers")
     if not path:
         return "trace: this result has no recorded buffers (run the trace rung again)"
     try:
         traces = trace_buffer.load(Path(str(path)))
     except trace_buffer.TraceFormatError as exc:
         return f"trace: {exc}"
-    overhead = summary.overhead_of(result.metrics)
-    chrome = result.metrics.get("chrome_trace")
+    overhead = summary.overhead_of(metrics)
+    chrome = metrics.get("chrome_trace")
     return TraceData(tuple(traces), overhead, str(chrome) if chrome else None)

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.worker.replies import DeviceInfo
 from kerneltui.ui import keys
 from kerneltui.ui.messages import JumpToSource, OpenProfile, OpenTrace
 from kerneltui.ui.themes import rich_colour
@@ -95,7 +96,7 @@ class RungsPanel(Vertical):
         super().__init__(id=id)
         self.rows: dict[str, RungRow] = {r.name: r for r in rows}
         self.now = 0.0
-        self.device: dict = {}
+        self.device: DeviceInfo = {}
         self._tick = 0
         self._built_width = -1
         self._followed_failure = False  # this run's first failure has taken the selection
@@ -201,7 +202,7 @@ class RungsPanel(Vertical):
         elif self._selected() is row:
             self._show_detail()
 
-    def run_finished(self, cancelled: bool, device: dict) -> None:
+    def run_finished(self, cancelled: bool, device: DeviceInfo) -> None:
         for row in self.rows.values():
             if row.state in ("queued", "running"):
                 row.state = "cancelled" if cancelled else "idle"
@@ -212,7 +213,7 @@ class RungsPanel(Vertical):
         self._refresh_rows()
         self._show_detail()
 
-    def set_device(self, device: dict) -> None:
+    def set_device(self, device: DeviceInfo) -> None:
         self.device = device
         self._update_note()
 
