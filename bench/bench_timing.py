@@ -101,7 +101,7 @@ async def kerneltui_runs(task_dir: Path, runs: int) -> list[dict[str, Any]]:
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     task = load_task(task_dir)
     # One spare, as the TUI and `watch` keep: each run takes two workers (checks, then benchmark), so

@@ -200,7 +200,7 @@ def calibrate(task_dir: Path, params: dict[str, Any], blocks: int = 150) -> Cali
     CallTimer (flush, persisting-L2 reset, events); the steps K make the spin about 5 % of the call."""
     import torch
 
-    from kerneltui.core.bench.timing import CallTimer, L2Flusher, PersistingL2
+    from kerneltui.core.worker.child.timing import CallTimer, L2Flusher, PersistingL2
 
     sys.path.insert(0, str(task_dir))
     ref = _module(task_dir / "reference.py", "cmp_bench_reference")
@@ -254,7 +254,7 @@ async def run_pair(task: Any, a_text: str, b_text: str, experiments: list[tuple[
     """Load A and B once; run each experiment's comparisons (``count`` of them) until the deadline."""
     from kerneltui.core.compare_run import CompareError, KernelVersion, loaded_pair
     from kerneltui.core.rungs.compare_series import CompareSettings
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     pool = WorkerPool(task.backend, arch=task.arch, replenish=False)
     try:

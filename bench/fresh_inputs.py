@@ -3,7 +3,7 @@
 Method: for each source tree (``--before``, default /work/main, and this checkout), a fresh
 interpreter with that tree on PYTHONPATH loads a task into a judge's worker state (real reference
 runtime, real tensors on this machine's device) and builds the benchmark's input pool
-(``core.bench.timing.InputPool``, as ``judge_pool`` does) with room for ``--slots`` sets, then renews every
+(``core.worker.child.timing.InputPool``, as ``judge_pool`` does) with room for ``--slots`` sets, then renews every
 slot ``--rounds`` times, as the kernel's series does between batches. Timed: from the pool's
 creation until the last set is ready (reference outputs included); counted: calls of the task's
 ``generate_input``. Two tasks: vector_add as shipped (n = 2^20), and the same with a deliberately
@@ -57,10 +57,10 @@ def ref_kernel(x, y):
 
 CHILD = r'''
 import itertools, json, sys, time
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.runtime import reference_runtime_for
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.child.runtime import reference_runtime_for
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.bench import timing
+from kerneltui.core.worker.child import timing
 
 state = WorkerState("triton", role="judge")
 state.warm_up()

@@ -31,8 +31,8 @@ IN_JUDGE = r'''
 import json, shutil, sys, time
 from pathlib import Path
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker import ops_judge
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child import ops_judge
+from kerneltui.core.worker.child.state import WorkerState
 
 scratch, sizes = Path(sys.argv[1]), [int(s) for s in sys.argv[2].split(",")]
 shutil.copytree(sys.argv[3], scratch / "task")

@@ -82,7 +82,7 @@ def study(name: str, calls: int) -> dict[str, Any]:
     torch.cuda.synchronize()
     err = float((out.double() - expect.double()).norm() / expect.double().norm())
     assert err < 3e-2, f"{name}: wrong output (rel L2 {err:.3g})"
-    from kerneltui.core.bench.timing import L2Flusher
+    from kerneltui.core.worker.child.timing import L2Flusher
 
     l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
     # The harness's own flusher in each of its modes: what is measured is what the benchmark runs.

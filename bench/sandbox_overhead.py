@@ -36,8 +36,8 @@ from kerneltui.core.rungs.context import RunOptions  # noqa: E402
 from kerneltui.core.sandbox.settings import SandboxSettings  # noqa: E402
 from kerneltui.core.sandbox.support import support  # noqa: E402
 from kerneltui.core.task_loaders.load import load_task  # noqa: E402
-from kerneltui.core.worker.pool import WorkerPool  # noqa: E402
-from kerneltui.core.worker.runner import LocalRunner  # noqa: E402
+from kerneltui.core.worker.parent.pool import WorkerPool  # noqa: E402
+from kerneltui.core.worker.parent.runner import LocalRunner  # noqa: E402
 
 MODES = {"box on": "true", "box off": "false"}
 

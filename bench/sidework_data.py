@@ -76,7 +76,7 @@ async def measure(jobs: list[tuple[str, Path, int, bool]], settings: dict[str, A
     load the task when a run takes them); its spares are topped up in bursts (``top_up_at``)."""
     from kerneltui.core.loop import Loop
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     pools: dict[str, WorkerPool] = {}
     loops = []

@@ -1,7 +1,7 @@
 """Where kerneltui's benchmark median differs from ``triton.testing.do_bench``'s, and why.
 
 One process, one kernel, one benchmark case: the same function timed under the benchmark
-protocol (``kerneltui.core.bench.timing.CallTimer``: device sync, persisting-L2 reset, L2 flush, CUDA
+protocol (``kerneltui.core.worker.child.timing.CallTimer``: device sync, persisting-L2 reset, L2 flush, CUDA
 events) with one part changed at a time, next to do_bench:
 
 * ``do_bench``            triton.testing.do_bench(return_mode="median"), same inputs every call
@@ -64,7 +64,7 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("timing_ablation: no CUDA GPU here; nothing to measure", file=sys.stderr)
         return 2
-    from kerneltui.core.bench.timing import CallTimer, InputTrap, L2Flusher, PersistingL2
+    from kerneltui.core.worker.child.timing import CallTimer, InputTrap, L2Flusher, PersistingL2
 
     ref, ker, params = load_example(args.example)
     if "device" in inspect.signature(ref.generate_input).parameters:

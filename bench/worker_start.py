@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from kerneltui.core.sandbox.settings import SandboxSettings  # noqa: E402
 from kerneltui.core.sandbox.zygote_client import close_zygotes  # noqa: E402
-from kerneltui.core.worker.process import WorkerProcess  # noqa: E402
-from kerneltui.core.worker.runner import LocalRunner  # noqa: E402
+from kerneltui.core.worker.parent.process import WorkerProcess  # noqa: E402
+from kerneltui.core.worker.parent.runner import LocalRunner  # noqa: E402
 
 WAYS = {"zygote": True, "exec": False}
 KINDS = (("triton", "candidate"), ("triton", "judge"))

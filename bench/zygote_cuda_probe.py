@@ -118,7 +118,7 @@ def main() -> int:
     os.environ.pop("TRITON_INTERPRET", None)
 
     from kerneltui.core.sandbox.zygote import cuda_initialised
-    from kerneltui.core.worker.state import warm_imports
+    from kerneltui.core.worker.child.state import warm_imports
 
     started = time.perf_counter()
     import importlib
@@ -127,8 +127,8 @@ def main() -> int:
         importlib.import_module(name)
     import torch
 
-    from kerneltui.core.worker.evidence import dispatch_table
-    from kerneltui.core.worker.known_code import known_code
+    from kerneltui.core.worker.child.evidence import dispatch_table
+    from kerneltui.core.worker.child.known_code import known_code
 
     known_code(os.path.join(os.path.dirname(str(torch.__file__)), ""))
     dispatch_table(torch)

@@ -161,7 +161,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     from kerneltui.core.agent import AutoLimits, ProviderError, open_chat
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     printer = Printer(args.json)
     log = open_session_log(task, "ask", getattr(args, "no_session", False), config)

@@ -28,7 +28,7 @@ def run_batch(args: argparse.Namespace, task: Task) -> int:
     from kerneltui.core.batch import BatchError, CandidateResult, find_candidates, format_table
     from kerneltui.core.rungs import resolve
     from kerneltui.core.rungs.context import RunOptions
-    from kerneltui.core.worker.runner import default_runner
+    from kerneltui.core.worker.parent.runner import default_runner
 
     if not args.kernels:
         return _usage("--ray and -j go with --kernels DIR_OR_GLOB (the candidate kernels to verify)")

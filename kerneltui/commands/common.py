@@ -9,7 +9,7 @@ from typing import Any
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task, TaskError
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 EXIT_ENVIRONMENT = 3  # the machine stopped the run (no space, no permission, a bad setting): not the kernel

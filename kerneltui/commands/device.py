@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, print_json
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +27,8 @@ def main(args: argparse.Namespace) -> int:
 async def _main(args: argparse.Namespace) -> int:
     from kerneltui.core.bench import device_peaks as device
     from kerneltui.core.sandbox.policy import sandbox_note
-    from kerneltui.core.worker.pool import WorkerPool
-    from kerneltui.core.worker.process import WorkerFailure
+    from kerneltui.core.worker.parent.pool import WorkerPool
+    from kerneltui.core.worker.parent.process import WorkerFailure
 
     pool = WorkerPool("torch", replenish=False)
     try:

@@ -25,7 +25,7 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.sandbox.policy import sandbox_lines, sandbox_note
     from kerneltui.core.sandbox.settings import SECTION, SandboxSettings
     from kerneltui.core.sandbox.support import support
-    from kerneltui.core.worker.runner import default_runner
+    from kerneltui.core.worker.parent.runner import default_runner
 
     try:
         config = load_config()

@@ -26,7 +26,7 @@ def engine_client(args: argparse.Namespace) -> Any:
     GPU host over SSH: the engine serves this machine's workers only)."""
     if getattr(args, "no_engine", False):
         return None
-    from kerneltui.core.worker.runner import LocalRunner, default_runner
+    from kerneltui.core.worker.parent.runner import LocalRunner, default_runner
 
     if not isinstance(default_runner(), LocalRunner):
         return None
@@ -71,7 +71,7 @@ async def run_once(task: Any, args: argparse.Namespace, options: Any, emit: Emit
     The engine records the run in the task's history itself; ``observers`` serve the run in this
     process only (``--no-engine`` or a fallback)."""
     from kerneltui.core.loop import Loop
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     def local() -> Loop:
         # One-shot: no spare workers (core.loop.check_once).

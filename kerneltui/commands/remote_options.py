@@ -72,7 +72,7 @@ def configure(args: argparse.Namespace) -> Any:
     if target is None:
         return None
     from kerneltui.core.remote.ssh import SSHRunner
-    from kerneltui.core.worker.runner import set_default_runner
+    from kerneltui.core.worker.parent.runner import set_default_runner
 
     runner = SSHRunner(target)
     set_default_runner(runner)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
-from kerneltui.core.worker.child import NICE_ENV as WORKER_NICE_ENV
+from kerneltui.core.worker.child.serve import NICE_ENV as WORKER_NICE_ENV
 
 WORKER_NICE = 10  # the app's workers yield the CPU to it
 

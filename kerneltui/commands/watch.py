@@ -74,7 +74,7 @@ async def _watch(task, args) -> None:
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.scheduler import OVERTAKEN, RunScheduler
     from kerneltui.core.watcher import watch_task
-    from kerneltui.core.worker.pool import WorkerPool, few_cores
+    from kerneltui.core.worker.parent.pool import WorkerPool, few_cores
 
     options = RunOptions(rungs=parse_rungs(args.rungs), seeds=args.seeds, timeout_s=args.timeout,
                          arch=args.arch, origin="save")

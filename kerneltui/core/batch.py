@@ -27,8 +27,8 @@ from kerneltui.core.loop import RunObserver, RunReport, check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
 from kerneltui.core.task import Task
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.runner import LocalRunner, Runner
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.runner import LocalRunner, Runner
 
 KERNEL_SUFFIXES = (".py", ".cu")
 DEFAULT_CPU_SLOTS = 2

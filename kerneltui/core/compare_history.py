@@ -20,7 +20,7 @@ from pathlib import Path
 from kerneltui.core.bench import compare
 from kerneltui.core.bench.device_peaks import device_key
 from kerneltui.core.redact import redact
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS comparisons (

@@ -3,7 +3,7 @@
 1. Both versions pass correctness first, each in an ordinary run of the loop (the correctness rung
    and what it needs): a wrong kernel is not compared.
 2. Then one judge (the reference, every input, every recheck) and one fresh candidate's worker that
-   loads both kernels (``core.worker.ops_compare``); on every ``[[benchmarks]]`` case their calls are
+   loads both kernels (``core.worker.child.ops_compare``); on every ``[[benchmarks]]`` case their calls are
    interleaved in ABBA and BAAB blocks (``core.rungs.compare_series``), timed with the benchmark's protocol.
 3. The parent turns the raw times into each case's ratio B/A, its 95 % interval and the verdict, and
    the geometric mean over cases (``core.bench.compare``).
@@ -26,9 +26,9 @@ from kerneltui.core.loop import Loop, gpu_likely
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
 from kerneltui.core.rungs.context import LoadArgs, RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 from kerneltui.settings.bench import BenchSettings
 
 ErrorKind = Literal["no_gpu", "wrong", "worker"]

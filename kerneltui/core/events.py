@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from kerneltui.core.rungs.result import RungResult, SourceLocation
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 # Dataclasses that may appear as event fields; serialised with a "__type__" tag.

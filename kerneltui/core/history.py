@@ -38,7 +38,7 @@ from kerneltui.core.rungs.rung_metrics import (
     benchmark_metrics,
     roofline_metrics,
 )
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.loop import RunObserver, RunReport

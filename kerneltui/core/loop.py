@@ -38,9 +38,9 @@ from kerneltui.core.rungs.result import RungResult, fail, skip
 from kerneltui.core.rungs.rung_metrics import failure_of
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.verdict import VerdictState, verdict_of
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.process import WorkerFailure
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.process import WorkerFailure
 from kerneltui.settings.bench import BenchSettings
 
 

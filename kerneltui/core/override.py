@@ -7,7 +7,7 @@ stage, kernel and backend), opens it in an editor, and runs the loop with
 workers with the task and counts them in the version hash, so the edited build is a version of
 its own: checked, benchmarked, kept in history (its files are copied into the version folder).
 
-How the worker uses the folder (``core.worker.override``):
+How the worker uses the folder (``core.worker.child.override``):
 
 * CUDA C++: ``kerneltui.cuda.load("kernel.cu")`` takes ``<folder>/kernel.ptx`` instead of nvcc's
   PTX and assembles it with ptxas (``kerneltui.cuda.nvcc.build_from_ptx``), then loads the cubin

@@ -194,7 +194,7 @@ class Task:
     seeds: int = 5
     allow: frozenset[str] = frozenset()
     # torch operators the kernel may leave to torch (``allow_ops``): by the name the kernel calls
-    # (conv2d, linear) or ATen's (convolution, addmm); core.worker.evidence matches both.
+    # (conv2d, linear) or ATen's (convolution, addmm); core.worker.child.evidence matches both.
     allow_ops: frozenset[str] = frozenset()
     arch: str = "sm_90a"
     extra: dict[str, Any] = field(default_factory=dict)  # format-specific settings

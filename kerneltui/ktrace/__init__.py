@@ -113,7 +113,7 @@ def buffer(kernel: str, regions: tuple[str, ...] | list[str], grid: Any, device:
     return buf
 
 
-# -- the harness's side (kerneltui.core.worker.ops_trace) ----------------------------------------
+# -- the harness's side (kerneltui.core.worker.child.ops_trace) ----------------------------------------
 
 
 def start() -> None:

@@ -43,7 +43,7 @@ class BenchSettings:
     # +0.8–0.9% against ncu where write gives +3.8–4.1%.
     flush: str = "read"
     # Each timed call's inputs: "derive" (made on the device from a few sets the task generated,
-    # core.worker.fresh_inputs) or "generate" (the task's generate_input for every set: slow when it
+    # core.worker.child.fresh_inputs) or "generate" (the task's generate_input for every set: slow when it
     # runs on the host; for inputs whose meaning a relative jitter breaks).
     fresh_inputs: str = "derive"
     # The benchmark rung's wall-time bound in seconds (baselines measured now and the kernel's

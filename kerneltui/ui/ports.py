@@ -13,7 +13,7 @@ from typing import Protocol
 
 from kerneltui.core.events import Emit, Event
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 # ---------------------------------------------------------------------------------------------
 # Agent

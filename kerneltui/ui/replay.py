@@ -21,7 +21,7 @@ from kerneltui.core.events import Emit
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.timeline import Timeline
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 from kerneltui.ui.widgets.replay_bar import ReplayBar
 

@@ -21,7 +21,7 @@ from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.scheduler import RunScheduler
 from kerneltui.core.task import Task
-from kerneltui.core.worker.pool import WorkerPool, few_cores
+from kerneltui.core.worker.parent.pool import WorkerPool, few_cores
 from kerneltui.ui.adapters.asm import DumpFolderAsm
 from kerneltui.ui.adapters.history import StoreHistory
 from kerneltui.ui.adapters.profile import RungMetricsProfile

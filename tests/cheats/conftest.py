@@ -14,7 +14,7 @@ from kerneltui.core.integrity import summarise
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from tests.cheats.honest import Honest
 from tests.conftest import EXAMPLES, copy_tree
 

@@ -260,7 +260,7 @@ setattr(__import__("ti" + "me"), "perf_" + "counter", lambda: 0.0)
     # A harness function rebuilt from its own code object with other globals, allocated where the freed
     # original was: the same function id and the same code id.
     Cheat("rebuilds_a_harness_function_at_the_freed_address", 4, "vector_add", HONEST_ADD + '''
-_mod = __import__("kerneltui.core.worker.ops" + "_candidate", fromlist=["_"])
+_mod = __import__("kerneltui.core.worker.child.ops" + "_candidate", fromlist=["_"])
 _name = "launch_" + "counts"
 _code = getattr(getattr(_mod, _name), "__co" + "de__")
 _globals = dict(getattr(getattr(_mod, _name), "__glo" + "bals__"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.worker.protocol import HEADER, ForgedFrame, Signer, Verifier, encode, new_key
+from kerneltui.core.worker.contract.protocol import HEADER, ForgedFrame, Signer, Verifier, encode, new_key
 
 
 def _payload(frame: bytes) -> bytes:

@@ -23,7 +23,7 @@ for _name, _module in list(_sys.modules.items()):
 for _obj in _gc.get_objects():
     if callable(_obj) and getattr(_obj, "__name__", "") in ("ref_kernel", "generate_input"):
         _found.append(f"function {_obj.__name__} in {getattr(_obj, '__module__', '?')}")
-_judge = _sys.modules.get("kerneltui.core.worker.ops_judge")
+_judge = _sys.modules.get("kerneltui.core.worker.child.ops_judge")
 if _judge is not None:
     _found += [f"a judge's check {type(o).__name__}" for o in _gc.get_objects() if isinstance(o, _judge.Check)]
 if _found:

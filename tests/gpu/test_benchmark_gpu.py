@@ -76,7 +76,7 @@ def custom_kernel(x, y):
 # Correct, but tampers with the benchmark's stopping rule when imported (one run is "enough").
 PATCHES_THE_HARNESS = ADD_KERNEL + """
 # A built module name: a plain `import kerneltui...` is a strict precheck finding, this reaches the runtime guard.
-_timing = __import__("kerneltui.core.bench." + "timing", fromlist=["stop_reason"])
+_timing = __import__("kerneltui.core.worker.child." + "timing", fromlist=["stop_reason"])
 
 _timing.stop_reason = lambda *args, **kwargs: "converged"
 
@@ -235,7 +235,7 @@ def test_a_kernel_that_patches_the_harness_is_caught(example_task, cache_dir):
     bench = rungs["benchmark"]
     assert bench["status"] == "fail"
     assert "benchmark machinery replaced before the benchmark" in bench["error"]
-    assert "kerneltui.core.bench.timing.stop_reason" in bench["error"]
+    assert "kerneltui.core.worker.child.timing.stop_reason" in bench["error"]
 
 
 def test_a_time_under_the_roofline_floor_fails_as_impossible(example_task, cache_dir):

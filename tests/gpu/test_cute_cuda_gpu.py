@@ -52,7 +52,7 @@ async def test_cuda_illegal_address_fails_the_run_and_the_next_run_is_fine(examp
     from kerneltui.core.loop import Loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     monkeypatch.setenv("KERNELTUI_CACHE_DIR", str(tmp_path / "cache"))
     task = load_task(example_task("cuda_elementwise"))

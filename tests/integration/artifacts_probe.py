@@ -34,10 +34,10 @@ def main() -> int:
 
 
 def _probe(task: Any, arch: str, scratch: Path, quiet: Callable[..., None]) -> int:
-    from kerneltui.core.worker.ops_candidate import op_load
-    from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load
-    from kerneltui.core.worker.runtime import seed_for
-    from kerneltui.core.worker.state import WorkerState
+    from kerneltui.core.worker.child.ops_candidate import op_load
+    from kerneltui.core.worker.child.ops_judge import op_judge_inputs, op_judge_load
+    from kerneltui.core.worker.child.runtime import seed_for
+    from kerneltui.core.worker.child.state import WorkerState
 
     exchange = str(scratch / "exchange")
     os.mkdir(exchange)

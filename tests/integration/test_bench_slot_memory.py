@@ -38,14 +38,14 @@ def ref_kernel(x, a):
 IN_WORKER = r'''
 import itertools, json, sys, tempfile
 from pathlib import Path
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.ops_judge import op_judge_load
-from kerneltui.core.worker.ops_judge_bench import op_judge_recheck
-from kerneltui.core.worker.ops_bench import KernelBench, _remap
-from kerneltui.core.worker.recheck import OutputCheck
-from kerneltui.core.worker.wire import Exchange
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.child.ops_judge import op_judge_load
+from kerneltui.core.worker.child.ops_judge_bench import op_judge_recheck
+from kerneltui.core.worker.child.ops_bench import KernelBench, _remap
+from kerneltui.core.worker.child.recheck import OutputCheck
+from kerneltui.core.worker.contract.wire import Exchange
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.bench import timing
+from kerneltui.core.worker.child import timing
 
 folder = Path(sys.argv[2])
 # the task copy beside the test's own, removed with it

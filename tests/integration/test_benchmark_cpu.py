@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.process import WorkerFailure
 from tests.conftest import HAS_GPU, ROOT, run_cli
 
 pytestmark = pytest.mark.skipif(HAS_GPU, reason="checks the behaviour without a GPU")
 
 IN_WORKER = r'''
 import itertools, json, sys
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.runtime import reference_runtime_for
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.child.runtime import reference_runtime_for
 from kerneltui.core.task_loaders.load import load_task
 
 # the task copy beside the test's own, removed with it
@@ -37,8 +37,8 @@ state.install_task(task.to_dict(), task.read_sources())
 rt = reference_runtime_for(state)
 rt.load()
 torch = state.torch
-from kerneltui.core.bench import timing
-from kerneltui.core.worker import recheck
+from kerneltui.core.worker.child import timing
+from kerneltui.core.worker.child import recheck
 out = {}
 
 # -- seeds: secret, per case, equal for every target of a run

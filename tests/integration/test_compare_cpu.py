@@ -1,4 +1,4 @@
-"""The worker that holds both kernels of a comparison (core.worker.ops_compare, loaded through
+"""The worker that holds both kernels of a comparison (core.worker.child.ops_compare, loaded through
 core.compare_run.loaded_pair), on the CPU: a real judge and candidate's worker. The timed calls
 need a GPU (tests/gpu/test_compare_gpu.py)."""
 
@@ -10,8 +10,8 @@ import pytest
 
 from kerneltui.core.compare_run import CompareError, KernelVersion, loaded_pair
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.process import WorkerFailure
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.process import WorkerFailure
 
 
 async def _load_both(task, second: str) -> tuple[dict, str]:

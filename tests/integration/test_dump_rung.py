@@ -214,7 +214,7 @@ def test_interpreter_still_works_after_an_ahead_of_time_compile(example_task):
     from kerneltui.core.rungs import correctness
     from kerneltui.core.rungs.context import RunContext, RunOptions
     from kerneltui.core.rungs.dump import case_inputs
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     task = load_task(str(example_task("softmax")))  # tl.max / tl.sum: Triton's own @jit helpers
 

@@ -10,7 +10,7 @@ import pytest
 from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from tests.conftest import EXAMPLES, run_cli
 
 GOOD = (EXAMPLES / "vector_add" / "kernel.py").read_text()

@@ -41,12 +41,12 @@ def ref_kernel(x, y, idx):
 
 IN_WORKER = r'''
 import itertools, json, sys
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.runtime import reference_runtime_for
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.recheck import OutputCheck
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.child.runtime import reference_runtime_for
+from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.child.recheck import OutputCheck
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.bench import timing
+from kerneltui.core.worker.child import timing
 
 # the task copy beside the test's own, removed with it
 state = WorkerState("triton", role="judge", workdir=__import__("pathlib").Path(sys.argv[1]).parent / "worker")

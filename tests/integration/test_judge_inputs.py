@@ -20,10 +20,10 @@ IN_JUDGE = r'''
 import json, os, sys
 from pathlib import Path
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.ops_candidate import CheckFailure
-from kerneltui.core.worker import ops_judge, tree
-from kerneltui.core.worker.ops_judge import op_judge_inputs, op_judge_load, op_judge_verdict
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.ops_candidate import CheckFailure
+from kerneltui.core.worker.child import ops_judge, tree
+from kerneltui.core.worker.child.ops_judge import op_judge_inputs, op_judge_load, op_judge_verdict
+from kerneltui.core.worker.child.state import WorkerState
 
 def no_host_hash(t):
     raise AssertionError("the judge hashed a tensor on the host")

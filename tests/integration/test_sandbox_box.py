@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.sandbox.support import support
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.runner import LocalRunner
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.parent.runner import LocalRunner
 from tests.conftest import EXAMPLES, copy_tree, run_cli
 from tests.integration.sandbox_helpers import escaping_kernel
 

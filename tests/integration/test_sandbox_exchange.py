@@ -16,7 +16,7 @@ from kerneltui.core.sandbox.box import open_box
 from kerneltui.core.sandbox.environment import judge_caches, shared_caches
 from kerneltui.core.sandbox.settings import SandboxSettings
 from kerneltui.core.sandbox.support import support
-from kerneltui.core.worker import wire
+from kerneltui.core.worker.contract import wire
 
 MEASURED = support()
 needs_landlock = pytest.mark.skipif(not MEASURED.landlock_abi, reason=f"no Landlock here: {MEASURED.landlock_why}")
@@ -99,7 +99,7 @@ def test_the_judges_caches_lie_beside_the_shared_ones_never_beneath() -> None:
 
 
 def test_the_judge_points_the_libraries_at_its_own_caches() -> None:
-    from kerneltui.core.worker.ops_judge import use_own_caches
+    from kerneltui.core.worker.child.ops_judge import use_own_caches
 
     saved = dict(os.environ)
     try:

@@ -33,7 +33,7 @@ from kerneltui.core.scheduler import RunScheduler
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.watcher import watch_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from tests.conftest import ROOT
 from tests.engine_helpers import end_engines_in
 
@@ -490,7 +490,7 @@ def _workers_below(pid: int) -> dict[int, str]:
             cmd = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "kerneltui.core.worker.child" in cmd or "kerneltui.core.sandbox.launch" in cmd:
+        if "kerneltui.core.worker.child.serve" in cmd or "kerneltui.core.sandbox.launch" in cmd:
             found[child] = cmd
     return found
 

@@ -18,7 +18,7 @@ from kerneltui.core.loop import check_once
 from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from tests.integration.sshd_server import ALIAS, SSHServer, missing_reason, start_sshd
 
 pytestmark = pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or "")
@@ -108,7 +108,7 @@ async def test_cpu_task_end_to_end_over_ssh(sshd: SSHServer, example_task) -> No
     assert report.device.get("interpreter") is True  # the remote worker chose the Triton interpreter
     # kerneltui was copied to the remote work folder, stamped with its content hash.
     pkg = sshd.root / "remote-work" / "pkg"
-    assert (pkg / "kerneltui" / "core" / "worker" / "child.py").exists()
+    assert (pkg / "kerneltui" / "core" / "worker" / "child" / "serve.py").exists()
     assert list(pkg.glob(".stamp-*"))
     # The dump came back over the protocol and was written beside the version on this side.
     dump_dir = Path(report.result("dump").metrics["dump_dir"])

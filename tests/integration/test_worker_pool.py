@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 
 
 async def test_no_worker_starts_inside_a_quiet_block():
@@ -81,8 +81,8 @@ def test_the_judges_cases_do_not_import_inductor(tmp_path):
     import subprocess
     import sys
 
-    program = ("import sys; from kerneltui.core.worker.state import WorkerState; "
-               "from kerneltui.core.worker.ops_candidate import poisoned_allocations; "
+    program = ("import sys; from kerneltui.core.worker.child.state import WorkerState; "
+               "from kerneltui.core.worker.child.ops_candidate import poisoned_allocations; "
                "state = WorkerState(backend_name='torch', role='judge'); state.warm_up(); torch = state.torch\n"
                "with poisoned_allocations(torch):\n"
                "    fresh = torch.empty(4)\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from kerneltui.commands.tui import WORKER_NICE_ENV
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 
 
 async def test_a_worker_runs_at_the_priority_the_app_asks_for(monkeypatch):

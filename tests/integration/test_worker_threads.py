@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 
 
 def cores() -> int:

@@ -25,8 +25,8 @@ from kerneltui.core.sandbox.reaper import pid_alive
 from kerneltui.core.sandbox.settings import SandboxSettings
 from kerneltui.core.sandbox.support import support
 from kerneltui.core.sandbox.zygote import cuda_driver_mapped, python_module_command
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.runner import LocalRunner
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.parent.runner import LocalRunner
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.skipif(support().gpu or not sys.platform.startswith("linux"),
@@ -182,8 +182,8 @@ async def test_zygote_false_execs_every_worker():
 
 
 async def test_a_zygote_that_cannot_start_leaves_a_worker_started_as_a_new_python_saying_why(monkeypatch):
-    from kerneltui.core.worker import runner as runner_module
-    from kerneltui.core.worker.state import WarmImports
+    from kerneltui.core.worker.child.state import WarmImports
+    from kerneltui.core.worker.parent import runner as runner_module
 
     monkeypatch.setattr(runner_module, "warm_imports",
                         lambda backend, gpu=False: WarmImports(defaults=(), modules=("torch", "no_such_module_for_a_zygote")))
@@ -214,8 +214,8 @@ async def test_a_forked_worker_killed_by_a_signal_is_reported_by_that_signal():
 
 PARENT = """
 import asyncio, os, sys, time
-from kerneltui.core.worker.process import WorkerProcess
-from kerneltui.core.worker.runner import LocalRunner
+from kerneltui.core.worker.parent.process import WorkerProcess
+from kerneltui.core.worker.parent.runner import LocalRunner
 
 async def main():
     worker = await WorkerProcess.start(LocalRunner(), "torch", role="judge")
@@ -248,8 +248,8 @@ def test_killing_kerneltui_takes_its_zygote_and_workers(tmp_path):
 
 def test_only_python_dash_m_of_the_same_interpreter_runs_in_a_forked_worker():
     python = sys.executable
-    assert python_module_command([python, "-m", "kerneltui.core.worker.child", "--role", "judge"], python) == \
-        ("kerneltui.core.worker.child", ["--role", "judge"])
+    assert python_module_command([python, "-m", "kerneltui.core.worker.child.serve", "--role", "judge"], python) == \
+        ("kerneltui.core.worker.child.serve", ["--role", "judge"])
     assert python_module_command(["/other/python", "-m", "x"], python) is None
     assert python_module_command([python, "script.py"], python) is None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.ui.adapters.agent_chat import offline_script, scripted_agent
 from kerneltui.ui.adapters.asm import stage_from_text
 from kerneltui.ui.ports import AgentController, AsmListing, HistoryPoint, HistorySeries

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from kerneltui.core.worker.errors import describe_exception
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.errors import describe_exception
+from kerneltui.core.worker.child.state import WorkerState
 
 KERNEL = """\
 def body(x):
@@ -116,8 +116,8 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from kerneltui.core.backends import backend_for
-from kerneltui.core.worker.errors import describe_exception
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.errors import describe_exception
+from kerneltui.core.worker.child.state import WorkerState
 
 state = WorkerState("triton")
 shutil.rmtree(state.workdir)  # the task is the test's folder; the worker's scratch folder is not used

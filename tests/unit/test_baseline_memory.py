@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kerneltui.core.bench.timing import CallSample, MemoryGrowth, MemoryWatch
+from kerneltui.core.worker.child.timing import CallSample, MemoryGrowth, MemoryWatch
 
 GIB = 1 << 30
 
@@ -46,7 +46,7 @@ def test_torch_compile_baseline_compiles_a_per_seed_scalar_once_more_not_per_cal
     import torch
     from torch._dynamo.utils import counters
 
-    from kerneltui.core.worker.runtime import compile_baseline
+    from kerneltui.core.worker.child.runtime import compile_baseline
 
     def ref_kernel(x: torch.Tensor, a: float, b: float) -> torch.Tensor:
         return a * x + b

@@ -11,7 +11,7 @@ import pytest
 
 from kerneltui.core import events as ev
 from kerneltui.core.rungs.result import RungResult, SourceLocation
-from kerneltui.core.worker.protocol import ProtocolError, encode, read_message
+from kerneltui.core.worker.contract.protocol import ProtocolError, encode, read_message
 
 
 def sample(cls):

@@ -8,8 +8,8 @@ import sys
 
 import torch
 
-from kerneltui.core.worker.evidence import Recorder, describe, install_tripwires
-from kerneltui.core.worker.known_code import known_code
+from kerneltui.core.worker.child.evidence import Recorder, describe, install_tripwires
+from kerneltui.core.worker.child.known_code import known_code
 
 
 def known_now():
@@ -38,7 +38,7 @@ def tripwires_for(rec):
     """Trip wires bound to ``rec`` (a worker has one recorder; this process makes many)."""
     import importlib
 
-    from kerneltui.core.worker.evidence import TRIPWIRES
+    from kerneltui.core.worker.child.evidence import TRIPWIRES
 
     for module_name, attr in TRIPWIRES:
         module = importlib.import_module(module_name)
@@ -150,7 +150,7 @@ def test_a_mode_taken_off_the_stack_is_noted():
 
 
 def test_a_freed_storage_does_not_pass_its_writer_to_memory_at_the_same_address():
-    from kerneltui.core.worker.evidence import StorageFact, StorageFacts, _storage_key
+    from kerneltui.core.worker.child.evidence import StorageFact, StorageFacts, _storage_key
 
     facts = StorageFacts()
     t = torch.ones(8)
@@ -162,7 +162,7 @@ def test_a_freed_storage_does_not_pass_its_writer_to_memory_at_the_same_address(
 
 
 def test_a_poisoned_allocation_written_outside_the_record_taints_the_kernel_that_reads_it():
-    from kerneltui.core.worker.ops_candidate import poisoned_allocations
+    from kerneltui.core.worker.child.ops_candidate import poisoned_allocations
 
     def numpy_wrote_it(rec, x):
         out = torch.empty_like(x)
@@ -312,7 +312,7 @@ def test_a_table_from_a_python_list_is_host_data_and_one_built_before_the_call_i
 
 
 def test_an_output_written_through_a_view_of_another_dtype_is_the_kernels():
-    from kerneltui.core.worker.ops_candidate import poisoned_allocations
+    from kerneltui.core.worker.child.ops_candidate import poisoned_allocations
 
     with poisoned_allocations(torch):
         rec = Recorder(torch)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kerneltui.core.worker.fresh_inputs import derive
+from kerneltui.core.worker.child.fresh_inputs import derive
 
 
 def test_a_derived_set_keeps_symmetry_triangles_and_integers_and_is_new() -> None:

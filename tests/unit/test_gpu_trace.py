@@ -9,8 +9,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.profiler import ProfilerActivity, profile
 
-from kerneltui.core.worker.evidence import Recorder
-from kerneltui.core.worker.gpu_trace import (
+from kerneltui.core.worker.child.evidence import Recorder
+from kerneltui.core.worker.child.gpu_trace import (
     PRINTING_OPS,
     GpuWindows,
     TraceEvent,

@@ -18,7 +18,7 @@ from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.settings.bench import BenchSettings
 from tests.conftest import fill_disk, run_cli, small_tmpfs
 

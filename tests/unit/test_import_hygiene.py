@@ -33,6 +33,6 @@ def test_core_imports_no_textual() -> None:
     # Every module under kerneltui.core, except the worker-side ones that import torch on purpose.
     names = [m.name for m in pkgutil.walk_packages(kerneltui.core.__path__, "kerneltui.core.")]
     assert len(names) > 20
-    code = "\n".join(f"import {name}" for name in names if not name.startswith("kerneltui.core.worker.child"))
+    code = "\n".join(f"import {name}" for name in names if not name.startswith("kerneltui.core.worker.child.serve"))
     loaded = _roots(_loaded_after(code))
     assert "textual" not in loaded and "rich" not in loaded

@@ -6,7 +6,7 @@ tests/integration/test_task_formats.py; these are the cases around it that need 
 from __future__ import annotations
 
 from kerneltui.core.rungs.judging import StepLimit, judge_died
-from kerneltui.core.worker.process import WorkerDeath, WorkerFailure
+from kerneltui.core.worker.parent.process import WorkerDeath, WorkerFailure
 
 LIMIT = StepLimit(60.0, "--timeout SECONDS", "run smaller sizes with --scale F", "prob.py")
 

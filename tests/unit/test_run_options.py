@@ -10,7 +10,7 @@ from kerneltui.config import benchmark_settings, load_config
 from kerneltui.core.rungs import benchmark
 from kerneltui.core.rungs.context import ProfileOptions, RunContext, RunOptions, TraceOptions
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.settings.bench import BenchSettings
 from tests.conftest import EXAMPLES
 
@@ -63,7 +63,7 @@ def test_the_benchmark_rung_reads_no_config_itself():
 
 def test_a_failed_worker_request_becomes_one_kind_of_failed_rung():
     from kerneltui.core.rungs.result import SourceLocation
-    from kerneltui.core.worker.process import WorkerFailure
+    from kerneltui.core.worker.parent.process import WorkerFailure
 
     exc = WorkerFailure("error", "index out of range", error={"file": "kernel.py", "line": 12, "traceback": "tb\n"})
     result = _context(RunOptions()).failure("run", exc)

@@ -91,7 +91,7 @@ def test_the_rung_rows_say_what_the_rung_specs_say():
 
 
 def test_a_worker_lowers_its_own_priority_when_asked():
-    code = ("import os\nfrom kerneltui.core.worker.child import _lower_priority\n"
+    code = ("import os\nfrom kerneltui.core.worker.child.serve import _lower_priority\n"
             "before = os.nice(0)\n_lower_priority(os.environ.get('KERNELTUI_WORKER_NICE'))\nprint(before, os.nice(0))\n")
     proc = _python(code, {"KERNELTUI_WORKER_NICE": "5"})
     assert proc.returncode == 0, proc.stderr

@@ -12,7 +12,7 @@ import shutil
 from kerneltui.core.asm.cline import parse_line_directives
 from kerneltui.core.backends.tilelang import Backend, TileLangCompileError
 from kerneltui.core.backends.tilelang_dump import GENERATED, pin_lines
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.state import WorkerState
 
 SOURCE = """\
 #include <tl_templates/cuda/gemm.h>

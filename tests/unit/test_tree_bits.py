@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from kerneltui.core.worker.tree import bitwise_equal, same_bits
+from kerneltui.core.worker.child.tree import bitwise_equal, same_bits
 
 
 def test_the_same_bytes_are_the_same_whatever_the_values_mean() -> None:
@@ -36,7 +36,7 @@ def test_structures_compare_leaf_by_leaf() -> None:
 
 
 def test_contents_kept_as_copies_see_any_later_change(monkeypatch) -> None:
-    from kerneltui.core.worker import tree
+    from kerneltui.core.worker.child import tree
 
     out = (torch.arange(6, dtype=torch.float32), {"n": 3})
     kept = tree.contents(out, torch)
@@ -49,7 +49,7 @@ def test_contents_kept_as_copies_see_any_later_change(monkeypatch) -> None:
 
 
 def test_contents_are_hashed_on_the_host_where_the_device_has_no_room_for_copies(monkeypatch) -> None:
-    from kerneltui.core.worker import tree
+    from kerneltui.core.worker.child import tree
 
     monkeypatch.setattr(tree, "_free_bytes", lambda device, torch: 0)
     out = [torch.ones(4), torch.zeros(2, dtype=torch.int64)]

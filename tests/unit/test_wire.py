@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kerneltui.core.worker.wire import Exchange, WireError
+from kerneltui.core.worker.contract.wire import Exchange, WireError
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from kerneltui.core.worker.work_estimate import estimate_work
+from kerneltui.core.worker.child.work_estimate import estimate_work
 
 
 def test_matmul_flops_and_bytes():

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kerneltui.core.agent.turn_result import TurnResult
     from kerneltui.core.events import Emit
     from kerneltui.core.task import Task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
 _LAZY = {
     "AgentChat": "chat", "TurnResult": "turn_result", "AgentSettings": "settings", "AutoLimits": "auto",

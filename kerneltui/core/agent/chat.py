@@ -76,7 +76,7 @@ from kerneltui.core.events import (
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, source_hash
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 
 # Runs started by the agent itself; the front end's own runs (save, manual, check …) are "latest".
 AGENT_ORIGINS = frozenset({"proposal", "auto"})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import correctness_metrics
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 DETAIL_LINES = 24
 EXCERPT_CONTEXT = 2  # lines shown on each side of the failing line

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kerneltui.core.events import Event
     from kerneltui.core.loop import RunReport
     from kerneltui.core.task import Task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
 
 class Verifier(Protocol):

@@ -30,14 +30,14 @@ from kerneltui.core.history import HistoryStore
 from kerneltui.core.loop import Loop
 from kerneltui.core.rungs.compare_series import CompareSettings
 from kerneltui.core.task import source_hash
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.host import TrialHost
     from kerneltui.core.agent.proposals import Proposal
     from kerneltui.core.loop import RunReport
     from kerneltui.core.task import Task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
     from kerneltui.settings.bench import BenchSettings
 
 

@@ -102,7 +102,7 @@ def first_call(state: Any, first_case_inputs: Callable[[], Any], is_compile_erro
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt) or is_compile_error(exc):
             raise
-        from kerneltui.core.worker.errors import describe_exception
+        from kerneltui.core.worker.child.errors import describe_exception
 
         state.first_call_error = describe_exception(exc, state)
     finally:

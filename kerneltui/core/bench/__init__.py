@@ -1,8 +1,8 @@
 """The benchmark domain: how a kernel is timed, and what the times mean.
 
     timing.py        the timing protocol (flush, fresh inputs, events, side-work check); its
-                     classes run in the workers, driven by ``core.worker.ops_bench`` (the kernel)
-                     and ``core.worker.ops_judge_bench`` (the baselines, the input slots)
+                     classes run in the workers, driven by ``core.worker.child.ops_bench`` (the kernel)
+                     and ``core.worker.child.ops_judge_bench`` (the baselines, the input slots)
     stats.py         statistics of raw samples, the adaptive stopping rule, ``BenchSettings``
     report.py        raw samples to the benchmark rung's verdict (speedups, aggregate, failures)
     roofline.py      a time against the device's roofs (floors, % of roofline)

@@ -4,7 +4,7 @@ Method (docs/compare.md says why):
 
 1. **ABBA blocks.** The two kernels' calls are interleaved in blocks of four, ABBA or BAAB (drawn
    at random per block), on one GPU in one process, each call timed with the benchmark's protocol
-   (``core.bench.timing``). Each block gives one number, the log of its time ratio
+   (``core.worker.child.timing``). Each block gives one number, the log of its time ratio
    ``r = log((b1 + b2) / (a1 + a2))``. Within a block, A and B have the same mean position in time,
    so a drift that is linear over the block (clocks, temperature, another process warming up)
    cancels; across blocks, a drift moves both kernels alike and leaves ``r`` alone. The random

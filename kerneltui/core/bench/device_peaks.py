@@ -1,6 +1,6 @@
 """The device's measured peaks: what they are, how they are keyed and cached (parent side).
 
-A worker measures them (``core.worker.peaks``) once per device; the result is cached as JSON under
+A worker measures them (``core.worker.child.peaks``) once per device; the result is cached as JSON under
 ``paths.cache_dir()/device-peaks/``, keyed by what changes the numbers: the device name, the
 driver, the maximum clocks, the memory size and SM count, and the torch/CUDA build (its cuBLAS
 sets the matmul rates). Everything here is pure Python: the parent never imports torch.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui import paths
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 PEAKS_VERSION = 1  # bump when the measurement changes so old caches are not trusted
 

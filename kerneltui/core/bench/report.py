@@ -26,7 +26,7 @@ from kerneltui.core.bench.stats import (
     summarize,
 )
 from kerneltui.core.rungs.rung_metrics import BenchCase, BenchMetrics, GraphStats, RecheckCounts, SeriesStats
-from kerneltui.core.worker.replies import BenchSetupCase, BenchSetupReply, SeriesReply
+from kerneltui.core.worker.contract.replies import BenchSetupCase, BenchSetupReply, SeriesReply
 
 
 @dataclass

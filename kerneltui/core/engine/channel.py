@@ -1,6 +1,6 @@
 """An authenticated framed-JSON connection between a command and the engine (asyncio streams).
 
-Framing is the worker protocol's (``core.worker.protocol``: a 4-byte length, then JSON). The engine
+Framing is the worker protocol's (``core.worker.contract.protocol``: a 4-byte length, then JSON). The engine
 and its clients share a key kept in a file only the user can read (mode 0600). On connect:
 
 1. engine → client ``{"hello": "kerneltui-engine", "nonce": hex, "pid", "version"}`` (plain frame);
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.engine.peer import boxed_peer
-from kerneltui.core.worker.protocol import (
+from kerneltui.core.worker.contract.protocol import (
     HEADER,
     MAX_MESSAGE,
     ProtocolError,

@@ -28,7 +28,7 @@ from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.sandbox.reaper import pid_alive
 from kerneltui.core.task import Task, TaskError
-from kerneltui.core.worker.protocol import ProtocolError
+from kerneltui.core.worker.contract.protocol import ProtocolError
 
 CANCEL_GRACE_S = 5.0  # after a cancel, how long the client waits for the engine's last events
 LOST_GRACE_S = 2.0  # after the connection ends mid-run, how long the engine has to be gone before "killed"

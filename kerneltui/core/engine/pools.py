@@ -1,7 +1,7 @@
 """The engine's warm workers: one pool per (backend, arch), each keeping spare candidate workers and
 judges ready, and the rule that lets runs of several clients share one GPU without timing each other.
 
-Workers stay single-use (``core.worker.pool``): the engine only keeps the *next* ones started, so
+Workers stay single-use (``core.worker.parent.pool``): the engine only keeps the *next* ones started, so
 the cost of importing torch and the DSL is paid between runs instead of inside them.
 
 Timing needs the GPU to itself. A run that times something (benchmark, profile, trace) on a machine
@@ -17,8 +17,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kerneltui.core.worker.pool import WorkerPool, few_cores
-from kerneltui.core.worker.runner import Runner
+from kerneltui.core.worker.parent.pool import WorkerPool, few_cores
+from kerneltui.core.worker.parent.runner import Runner
 
 TIMED_RUNGS = frozenset({"benchmark", "profile", "trace"})
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kerneltui.core.worker.runner import WorkerHandle
+    from kerneltui.core.worker.parent.runner import WorkerHandle
 
 
 def main() -> int:

@@ -35,8 +35,8 @@ from kerneltui.core.events import Event, Notice, event_to_dict
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.task import TaskError
 from kerneltui.core.task_loaders.load import load_task
-from kerneltui.core.worker.protocol import ProtocolError
-from kerneltui.core.worker.runner import default_runner
+from kerneltui.core.worker.contract.protocol import ProtocolError
+from kerneltui.core.worker.parent.runner import default_runner
 
 
 def log(message: str) -> None:

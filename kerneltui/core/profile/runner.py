@@ -46,7 +46,7 @@ from kerneltui.core.sandbox.environment import SCRATCH_ENV
 from kerneltui.core.sandbox.settings import load_settings
 from kerneltui.core.sandbox.support import support
 from kerneltui.core.task import Task
-from kerneltui.core.worker.runner import kill_group, wait_or_force
+from kerneltui.core.worker.parent.runner import kill_group, wait_or_force
 
 Progress = Callable[[str, float | None], None]
 PAGES = {  # file suffix -> (page, source view)

@@ -26,8 +26,8 @@ EXIT_OK, EXIT_ERROR = 0, 3
 
 
 def run_target(spec: dict[str, Any]) -> dict[str, Any]:
-    from kerneltui.core.worker.runtime import candidate_runtime_for, reference_runtime_for
-    from kerneltui.core.worker.state import WorkerState
+    from kerneltui.core.worker.child.runtime import candidate_runtime_for, reference_runtime_for
+    from kerneltui.core.worker.child.state import WorkerState
 
     # With a workdir the parent owns the folder and deletes it after ncu exits: ncu reads the
     # kernel's source files for the report after the last kernel, when this process may be gone.
@@ -39,7 +39,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         result["gpu"] = state.has_gpu
         state.install_task(spec["task"], spec["files"])
         if spec.get("override"):  # a version built from hand-edited PTX/TTGIR (core.override)
-            from kerneltui.core.worker.override import activate
+            from kerneltui.core.worker.child.override import activate
 
             activate(state, str(spec["override"]))
         result["task_dir"] = str(state.task_dir)
@@ -88,7 +88,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        from kerneltui.core.worker.errors import describe_exception
+        from kerneltui.core.worker.child.errors import describe_exception
 
         result["error"] = describe_exception(exc, state)
         result["exit"] = EXIT_ERROR

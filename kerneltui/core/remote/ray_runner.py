@@ -121,7 +121,7 @@ def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> 
     from kerneltui.core.loop import check_once
     from kerneltui.core.task import LoadOptions
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.runner import LocalRunner, set_default_runner
+    from kerneltui.core.worker.parent.runner import LocalRunner, set_default_runner
 
     started_at = time.time()
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES") or None  # set by Ray for a task holding a GPU

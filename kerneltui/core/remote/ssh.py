@@ -39,9 +39,9 @@ from pathlib import Path
 import kerneltui
 from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
-from kerneltui.core.worker.process import WorkerFailure
-from kerneltui.core.worker.protocol import MAX_MESSAGE
-from kerneltui.core.worker.runner import WorkerHandle
+from kerneltui.core.worker.contract.protocol import MAX_MESSAGE
+from kerneltui.core.worker.parent.process import WorkerFailure
+from kerneltui.core.worker.parent.runner import WorkerHandle
 
 SSH_LOST = 255
 DEFAULT_WORKDIR = ".cache/kerneltui/remote"  # relative to the remote home
@@ -68,7 +68,7 @@ class SSHTarget:
 
 
 class SSHRunner:
-    """A :class:`~kerneltui.core.worker.runner.Runner` whose workers run on ``target.host``."""
+    """A :class:`~kerneltui.core.worker.parent.runner.Runner` whose workers run on ``target.host``."""
 
     name = "ssh"
 
@@ -221,7 +221,7 @@ class SSHRunner:
         # scrubs the remote environment (the login shell's exports included) the way LocalRunner does.
         child = ["env", *(f"{k}={v}" for k, v in env.items()), self.target.python,
                  "-m", "kerneltui.core.sandbox.launch", "--here", self._here_policy(writable, role), "--",
-                 self.target.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
+                 self.target.python, "-m", "kerneltui.core.worker.child.serve", "--backend", backend, "--role", role]
         if arch:
             child += ["--arch", arch]
         # `exec sh` keeps the login shell's pid, which sshd made a session (and group) leader, so

@@ -31,7 +31,7 @@ from kerneltui.core.bench.stats import STOP_WALL_BOUND
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.rung_metrics import BaselineProvenance
 from kerneltui.core.sandbox.policy import SandboxState
-from kerneltui.core.worker.replies import DeviceInfo, SeriesReply
+from kerneltui.core.worker.contract.replies import DeviceInfo, SeriesReply
 from kerneltui.settings.bench import BenchSettings
 
 # The settings that change what a baseline's series measures or how long it runs.

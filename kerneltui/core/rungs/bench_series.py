@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, cast
 
-from kerneltui.core.bench import timing
 from kerneltui.core.bench.part_times import add_parts
 from kerneltui.core.bench.stats import (
     STOP_TIME_CAP,
@@ -35,8 +34,8 @@ from kerneltui.core.bench.stats import (
     straggle_verdict,
 )
 from kerneltui.core.rungs.bench_bound import WallBound
-from kerneltui.core.worker.process import WorkerProcess
-from kerneltui.core.worker.replies import (
+from kerneltui.core.worker.child import timing
+from kerneltui.core.worker.contract.replies import (
     BenchBeginReply,
     BenchCallsReply,
     BenchEndReply,
@@ -46,6 +45,7 @@ from kerneltui.core.worker.replies import (
     SeriesFailure,
     SeriesReply,
 )
+from kerneltui.core.worker.parent.process import WorkerProcess
 
 BATCH_S = 0.25  # wall time a batch aims for
 

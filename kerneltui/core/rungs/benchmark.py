@@ -1,5 +1,5 @@
 """The ``benchmark`` rung: time the kernel, the reference and torch.compile of it, on every
-``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.bench.timing``).
+``[[benchmarks]]`` case, in a fresh worker of its own (HARNESS.md, Benchmark; ``core.worker.child.timing``).
 
 In this order: the device's peaks (measured once per device, then cached), the reference's work per
 case, the reference and torch.compile baselines timed in the run's judge (a process that never runs
@@ -26,8 +26,13 @@ from kerneltui.core.rungs.bench_series import KernelSeries, Watch, time_kernel
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import BenchSetupReply, SeriesReply, WorkEstimateCase, WorkEstimateReply
+from kerneltui.core.worker.contract.replies import (
+    BenchSetupReply,
+    SeriesReply,
+    WorkEstimateCase,
+    WorkEstimateReply,
+)
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 from kerneltui.settings.bench import BenchSettings
 
 NAME = "benchmark"
@@ -130,7 +135,7 @@ async def run(ctx: RunContext) -> RungResult:
 
 async def _estimate_work(worker: WorkerProcess, setup: BenchSetupReply, ctx: RunContext, progress: Any) -> None:
     """Cases that declare no work (KernelBench, GPU MODE) get an estimate from the reference
-    (``core.worker.work_estimate``), marked so: every problem gets a roofline."""
+    (``core.worker.child.work_estimate``), marked so: every problem gets a roofline."""
     bare = [c for c in setup["cases"] if c.get("flops") is None and c.get("bytes") is None
             and not c.get("flops_error") and not c.get("bytes_error")]
     if not bare:

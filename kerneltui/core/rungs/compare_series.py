@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from kerneltui.core.bench import compare, timing
+from kerneltui.core.bench import compare
 from kerneltui.core.bench.stats import median, straggle_verdict
 from kerneltui.core.rungs.bench_series import CaseDriver
-from kerneltui.core.worker.process import WorkerProcess
-from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, PoolReply, RecheckReply
+from kerneltui.core.worker.child import timing
+from kerneltui.core.worker.contract.replies import BenchBeginReply, BenchCallsReply, PoolReply, RecheckReply
+from kerneltui.core.worker.parent.process import WorkerProcess
 from kerneltui.settings.bench import BenchSettings
 
 

@@ -10,8 +10,8 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, fail, ok
 from kerneltui.core.rungs.rung_metrics import CompileMetrics
 from kerneltui.core.sandbox.policy import sandbox_note
-from kerneltui.core.worker.process import WorkerFailure
-from kerneltui.core.worker.replies import LoadReply
+from kerneltui.core.worker.contract.replies import LoadReply
+from kerneltui.core.worker.parent.process import WorkerFailure
 
 
 async def run(ctx: RunContext) -> RungResult:

@@ -23,9 +23,9 @@ from kerneltui.core.rungs.rung_metrics import (
 )
 from kerneltui.core.task import Task, TaskData
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
-from kerneltui.core.worker.pool import WorkerPool
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import DeviceInfo, LoadReply
+from kerneltui.core.worker.contract.replies import DeviceInfo, LoadReply
+from kerneltui.core.worker.parent.pool import WorkerPool
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 from kerneltui.settings.bench import BenchSettings
 
 if TYPE_CHECKING:  # the profiler's runner (and the sandbox under it) loads only when a profile runs
@@ -266,7 +266,7 @@ class RunContext:
                 and not (edited and name.startswith(f"{edited}/"))}
 
     def seed_for(self, case_index: int, k: int) -> int:
-        from kerneltui.core.worker.runtime import seed_for
+        from kerneltui.core.worker.child.runtime import seed_for
 
         case = self.task.tests[case_index]
         return seed_for(case_index, case.seed, k)

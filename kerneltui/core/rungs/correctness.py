@@ -29,9 +29,9 @@ from kerneltui.core.rungs.rung_metrics import (
     CorrectnessOutcome,
     DeterminismNote,
 )
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import LoadReply, SanityReport, VerdictReply
-from kerneltui.core.worker.verdicts import worst_metrics
+from kerneltui.core.worker.child.verdicts import worst_metrics
+from kerneltui.core.worker.contract.replies import LoadReply, SanityReport, VerdictReply
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 
 MAX_PROBLEMS = 8
 REUSED_OUTPUT = ("returns a buffer it reuses across calls, or one still being written after it returned (a lazy or "

@@ -1,8 +1,8 @@
 """The parent's side of judging one run: a judge process and the candidate's worker, and the
 checks that pass between them.
 
-The judge (``core.worker.ops_judge``) holds the reference and decides; the candidate's worker
-(``core.worker.ops_candidate``) holds the kernel. The parent never touches a tensor: it asks the
+The judge (``core.worker.child.ops_judge``) holds the reference and decides; the candidate's worker
+(``core.worker.child.ops_candidate``) holds the kernel. The parent never touches a tensor: it asks the
 judge for a check's inputs, hands their wire form to the candidate's worker, hands the outputs and
 the evidence back to the judge, and reads the verdict. Tensors stay in shared memory (CUDA IPC on
 a GPU, files in the run's exchange folder on the CPU); the folder is removed when the run ends.
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from kerneltui.core.task import TaskData
-from kerneltui.core.worker import wire
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess, signal_words
-from kerneltui.core.worker.replies import CallReply, VerdictReply
+from kerneltui.core.worker.contract import wire
+from kerneltui.core.worker.contract.replies import CallReply, VerdictReply
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess, signal_words
 
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
 

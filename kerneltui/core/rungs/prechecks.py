@@ -75,7 +75,7 @@ STRICT_CALLS: dict[str, tuple[str, str]] = {
         "os.write", "os.writev", "os.pwrite", "os.dup", "os.dup2", "os.fdopen", "os.close", "os.closerange",
         "os.set_inheritable", "os.sendfile", "os.truncate", "os.ftruncate")},
 }
-# What switches off the record of the operators that produce the output (core.worker.evidence).
+# What switches off the record of the operators that produce the output (core.worker.child.evidence).
 RECORD_OFF = re.compile(r"_DisableTorchDispatch|_disable_current_modes|_pop_mode|_pop_torch_dispatch_stack|"
                         r"_unset_dispatch_mode|_set_dispatch_mode|_python_dispatch|TorchDispatchMode|"
                         r"_DisablePythonDispatcher|_ExcludeDispatchKeyGuard|_len_torch_dispatch_stack|"

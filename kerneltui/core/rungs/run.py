@@ -7,8 +7,8 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, skip
 from kerneltui.core.rungs.rung_metrics import RunMetrics, RunOutcome
-from kerneltui.core.worker.process import WorkerFailure
-from kerneltui.core.worker.replies import LoadReply
+from kerneltui.core.worker.contract.replies import LoadReply
+from kerneltui.core.worker.parent.process import WorkerFailure
 
 
 async def run(ctx: RunContext) -> RungResult:

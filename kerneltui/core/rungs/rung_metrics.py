@@ -20,7 +20,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.replies import OutputVerdict, SanityReport, SeriesReply
+from kerneltui.core.worker.contract.replies import OutputVerdict, SanityReport, SeriesReply
 
 
 class FailureMetrics(TypedDict, total=False):

@@ -259,10 +259,10 @@ def prepare(imports: Sequence[str], defaults: Sequence[str], nice: int) -> None:
         raise RuntimeError(f"{why}; a forked worker could not use CUDA")
     # What a worker takes at warm-up as the state before any candidate code, worked out once here
     # (~0.25 s) so that a forked worker adds only what it imports itself: the code objects of what is
-    # loaded (kerneltui.core.worker.known_code) and torch's dispatcher table (evidence.dispatch_table).
+    # loaded (kerneltui.core.worker.child.known_code) and torch's dispatcher table (evidence.dispatch_table).
     if torch is not None:
-        from kerneltui.core.worker.evidence import dispatch_table
-        from kerneltui.core.worker.known_code import known_code
+        from kerneltui.core.worker.child.evidence import dispatch_table
+        from kerneltui.core.worker.child.known_code import known_code
 
         known_code(os.path.join(os.path.dirname(str(torch.__file__)), ""))
         dispatch_table(torch)

@@ -298,7 +298,7 @@ def _resolve(future: asyncio.Future[int], result: int = 0, error: BaseException 
 async def _read_stream(loop: asyncio.AbstractEventLoop, pipe: BinaryIO,
                        transports: list[asyncio.BaseTransport]) -> asyncio.StreamReader:
     """A stream reading ``pipe``; its transport is added to ``transports``."""
-    from kerneltui.core.worker.protocol import MAX_MESSAGE
+    from kerneltui.core.worker.contract.protocol import MAX_MESSAGE
 
     reader = asyncio.StreamReader(limit=MAX_MESSAGE, loop=loop)
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)

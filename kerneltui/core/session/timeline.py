@@ -19,7 +19,7 @@ from kerneltui.core.agent.written import Written, written_of
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, benchmark_metrics
 from kerneltui.core.session.reader import LoadedSession
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 TRIAL_ORIGINS = frozenset({"proposal", "auto"})
 CHAT_TYPES = (ev.UserMessage, ev.AgentTextDelta, ev.AgentMessage, ev.ToolCallStarted, ev.ToolCallFinished,

@@ -20,7 +20,7 @@ from typing import Any
 from kerneltui.core.session.reader import LoadedSession
 from kerneltui.core.session.record import SessionError
 from kerneltui.core.session.timeline import Timeline, Version
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 MIN_NOISE = 0.05
 
@@ -96,7 +96,7 @@ async def verify_session(session: LoadedSession, *, accepted_only: bool = True, 
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task import TaskError
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.pool import WorkerPool
+    from kerneltui.core.worker.parent.pool import WorkerPool
 
     timeline = Timeline(session)
     versions = [v for v in timeline.versions if v.accepted or not accepted_only]

@@ -7,7 +7,7 @@
   ``first`` (the lowest sample, KernelBench's single-sample fast_p; the default) or ``best`` (the
   correct sample with the largest speedup, as a best-of-k count). fast_0 is the correctness rate.
   The **geometric-mean speedup** is over the counted samples of the correct problems. kerneltui's
-  times are medians over fresh inputs with L2 flushed (``core.bench.timing``), not KernelBench's means.
+  times are medians over fresh inputs with L2 flushed (``core.worker.child.timing``), not KernelBench's means.
 * GPU MODE's **ranking**: per problem, candidates ordered correct first, then by score
   (``ranking_by`` over the benchmark cases' mean times; lower is better).
 

@@ -30,7 +30,7 @@ from kerneltui.core.profile.spec import CaseChoiceError, choose_case, make_spec,
 from kerneltui.core.task import Task
 from kerneltui.core.trace.buffer import TraceFormatError
 from kerneltui.core.trace.iket import read_decoded
-from kerneltui.core.worker.replies import TraceReply
+from kerneltui.core.worker.contract.replies import TraceReply
 
 Progress = Callable[[str, float | None], None]
 

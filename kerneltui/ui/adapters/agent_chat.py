@@ -24,7 +24,7 @@ from kerneltui.core.agent.providers.scripted import Script, ScriptedProvider
 from kerneltui.core.agent.settings import AgentSettings, resolve_api_key
 from kerneltui.core.events import AgentError, Emit, Event, Notice
 from kerneltui.core.task import Task, TaskError
-from kerneltui.core.worker.pool import WorkerPool
+from kerneltui.core.worker.parent.pool import WorkerPool
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.chat import AgentChat

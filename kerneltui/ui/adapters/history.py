@@ -16,7 +16,7 @@ from kerneltui.core import compare_history
 from kerneltui.core.history import BenchPoint, HistoryError, HistoryStore
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import Task
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 from kerneltui.ui.ports import HistoryPoint, HistorySeries
 
 

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Static
 from kerneltui.core import rungs as rung_registry
 from kerneltui.core.integrity import summarise as summarise_integrity
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 from kerneltui.ui import keys
 from kerneltui.ui.messages import JumpToSource, OpenProfile, OpenTrace
 from kerneltui.ui.themes import rich_colour

@@ -1,6 +1,6 @@
 """Where workers start. The loop asks a runner for a process; the protocol is the same everywhere.
 
-:class:`LocalRunner` starts ``python -m kerneltui.core.worker.child`` on this machine inside the
+:class:`LocalRunner` starts ``python -m kerneltui.core.worker.child.serve`` on this machine inside the
 sandbox (``core.sandbox``): a scrubbed environment, a scratch folder (its ``HOME`` and ``TMPDIR``,
 removed on release), a supervisor that kills every process the worker started when it ends, and
 where the machine allows (and ``[sandbox] enabled`` is not false) a network namespace, Landlock and
@@ -25,9 +25,9 @@ from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.sandbox.support import support
 from kerneltui.core.sandbox.zygote_client import RunningZygote, ZygoteError, kind_of, zygote_for
-from kerneltui.core.worker.child import NICE_ENV
-from kerneltui.core.worker.protocol import MAX_MESSAGE
-from kerneltui.core.worker.state import warm_imports
+from kerneltui.core.worker.child.serve import NICE_ENV
+from kerneltui.core.worker.child.state import warm_imports
+from kerneltui.core.worker.contract.protocol import MAX_MESSAGE
 
 EXIT_WAIT_S = 5.0  # how long release() waits for a killed worker before SIGKILL to its process group
 
@@ -140,7 +140,7 @@ class LocalRunner:
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
                     writable: Sequence[str] = ()) -> WorkerHandle:
-        cmd = [self.python, "-m", "kerneltui.core.worker.child", "--backend", backend, "--role", role]
+        cmd = [self.python, "-m", "kerneltui.core.worker.child.serve", "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
         try:

@@ -18,11 +18,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.core.sandbox.policy import EXIT_BOX_FAILED, SandboxState
-from kerneltui.core.worker.protocol import HEADER, MAX_MESSAGE, ProtocolError, Verifier, encode, new_key
-from kerneltui.core.worker.replies import DeviceInfo, WorkerError
+from kerneltui.core.worker.contract.protocol import (
+    HEADER,
+    MAX_MESSAGE,
+    ProtocolError,
+    Verifier,
+    encode,
+    new_key,
+)
+from kerneltui.core.worker.contract.replies import DeviceInfo, WorkerError
 
 if TYPE_CHECKING:
-    from kerneltui.core.worker.runner import WorkerHandle
+    from kerneltui.core.worker.parent.runner import WorkerHandle
 
 ProgressCallback = Callable[[str, float | None], None]
 CUDA_FAULT = re.compile(r"illegal memory access|illegal address|misaligned address|unspecified launch failure|"

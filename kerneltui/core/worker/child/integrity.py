@@ -56,9 +56,9 @@ def _watched(torch: Any) -> dict[str, tuple[Any, str]]:
 
 
 # The worker's own judging code: replaced, it would pass anything (a patched gate, a no-op hash).
-HARNESS_MODULES = ("kerneltui.core.worker.ops_candidate", "kerneltui.core.worker.evidence",
-                   "kerneltui.core.worker.wire", "kerneltui.core.worker.tree", "kerneltui.core.worker.runtime",
-                   "kerneltui.core.worker.integrity", "kerneltui.core.worker.state")
+HARNESS_MODULES = ("kerneltui.core.worker.child.ops_candidate", "kerneltui.core.worker.child.evidence",
+                   "kerneltui.core.worker.contract.wire", "kerneltui.core.worker.child.tree", "kerneltui.core.worker.child.runtime",
+                   "kerneltui.core.worker.child.integrity", "kerneltui.core.worker.child.state")
 
 
 def _harness_functions() -> dict[str, tuple[Any, str]]:

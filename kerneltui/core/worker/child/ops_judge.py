@@ -2,7 +2,7 @@
 
 The judge imports the task's reference (never the kernel), makes each check's inputs, runs the
 reference first on clones, hands the candidate's worker a copy of the inputs in shared memory and
-keeps the originals, then receives the kernel's outputs and decides (``core.worker.verdicts``).
+keeps the originals, then receives the kernel's outputs and decides (``core.worker.child.verdicts``).
 Because the kernel runs in another process, nothing it does can reach the reference, the expected
 outputs, the comparison or the verdict: it can only hand back outputs and evidence.
 
@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.worker import tree, verdicts
-from kerneltui.core.worker.ops_candidate import CheckFailure, exchange_for, poisoned_allocations
-from kerneltui.core.worker.runtime import reference_runtime_for
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.wire import Exchange
+from kerneltui.core.worker.child import tree, verdicts
+from kerneltui.core.worker.child.ops_candidate import CheckFailure, exchange_for, poisoned_allocations
+from kerneltui.core.worker.child.runtime import reference_runtime_for
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.wire import Exchange
 
 Progress = Any
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from kerneltui.core import metrics
 from kerneltui.core.task import TaskData, ToleranceData, allow_ops_advice
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.replies import OutputJudgement, OutputVerdict, SanityReport
+from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.contract.replies import OutputJudgement, OutputVerdict, SanityReport
 
 # GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
 DATA_MOVEMENT_KERNEL = re.compile(r"copy|Copy|fill|Fill|memset|Memset|memcpy|Memcpy|CatArray|zero", re.ASCII)

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from typing import Any, cast
 
-from kerneltui.core.worker.replies import DeviceInfo
+from kerneltui.core.worker.contract.replies import DeviceInfo
 
 
 def _version(module: str) -> str | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.ops_candidate import CheckFailure
-from kerneltui.core.worker.replies import TraceReply
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.child.ops_candidate import CheckFailure
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import TraceReply
 
 Progress = Any
 DEFAULT_REPS = 30

@@ -128,7 +128,7 @@ class OutputCheck:
     """Decides whether one benchmarked output is right for the inputs it was given."""
 
     def __init__(self, state: Any, rt: Any, label: str, regenerate: Callable[[int], Any]) -> None:
-        from kerneltui.core.worker.tree import flatten  # the correctness rung's own view of outputs
+        from kerneltui.core.worker.child.tree import flatten  # the correctness rung's own view of outputs
 
         self.state = state
         self.rt = rt
@@ -151,7 +151,7 @@ class OutputCheck:
         if not self.has_check and self._quick_ok(out, ref_out):
             self.quick += 1
             return None
-        from kerneltui.core.worker.verdicts import judge_output
+        from kerneltui.core.worker.child.verdicts import judge_output
 
         self.full += 1
         inputs = self.regenerate(seed)

@@ -2,7 +2,7 @@
 and the recheck of every output the kernel produced while it was timed.
 
 The judge never runs kernel code, so the baselines (the reference and torch.compile of it) are
-timed here with the protocol of ``core.bench.timing``, and the kernel's input sets are made here: an
+timed here with the protocol of ``core.worker.child.timing``, and the kernel's input sets are made here: an
 ``InputPool`` of slots in GPU memory that the candidate's worker maps (CUDA IPC), seeds from the
 run's secret (the baselines saw the same sets). The parent drives the kernel's series in batches:
 the candidate's worker times a batch of calls, one per slot, and hands back each output; the
@@ -19,13 +19,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kerneltui.core.bench import timing
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.worker.ops_bench import require_gpu, slot_lot, slot_lots
-from kerneltui.core.worker.ops_candidate import CheckFailure
-from kerneltui.core.worker.ops_judge import _judge
-from kerneltui.core.worker.recheck import OutputCheck
-from kerneltui.core.worker.replies import (
+from kerneltui.core.worker.child import timing
+from kerneltui.core.worker.child.ops_bench import require_gpu, slot_lot, slot_lots
+from kerneltui.core.worker.child.ops_candidate import CheckFailure
+from kerneltui.core.worker.child.ops_judge import _judge
+from kerneltui.core.worker.child.recheck import OutputCheck
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import (
     BenchSetupCase,
     BenchSetupReply,
     PoolReply,
@@ -33,7 +34,6 @@ from kerneltui.core.worker.replies import (
     RecheckReply,
     SeriesReply,
 )
-from kerneltui.core.worker.state import WorkerState
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Any

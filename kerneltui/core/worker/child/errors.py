@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.worker.replies import WorkerError
+from kerneltui.core.worker.contract.replies import WorkerError
 
 CUDA_FATAL = re.compile(
     r"illegal memory access|illegal instruction|misaligned address|unspecified launch failure|"

@@ -28,7 +28,7 @@ from typing import Any
 # every frame of every operator run inside a launch), and identity is also the stricter question.
 # The objects themselves are held here, so that no id can pass to code made later.
 _PER_MODULE: dict[str, tuple[int, tuple[types.CodeType, ...]]] = {}
-_RECORD_MODULE = "kerneltui.core.worker.evidence"
+_RECORD_MODULE = "kerneltui.core.worker.child.evidence"
 
 
 @dataclass(frozen=True)

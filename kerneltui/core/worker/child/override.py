@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.state import WorkerState
 
 PTX_OVERRIDE_ENV = "KERNELTUI_PTX_OVERRIDE_DIR"  # read by kerneltui.cuda.load
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core.worker.ops_candidate import CheckFailure
-from kerneltui.core.worker.replies import DumpReply
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.ops_candidate import CheckFailure
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import DumpReply
 
 
 def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> DumpReply:

@@ -21,12 +21,12 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.worker.integrity import Identity, check_identities, identity
-from kerneltui.core.worker.ops_bench import _bench, _release, _remap
-from kerneltui.core.worker.ops_candidate import CheckFailure, candidate_code, op_load
-from kerneltui.core.worker.replies import BenchCallsReply
-from kerneltui.core.worker.runtime import candidate_runtime_for, module_name
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child.integrity import Identity, check_identities, identity
+from kerneltui.core.worker.child.ops_bench import _bench, _release, _remap
+from kerneltui.core.worker.child.ops_candidate import CheckFailure, candidate_code, op_load
+from kerneltui.core.worker.child.runtime import candidate_runtime_for, module_name
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import BenchCallsReply
 
 Progress = Any
 KERNELS = ("a", "b")

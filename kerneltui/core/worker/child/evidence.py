@@ -35,8 +35,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.worker.gpu_trace import PRINTING_OPS, GpuWindows, attribute, interference, read_events
-from kerneltui.core.worker.known_code import KnownCode
+from kerneltui.core.worker.child.gpu_trace import (
+    PRINTING_OPS,
+    GpuWindows,
+    attribute,
+    interference,
+    read_events,
+)
+from kerneltui.core.worker.child.known_code import KnownCode
 
 # Operators that create memory or fill it with constants or random numbers: no data flows in.
 FACTORY_OPS = frozenset({

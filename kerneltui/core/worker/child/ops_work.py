@@ -3,17 +3,17 @@
 ``judge_estimate_work`` runs in the run's judge (the reference loaded, no kernel code in the
 process) for tasks that declare no ``flops``/``bytes_moved``. Each case's inputs are generated as the
 benchmark will generate them and the reference is called once under the FLOP counter
-(``core.worker.work_estimate``).
+(``core.worker.child.work_estimate``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core.worker.ops_judge import _judge
-from kerneltui.core.worker.replies import WorkEstimateCase, WorkEstimateReply
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.work_estimate import estimate_work
+from kerneltui.core.worker.child.ops_judge import _judge
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.child.work_estimate import estimate_work
+from kerneltui.core.worker.contract.replies import WorkEstimateCase, WorkEstimateReply
 
 Progress = Any
 ESTIMATE_SEED = 20250

@@ -3,7 +3,7 @@
 Methodology, per ``[[benchmarks]]`` case and per function timed (the candidate, the reference,
 torch.compile of the reference). The baselines are timed in the judge (``benchmark_case``); the
 kernel in its own worker, on input slots the judge makes and renews, every output rechecked by the
-judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
+judge (``core.worker.child.ops_bench``, ``core.worker.child.ops_judge_bench``, driven by
 ``core.rungs.bench_series``); both use the same ``CallTimer``.
 
 1. **Inputs.** Every call, warm-up and timed alike, gets an input set it has never seen: sets come
@@ -13,7 +13,7 @@ judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
    outside the timed region; each set is used once, then its memory gets new contents. A cache
    keyed on pointers therefore returns stale results, and one keyed on content never hits. Only the
    first sets of a case come from ``generate_input``; the others are made from them on the device
-   (``core.worker.fresh_inputs``), so a generator that runs on the host does not stall the series.
+   (``core.worker.child.fresh_inputs``), so a generator that runs on the host does not stall the series.
 2. **Each call** runs the same code path, warm-up or not: a device-wide synchronisation (nothing
    left running), the persisting-L2 lines reset (``cuCtxResetPersistingL2Cache``), an L2 flush (a
    memset of a buffer at least twice the device's L2) on the launch stream, a spin kernel that
@@ -32,7 +32,7 @@ judge (``core.worker.ops_bench``, ``core.worker.ops_judge_bench``, driven by
    multi-stream code does) never sees the NaNs; work that does not, reads them and fails the
    recheck.
 4. **Recheck.** The output of every call is compared, in the judge, with the reference's output for
-   the same inputs (``worker.recheck``): a cached or unfinished result fails the benchmark.
+   the same inputs (``worker.child.recheck``): a cached or unfinished result fails the benchmark.
 5. **Adaptive stopping.** Warm-up (at least ``warmup_runs`` calls and ``warmup_ms``) is discarded;
    timed calls continue until at least ``min_runs`` calls and ``min_kernel_ms`` of kernel time with
    a standard error under ``rel_stderr`` of the mean, or until the ``max_seconds`` cap.
@@ -56,8 +56,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench.stats import RunningStats, median, stop_reason
-from kerneltui.core.worker.fresh_inputs import BASE_SETS, FreshInputs
-from kerneltui.core.worker.replies import SeriesFailure
+from kerneltui.core.worker.child.fresh_inputs import BASE_SETS, FreshInputs
+from kerneltui.core.worker.contract.replies import SeriesFailure
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Callable[..., None]
@@ -339,7 +339,7 @@ class InputPool:
     _ready_slots: list[InputSet] = field(default_factory=list)  # what each slot holds now (judge side)
 
     def __post_init__(self) -> None:
-        # The first seeds become the base sets (core.worker.fresh_inputs); no call is given one.
+        # The first seeds become the base sets (core.worker.child.fresh_inputs); no call is given one.
         bases = [next(self.seeds) for _ in range(BASE_SETS)]
         self.source = FreshInputs(self.rt, self.params, bases, self.fresh)
 
@@ -541,7 +541,7 @@ def run_series(call: Callable[[InputSet], tuple[Any, CallSample]], pool: InputPo
 
 
 # ----------------------------------------------------------------------------------------------
-# CUDA-graph mode (the kernel's side: core.worker.ops_bench.op_bench_graph)
+# CUDA-graph mode (the kernel's side: core.worker.child.ops_bench.op_bench_graph)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -588,7 +588,7 @@ class CaseContext:
     """Everything one baseline case's measurement needs, built once per benchmark op (judge side)."""
 
     state: Any
-    rt: Any  # the reference runtime (core.worker.runtime.ReferenceRuntime)
+    rt: Any  # the reference runtime (core.worker.child.runtime.ReferenceRuntime)
     target: str  # "reference" | "torch_compile"
     fn: Callable[[Any], Any]
     secret: int
@@ -601,7 +601,7 @@ class CaseContext:
 def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> dict[str, Any]:
     """Time one baseline (the reference or torch.compile of it) on one case, in the judge; raw
     samples and facts only (the parent decides). The kernel is timed by the candidate's worker on
-    the judge's inputs (``core.worker.ops_bench``), the same way."""
+    the judge's inputs (``core.worker.child.ops_bench``), the same way."""
     torch, rt, settings = cx.state.torch, cx.rt, cx.settings
     params = {k: v for k, v in case.items() if k != "seed"}
     label = " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
@@ -729,7 +729,7 @@ def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return f"torch.compile of the reference failed: {type(exc).__name__}: {first[:300]}"
-    from kerneltui.core.worker.recheck import OutputCheck
+    from kerneltui.core.worker.child.recheck import OutputCheck
 
     ref_out = rt.call(pool.inputs_for(item.seed))
     reason = OutputCheck(cx.state, rt, "torch.compile", pool.inputs_for).verify(

@@ -1,4 +1,4 @@
-"""Entry point of a worker process: ``python -m kerneltui.core.worker.child --backend triton``.
+"""Entry point of a worker process: ``python -m kerneltui.core.worker.child.serve --backend triton``.
 
 Start-up order matters:
 1. take the protocol off stdin/stdout onto private descriptors, and point fd 0 at /dev/null and
@@ -23,7 +23,7 @@ import traceback
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported lazily at run time: the start-up order above decides what loads when
-    from kerneltui.core.worker.replies import WorkerError
+    from kerneltui.core.worker.contract.replies import WorkerError
 
 # Ops both kinds of worker serve.
 SHARED_OPS = frozenset({"ping", "device_peaks"})
@@ -48,7 +48,7 @@ class Channel:
     """Writes protocol messages; the only path results take back to the parent."""
 
     def __init__(self, out: IO[bytes], key: bytes) -> None:
-        from kerneltui.core.worker.protocol import Signer
+        from kerneltui.core.worker.contract.protocol import Signer
 
         self._out = out
         self._signer = Signer(key)
@@ -74,7 +74,7 @@ def _lower_priority(raw: str | None) -> None:
 
 
 def _read_key(proto_in: IO[bytes]) -> bytes:
-    from kerneltui.core.worker.protocol import read_message
+    from kerneltui.core.worker.contract.protocol import read_message
 
     first = read_message(proto_in)
     key = (first or {}).get("key")
@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
 
     proto_in, proto_out = _take_protocol_fds()
     channel = Channel(proto_out, _read_key(proto_in))
-    from kerneltui.core.worker.protocol import read_message
-    from kerneltui.core.worker.state import WorkerState
+    from kerneltui.core.worker.child.state import WorkerState
+    from kerneltui.core.worker.contract.protocol import read_message
 
     started = time.perf_counter()
     state = WorkerState(backend_name=opts.backend, arch=opts.arch, role=opts.role)
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()
     channel.send({"event": "ready", "ok": True, "info": info})
 
-    from kerneltui.core.worker.ops import OPS
+    from kerneltui.core.worker.child.ops import OPS
 
     while True:
         message = read_message(proto_in)
@@ -164,7 +164,7 @@ class Progress:
 
 
 def _error_dict(exc: BaseException, state: Any) -> WorkerError:
-    from kerneltui.core.worker.errors import describe_exception
+    from kerneltui.core.worker.child.errors import describe_exception
 
     try:
         return describe_exception(exc, state)

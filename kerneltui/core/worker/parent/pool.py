@@ -1,7 +1,7 @@
 """Keeps warm workers ready so that a rerun does not pay for importing torch and the DSL.
 
 Two kinds (roles): the candidate's worker (imports the kernel) and the judge (imports the
-reference, never the kernel; ``core.worker.ops_judge``). A run takes one of each.
+reference, never the kernel; ``core.worker.child.ops_judge``). A run takes one of each.
 
 Workers are single-use: each verification run takes fresh ones and the pool starts the next
 straight away. Candidate code can patch anything in the process it runs in, and a CUDA fault
@@ -22,10 +22,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 
 from kerneltui.core.environment_fault import EnvironmentFault
-from kerneltui.core.worker.process import WorkerFailure, WorkerProcess
-from kerneltui.core.worker.replies import DeviceInfo
-from kerneltui.core.worker.runner import Runner, default_runner
-from kerneltui.core.worker.wire import exchange_root
+from kerneltui.core.worker.contract.replies import DeviceInfo
+from kerneltui.core.worker.contract.wire import exchange_root
+from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
+from kerneltui.core.worker.parent.runner import Runner, default_runner
 
 ROLES = ("candidate", "judge")
 FEW_CORES = 4  # a run's parent, judge and candidate each want a core; spares starting beside them too

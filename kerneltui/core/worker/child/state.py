@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from kerneltui.core.task import TaskData
-from kerneltui.core.worker.replies import DeviceInfo, WorkerError
+from kerneltui.core.worker.contract.replies import DeviceInfo, WorkerError
 
 
 def share_the_cores(torch: Any, has_gpu: bool) -> None:
@@ -49,8 +49,8 @@ class WarmImports:
 
 
 # The kerneltui modules every worker imports before and just after it is ready.
-_WORKER_MODULES = ("kerneltui.core.worker.protocol", "kerneltui.core.worker.device_info",
-                   "kerneltui.core.worker.ops")
+_WORKER_MODULES = ("kerneltui.core.worker.contract.protocol", "kerneltui.core.worker.child.device_info",
+                   "kerneltui.core.worker.child.ops")
 # Backends whose DSL import reads nothing of the worker's own (CuTe DSL and TileLang read the task
 # copy's folder and their targets from the environment when first imported: they import in the worker).
 _BACKEND_MODULES = {"triton": ("triton", "triton.language", "kerneltui.core.backends.triton"),
@@ -97,18 +97,18 @@ class WorkerState:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.task_dir = self.workdir / "task"
         self.task: TaskData = {}
-        self.runtime: Any = None  # kerneltui.core.worker.runtime.TaskRuntime
+        self.runtime: Any = None  # kerneltui.core.worker.child.runtime.TaskRuntime
         self.launches: list[LaunchRecord] = []
         self.recording = False
         self.poisoned = False
-        self.integrity: Any = None  # kerneltui.core.worker.integrity.IdentitySnapshot
+        self.integrity: Any = None  # kerneltui.core.worker.child.integrity.IdentitySnapshot
         self.artifacts: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self.first_call_error: WorkerError | None = None
         self.compile_launches: list[LaunchRecord] = []
         self.dump_notes: list[str] = []  # what a backend's collect_artifacts could not do, for the dump rung
-        self.exchange: Any = None  # kerneltui.core.worker.wire.Exchange, once the task is installed
-        self.recorder: Any = None  # kerneltui.core.worker.evidence.Recorder (candidate side)
+        self.exchange: Any = None  # kerneltui.core.worker.contract.wire.Exchange, once the task is installed
+        self.recorder: Any = None  # kerneltui.core.worker.child.evidence.Recorder (candidate side)
         self.dispatch_table: dict[str, str] | None = None  # evidence.dispatch_table, taken at warm-up
         self.known_code: Any = None  # known_code.KnownCode, taken at warm-up
         self.case_inputs: dict[int, Any] = {}  # test-case inputs the judge made, for the dump
@@ -132,7 +132,7 @@ class WorkerState:
         """Import torch (and, for the candidate's worker, the backend's DSL): the "warm" part."""
         import torch
 
-        from kerneltui.core.worker.device_info import describe_device
+        from kerneltui.core.worker.child.device_info import describe_device
 
         self.torch = torch
         self.has_gpu = bool(torch.cuda.is_available())
@@ -169,8 +169,8 @@ class WorkerState:
             # loaded so far (the operator record compares with both). Worked out once per process:
             # a zygote does it before it forks (~0.25 s), an exec'd worker here, off a spare's
             # critical path.
-            from kerneltui.core.worker.evidence import dispatch_table
-            from kerneltui.core.worker.known_code import known_code
+            from kerneltui.core.worker.child.evidence import dispatch_table
+            from kerneltui.core.worker.child.known_code import known_code
 
             self.dispatch_table = dispatch_table(torch)
             self.known_code = known_code(os.path.join(os.path.dirname(torch.__file__), ""))

@@ -5,7 +5,7 @@ The two sides live in different processes and never meet:
 * the **reference side** (the judge) imports the task's reference module, makes inputs for a case
   and seed, calls the reference (also in float64), and runs a task's own ``check_implementation``;
 * the **candidate side** (the candidate's worker) imports the kernel module and calls it on the
-  inputs the judge made, which it receives as shared memory (``core.worker.wire``).
+  inputs the judge made, which it receives as shared memory (``core.worker.contract.wire``).
 
 Formats: native (``generate_input(seed, **params)``, ``ref_kernel(*inputs)``, ``custom_kernel(*inputs)``),
 GPU MODE (``generate_input(**test)`` returns one ``data`` object passed whole), KernelBench
@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 from kerneltui.core.task_remedies import missing_module, other_sizes, smaller_sizes
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.errors import TaskProblem
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.child.errors import TaskProblem
+from kerneltui.core.worker.child.state import WorkerState
 
 KERNELBENCH_INIT_SEED = 42
 

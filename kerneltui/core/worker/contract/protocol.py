@@ -3,7 +3,7 @@
 Each message is a 4-byte big-endian length followed by that many bytes of UTF-8 JSON. It runs over
 the worker's original stdin/stdout, which the worker moves to private descriptors before any
 candidate code is imported (the candidate's prints go to stderr), so the same protocol works over a
-local pipe and over ``ssh host python -m kerneltui.core.worker.child``.
+local pipe and over ``ssh host python -m kerneltui.core.worker.child.serve``.
 
 Parent → worker: ``{"id": n, "op": str, "args": {...}}``.
 Worker → parent: ``{"id": n, "event": "progress", "message": str, "fraction": float|None}`` any

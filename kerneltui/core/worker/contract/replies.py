@@ -1,6 +1,6 @@
 """Replies of the worker ops the parent reads field by field, as typed dicts.
 
-The protocol carries JSON (``core/worker/protocol.py``); these say which keys a reply has, so that a
+The protocol carries JSON (``core/worker/contract/protocol.py``); these say which keys a reply has, so that a
 rung reading ``load``'s reply is checked by mypy like any other seam. An op adds a key here when it
 adds one to its reply.
 """
@@ -42,7 +42,7 @@ class DeviceInfo(TypedDict, total=False):
 
 
 class WorkerError(TypedDict, total=False):
-    """An exception in the worker (``core.worker.errors.describe_exception``)."""
+    """An exception in the worker (``core.worker.child.errors.describe_exception``)."""
 
     type: str
     message: str
@@ -71,8 +71,8 @@ class LoadReply(TypedDict, total=False):
 class CallReply(TypedDict, total=False):
     """``call`` (``ops_candidate.op_call``): one call of the kernel; its outputs stay in shared memory."""
 
-    outputs: Any  # the outputs' descriptors (``core.worker.wire``), for the judge
-    evidence: dict[str, Any]  # what wrote each output (``core.worker.evidence``)
+    outputs: Any  # the outputs' descriptors (``core.worker.contract.wire``), for the judge
+    evidence: dict[str, Any]  # what wrote each output (``core.worker.child.evidence``)
     launches: dict[str, int]  # kernel name → launches during the call
     aliases: list[list[Any]]  # [output name, index of the input it shares memory with]
     subclasses: list[str]  # outputs that are tensor subclasses
@@ -179,7 +179,7 @@ class SeriesReply(TypedDict, total=False):
     these as it was stored."""
 
     target: str  # "reference", "torch_compile" or "candidate"
-    cases: list[dict[str, Any]]  # per case: its series as ``core.bench.timing`` / ``KernelSeries`` write it
+    cases: list[dict[str, Any]]  # per case: its series as ``core.worker.child.timing`` / ``KernelSeries`` write it
     flush_bytes: int
     l2_bytes: int
     persisting_l2: str
@@ -195,7 +195,7 @@ class BenchSetupReply(TypedDict):
 
 
 class WorkEstimateCase(TypedDict, total=False):
-    """One case's work as counted by running the reference (``core.worker.work_estimate``)."""
+    """One case's work as counted by running the reference (``core.worker.child.work_estimate``)."""
 
     index: int
     flops: float | None
@@ -216,7 +216,7 @@ class PoolReply(TypedDict):
     case: int
     label: str
     params: dict[str, Any]
-    slots: list[Any]  # shared-memory descriptors (``core.worker.wire``)
+    slots: list[Any]  # shared-memory descriptors (``core.worker.contract.wire``)
     sets: int
     set_bytes: int
     out_bytes: int
@@ -289,5 +289,5 @@ class RecheckReply(TypedDict, total=False):
     moved: dict[str, Any]  # slot → the renewed inputs' descriptor, when a slot moved
     generate_ms: float
     in_place: bool
-    pool: dict[str, Any]  # the pool's facts (``core.bench.timing.pool_facts``)
+    pool: dict[str, Any]  # the pool's facts (``core.worker.child.timing.pool_facts``)
     spent_s: dict[str, float]  # the judge's time on the batch by part: "load", "verify", "renew"

@@ -1,8 +1,8 @@
 """The candidate's worker's ops behind the benchmark rung (and ``device_peaks``, served by both kinds
 of worker for ``kerneltui device`` and the roofline).
 
-The kernel is timed here with the protocol of ``core.bench.timing`` on inputs the judge made
-(``core.worker.ops_judge_bench``): the judge's slots are mapped once per case (CUDA IPC) and
+The kernel is timed here with the protocol of ``core.worker.child.timing`` on inputs the judge made
+(``core.worker.child.ops_judge_bench``): the judge's slots are mapped once per case (CUDA IPC) and
 renewed by the judge between batches, so every call sees data no call has seen. The parent drives
 the series in batches (``bench_calls``: one call per slot); each output goes back for the judge's
 recheck. This process never holds the reference or an expected output.
@@ -18,13 +18,17 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.bench import timing
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.integrity import Identity, check_identities, identity
-from kerneltui.core.worker.ops_candidate import CheckFailure
-from kerneltui.core.worker.replies import BenchBeginReply, BenchCallsReply, BenchEndReply, BenchGraphReply
-from kerneltui.core.worker.state import WorkerState
+from kerneltui.core.worker.child import timing, tree
+from kerneltui.core.worker.child.integrity import Identity, check_identities, identity
+from kerneltui.core.worker.child.ops_candidate import CheckFailure
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import (
+    BenchBeginReply,
+    BenchCallsReply,
+    BenchEndReply,
+    BenchGraphReply,
+)
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Any
@@ -125,9 +129,9 @@ def require_gpu(state: WorkerState, what: str) -> None:
 
 
 def op_device_peaks(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Measure memory bandwidth and matmul rates (``core.worker.peaks``)."""
+    """Measure memory bandwidth and matmul rates (``core.worker.child.peaks``)."""
     require_gpu(state, "measuring the device's peaks")
-    from kerneltui.core.worker.peaks import measure_peaks
+    from kerneltui.core.worker.child.peaks import measure_peaks
 
     dtypes = tuple(args["dtypes"]) if args.get("dtypes") else None
     return measure_peaks(state.torch, progress, dtypes)
@@ -231,7 +235,7 @@ def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -
 
 
 def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchGraphReply:
-    """CUDA-graph mode (step 6 of ``core.bench.timing``): capture once, then time replays, one per slot in
+    """CUDA-graph mode (step 6 of ``core.worker.child.timing``): capture once, then time replays, one per slot in
     ``order``; each replay's output goes back for the recheck (copied: the graph reuses it)."""
     bench, ex = _bench(state)
     _release(bench, ex, args)

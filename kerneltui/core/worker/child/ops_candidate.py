@@ -2,9 +2,9 @@
 the outputs back with the evidence of how they were made.
 
 This process never sees the reference: its task copy has no reference module, it receives inputs as
-shared memory (``core.worker.wire``) and returns outputs the same way, and it decides nothing. What
+shared memory (``core.worker.contract.wire``) and returns outputs the same way, and it decides nothing. What
 it reports besides the outputs — the launches, the operators torch dispatched and what wrote each
-output (``core.worker.evidence``), whether an output shares memory with an input, whether the
+output (``core.worker.child.evidence``), whether an output shares memory with an input, whether the
 previous call's output changed since — is evidence that the judge and the parent weigh.
 """
 
@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.worker import tree
-from kerneltui.core.worker.evidence import Recorder, describe, gpu_kernel_names, install_tripwires
-from kerneltui.core.worker.integrity import IdentitySnapshot, check_identities
-from kerneltui.core.worker.runtime import CandidateError, candidate_runtime_for, module_name
-from kerneltui.core.worker.state import WorkerState
-from kerneltui.core.worker.wire import Exchange
+from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.child.evidence import Recorder, describe, gpu_kernel_names, install_tripwires
+from kerneltui.core.worker.child.integrity import IdentitySnapshot, check_identities
+from kerneltui.core.worker.child.runtime import CandidateError, candidate_runtime_for, module_name
+from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.wire import Exchange
 
 Progress = Any
 
@@ -78,7 +78,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     state.install_task(args["task"], args["files"])
     state.exchange = exchange_for(state, args, "c")
     if args.get("override"):
-        from kerneltui.core.worker.override import OverrideUnusable, activate
+        from kerneltui.core.worker.child.override import OverrideUnusable, activate
 
         try:
             activate(state, str(args["override"]))
