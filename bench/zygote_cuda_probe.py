@@ -118,7 +118,7 @@ def main() -> int:
     os.environ.pop("TRITON_INTERPRET", None)
 
     from kerneltui.core.sandbox.zygote import cuda_initialised
-    from kerneltui.core.worker.child.state import warm_imports
+    from kerneltui.core.worker.contract.start import warm_imports
 
     started = time.perf_counter()
     import importlib

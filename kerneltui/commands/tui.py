@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE
-from kerneltui.core.worker.child.serve import NICE_ENV as WORKER_NICE_ENV
+from kerneltui.core.worker.contract.start import NICE_ENV as WORKER_NICE_ENV
 
 WORKER_NICE = 10  # the app's workers yield the CPU to it
 
@@ -86,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
         print("kerneltui: the app needs a terminal; for scripts use `kerneltui check TASK` or `kerneltui watch TASK`",
               file=sys.stderr)
         return EXIT_USAGE
-    # The app's workers run below its priority (core.worker.child): keystrokes first.
+    # The app's workers run below its priority (core.worker.child.serve): keystrokes first.
     os.environ.setdefault(WORKER_NICE_ENV, str(WORKER_NICE))
     try:
         app = open_app(Path(args.task), kernel=args.kernel, settings=settings, timeout=args.timeout,

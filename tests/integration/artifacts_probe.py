@@ -36,8 +36,8 @@ def main() -> int:
 def _probe(task: Any, arch: str, scratch: Path, quiet: Callable[..., None]) -> int:
     from kerneltui.core.worker.child.ops_candidate import op_load
     from kerneltui.core.worker.child.ops_judge import op_judge_inputs, op_judge_load
-    from kerneltui.core.worker.child.runtime import seed_for
     from kerneltui.core.worker.child.state import WorkerState
+    from kerneltui.core.worker.contract.seeds import seed_for
 
     exchange = str(scratch / "exchange")
     os.mkdir(exchange)

@@ -182,7 +182,7 @@ async def test_zygote_false_execs_every_worker():
 
 
 async def test_a_zygote_that_cannot_start_leaves_a_worker_started_as_a_new_python_saying_why(monkeypatch):
-    from kerneltui.core.worker.child.state import WarmImports
+    from kerneltui.core.worker.contract.start import WarmImports
     from kerneltui.core.worker.parent import runner as runner_module
 
     monkeypatch.setattr(runner_module, "warm_imports",

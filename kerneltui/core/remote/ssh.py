@@ -40,6 +40,7 @@ import kerneltui
 from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.worker.contract.protocol import MAX_MESSAGE
+from kerneltui.core.worker.contract.start import SERVE_MODULE
 from kerneltui.core.worker.parent.process import WorkerFailure
 from kerneltui.core.worker.parent.runner import WorkerHandle
 
@@ -221,7 +222,7 @@ class SSHRunner:
         # scrubs the remote environment (the login shell's exports included) the way LocalRunner does.
         child = ["env", *(f"{k}={v}" for k, v in env.items()), self.target.python,
                  "-m", "kerneltui.core.sandbox.launch", "--here", self._here_policy(writable, role), "--",
-                 self.target.python, "-m", "kerneltui.core.worker.child.serve", "--backend", backend, "--role", role]
+                 self.target.python, "-m", SERVE_MODULE, "--backend", backend, "--role", role]
         if arch:
             child += ["--arch", arch]
         # `exec sh` keeps the login shell's pid, which sshd made a session (and group) leader, so

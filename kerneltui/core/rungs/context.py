@@ -24,6 +24,7 @@ from kerneltui.core.rungs.rung_metrics import (
 from kerneltui.core.task import Task, TaskData
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.contract.replies import DeviceInfo, LoadReply
+from kerneltui.core.worker.contract.seeds import seed_for
 from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 from kerneltui.settings.bench import BenchSettings
@@ -266,8 +267,6 @@ class RunContext:
                 and not (edited and name.startswith(f"{edited}/"))}
 
     def seed_for(self, case_index: int, k: int) -> int:
-        from kerneltui.core.worker.child.runtime import seed_for
-
         case = self.task.tests[case_index]
         return seed_for(case_index, case.seed, k)
 

@@ -19,8 +19,8 @@ from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.judging import CaseRef, Judging
 from kerneltui.core.rungs.result import RungResult, fail, ok, skip, warn
 from kerneltui.core.rungs.rung_metrics import DumpMetrics
-from kerneltui.core.worker.child.runtime import seed_for
 from kerneltui.core.worker.contract.replies import DumpReply
+from kerneltui.core.worker.contract.seeds import seed_for
 
 
 async def run(ctx: RunContext) -> RungResult:

@@ -25,8 +25,8 @@ from kerneltui.core.rungs.rung_metrics import TraceMetrics, trace_metrics
 from kerneltui.core.trace import buffer as trace_buffer
 from kerneltui.core.trace import chrome, iket_run, sources, summary, timeline
 from kerneltui.core.trace.stats import analyse
-from kerneltui.core.worker.child.runtime import seed_for
 from kerneltui.core.worker.contract.replies import TraceReply
+from kerneltui.core.worker.contract.seeds import seed_for
 from kerneltui.core.worker.parent.process import WorkerFailure
 
 NAME = "trace"

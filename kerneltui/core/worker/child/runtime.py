@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import random
 import re
 import traceback
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ from kerneltui.core.task_remedies import missing_module, other_sizes, smaller_si
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.errors import TaskProblem
 from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.seeds import seed_for
 
 KERNELBENCH_INIT_SEED = 42
 
@@ -53,14 +53,6 @@ def normalise_check_result(result: Any) -> tuple[bool, str]:
     if result is None:
         return True, ""
     return bool(result), str(result)
-
-
-def seed_for(case_index: int, case_seed: int | None, k: int) -> int:
-    """Deterministic per-case seeds: the case's own seed first, then derived ones."""
-    base = case_seed if case_seed is not None else 1000 + 17 * case_index
-    if k == 0:
-        return base
-    return random.Random(base * 7919 + k).randrange(1, 2**31 - 1)
 
 
 # What torch says when code asks for CUDA and there is none (CPU-only build, no driver, no device).

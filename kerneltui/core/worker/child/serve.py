@@ -25,11 +25,10 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported lazily at run time: the start-up order above decides what loads when
     from kerneltui.core.worker.contract.replies import WorkerError
 
+from kerneltui.core.worker.contract.start import NICE_ENV
+
 # Ops both kinds of worker serve.
 SHARED_OPS = frozenset({"ping", "device_peaks"})
-# Set by the TUI: its workers yield the CPU to the app, whose frames must not wait for a worker
-# importing torch or Triton compiling (a 2-core machine has no core to spare for either).
-NICE_ENV = "KERNELTUI_WORKER_NICE"
 # The judge's benchmark ops are named judge_* like the rest; the candidate's are not.
 
 

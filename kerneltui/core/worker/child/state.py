@@ -39,36 +39,6 @@ def share_the_cores(torch: Any, has_gpu: bool) -> None:
         torch.set_num_threads(max(1, cores // 2))
 
 
-@dataclass(frozen=True)
-class WarmImports:
-    """What ``WorkerState.warm_up`` imports before it starts CUDA (if a GPU is there), for a zygote to import once
-    (``core.sandbox.zygote``): the variables set before the imports, then the modules in order."""
-
-    defaults: tuple[str, ...]  # VAR=VALUE, set unless the environment has VAR
-    modules: tuple[str, ...]
-
-
-# The kerneltui modules every worker imports before and just after it is ready.
-_WORKER_MODULES = ("kerneltui.core.worker.contract.protocol", "kerneltui.core.worker.child.device_info",
-                   "kerneltui.core.worker.child.ops")
-# Backends whose DSL import reads nothing of the worker's own (CuTe DSL and TileLang read the task
-# copy's folder and their targets from the environment when first imported: they import in the worker).
-_BACKEND_MODULES = {"triton": ("triton", "triton.language", "kerneltui.core.backends.triton"),
-                    "cuda": ("kerneltui.cuda", "kerneltui.core.backends.cuda"),
-                    "torch": ("kerneltui.core.backends.torch",)}
-
-
-def warm_imports(backend: str, gpu: bool = False) -> WarmImports:
-    """Keep in step with ``warm_up`` below: the same variables first, the same imports. The same for
-    both roles, so that one zygote serves both workers of a run: the judge gets the candidate's
-    imports too (torch._dynamo, the DSL), which it does not use; importing them was a judge's cost,
-    never a rule (it imports no candidate code either way)."""
-    modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *_BACKEND_MODULES.get(backend, ()))
-    # Triton runs its interpreter only where there is no GPU (warm_up sets the same).
-    defaults = () if gpu else ("TRITON_INTERPRET=1",)
-    return WarmImports(defaults=defaults, modules=modules + _WORKER_MODULES)
-
-
 @dataclass
 class LaunchRecord:
     """One kernel launch seen by a backend hook while candidate code ran."""
@@ -143,7 +113,7 @@ class WorkerState:
         else:
             # The interpreter is chosen when triton.jit decorates (triton's own library functions
             # too), so it must be set before anything imports triton — torch._dynamo does (and a
-            # zygote, before it imports what warm_imports names).
+            # zygote, before it imports what contract.start.warm_imports names).
             os.environ.setdefault("TRITON_INTERPRET", "1")
         if self.role == "judge":
             # The judge runs no kernel: torch, and Triton on a GPU (the benchmark's recheck kernel).

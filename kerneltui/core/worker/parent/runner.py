@@ -25,9 +25,8 @@ from kerneltui.core.sandbox.policy import SandboxState
 from kerneltui.core.sandbox.settings import SandboxSettings, load_settings
 from kerneltui.core.sandbox.support import support
 from kerneltui.core.sandbox.zygote_client import RunningZygote, ZygoteError, kind_of, zygote_for
-from kerneltui.core.worker.child.serve import NICE_ENV
-from kerneltui.core.worker.child.state import warm_imports
 from kerneltui.core.worker.contract.protocol import MAX_MESSAGE
+from kerneltui.core.worker.contract.start import NICE_ENV, SERVE_MODULE, warm_imports
 
 EXIT_WAIT_S = 5.0  # how long release() waits for a killed worker before SIGKILL to its process group
 
@@ -140,7 +139,7 @@ class LocalRunner:
 
     async def spawn(self, backend: str, arch: str | None, role: str = "candidate",
                     writable: Sequence[str] = ()) -> WorkerHandle:
-        cmd = [self.python, "-m", "kerneltui.core.worker.child.serve", "--backend", backend, "--role", role]
+        cmd = [self.python, "-m", SERVE_MODULE, "--backend", backend, "--role", role]
         if arch:
             cmd += ["--arch", arch]
         try:
