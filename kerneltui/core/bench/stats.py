@@ -174,6 +174,18 @@ def geomean(values: Iterable[float | None]) -> float | None:
 # ----------------------------------------------------------------------------------------------
 
 
+def wants_graph(settings: BenchSettings, times_ms: list[float], host_us: list[float]) -> bool:
+    """Whether the kernel's series is timed again in CUDA-graph mode (the parent decides, from the
+    kernel's first series)."""
+    if settings.graph == "on":
+        return True
+    if settings.graph == "off":
+        return False
+    med_ms = median(times_ms)
+    # Launch-bound: short kernels, or a host call that takes a good share of the kernel's time.
+    return med_ms < settings.graph_below_ms or median(host_us) * 1e-3 > 0.5 * med_ms
+
+
 def graph_kernel_samples(total_ms: Sequence[float], flush_ms: Sequence[float]) -> list[float]:
     """Kernel times from graph replays: each (flush + kernel) replay minus the median flush-only replay.
 
@@ -212,6 +224,7 @@ BUSY_SHARE_CAP = 0.25  # the busy calibration raises the threshold to at most th
 EFFECT_FLOOR_US, EFFECT_SHARE = 10.0, 0.1  # hidden work shorter than the larger of these is not looked for
 STRAGGLE_ALPHA = 1e-4  # the test's false-alarm rate per measurement (a flag is then measured again)
 MIN_CONTROLS = 8
+CONTROL_EVERY = 4  # timed calls per interleaved side-work control measurement (the parent asks for it)
 # An honest call's gap is a multiple of its controls', not the controls' plus a constant: on the H200
 # (bench/RESULTS.md, 102 honest measurements on two days, 13 kernels) the median call gap was 1.5–2.5×
 # (median 1.96×) the median control gap, whatever the host's mood; a slow spell that tripled the

@@ -26,15 +26,16 @@ from typing import Any, cast
 
 from kerneltui.core.bench.part_times import add_parts
 from kerneltui.core.bench.stats import (
+    CONTROL_EVERY,
     STOP_TIME_CAP,
     BenchSettings,
     RunningStats,
     median,
     stop_reason,
     straggle_verdict,
+    wants_graph,
 )
 from kerneltui.core.rungs.bench_bound import WallBound
-from kerneltui.core.worker.child import timing
 from kerneltui.core.worker.contract.replies import (
     BenchBeginReply,
     BenchCallsReply,
@@ -178,7 +179,7 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
         raw["busy_straggle_us"] = end.get("busy_straggle_us") or []
         raw["stream_changes"] = end.get("stream_changes") or 0
         threads = list(end.get("threads_started_by_kernel") or [])
-        if series.failure is None and series.times_ms and timing.wants_graph(settings, series.times_ms, series.host_us):
+        if series.failure is None and series.times_ms and wants_graph(settings, series.times_ms, series.host_us):
             raw["graph"] = await _graph_series(driver, case_settings, progress, label)
             raw["graph"]["stopped"] = WallBound.relabel(raw["graph"].get("stopped") or "", settings, case_settings)
         raw["spent_s"] = driver.spent
@@ -219,7 +220,7 @@ async def _series(driver: CaseDriver, settings: BenchSettings, progress: Any, la
     timed_began = time.perf_counter()
     warm_calls = driver.calls
     while True:
-        reply, check = await driver.timed(driver.size(), controls_every=timing.CONTROL_EVERY)
+        reply, check = await driver.timed(driver.size(), controls_every=CONTROL_EVERY)
         for ms, host_us, straggle_us in reply["samples"]:
             series.times_ms.append(ms)
             series.host_us.append(host_us)

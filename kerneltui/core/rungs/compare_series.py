@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from kerneltui.core.bench import compare
-from kerneltui.core.bench.stats import median, straggle_verdict
+from kerneltui.core.bench.stats import CONTROL_EVERY, median, straggle_verdict
 from kerneltui.core.rungs.bench_series import CaseDriver
-from kerneltui.core.worker.child import timing
 from kerneltui.core.worker.contract.replies import BenchBeginReply, BenchCallsReply, PoolReply, RecheckReply
 from kerneltui.core.worker.parent.process import WorkerProcess
 from kerneltui.settings.bench import BenchSettings
@@ -122,7 +121,7 @@ async def compare_case(judge: WorkerProcess, worker: WorkerProcess, index: int, 
     timed_began = time.perf_counter()
     ratios: list[float] = []
     while True:
-        kernels, reply, check = await driver.interleaved(driver.size(), controls_every=timing.CONTROL_EVERY)
+        kernels, reply, check = await driver.interleaved(driver.size(), controls_every=CONTROL_EVERY)
         if (wrong := check.get("failure")) is not None:
             case.failure = _wrong(wrong, driver.block_order)
             break

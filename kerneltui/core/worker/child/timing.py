@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.bench.stats import RunningStats, median, stop_reason
+from kerneltui.core.bench.stats import CONTROL_EVERY, RunningStats, median, stop_reason
 from kerneltui.core.worker.child.fresh_inputs import BASE_SETS, FreshInputs
 from kerneltui.core.worker.contract.replies import SeriesFailure
 from kerneltui.settings.bench import BenchSettings
@@ -71,7 +71,6 @@ PAD_FACTOR = 2.0
 PAD_MAX_US = 2000.0
 PAD_FIRST_US = 200.0
 PAD_HISTORY = 8
-CONTROL_EVERY = 4  # timed calls per interleaved side-work control measurement
 BUSY_CALIBRATION_CAP_MS = 1.0  # the busy calibration's spin kernel lasts the kernel's median, at most this
 PROGRESS_EVERY_S = 0.25
 
@@ -707,16 +706,6 @@ def release_compiled(torch: Any) -> None:
 def pool_facts(pool: InputPool) -> dict[str, Any]:
     return {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
             "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3), **pool.source.facts()}
-
-
-def wants_graph(settings: BenchSettings, times_ms: list[float], host_us: list[float]) -> bool:
-    if settings.graph == "on":
-        return True
-    if settings.graph == "off":
-        return False
-    med_ms = median(times_ms)
-    # Launch-bound: short kernels, or a host call that takes a good share of the kernel's time.
-    return med_ms < settings.graph_below_ms or median(host_us) * 1e-3 > 0.5 * med_ms
 
 
 def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any]) -> str | None:
