@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from kerneltui.core import metrics as metric_fns
 from kerneltui.core.metrics import ErrorMetrics
@@ -29,7 +30,6 @@ from kerneltui.core.rungs.rung_metrics import (
     CorrectnessOutcome,
     DeterminismNote,
 )
-from kerneltui.core.worker.child.verdicts import worst_metrics
 from kerneltui.core.worker.contract.replies import LoadReply, SanityReport, VerdictReply
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 
@@ -334,3 +334,24 @@ def _tighten_tolerance(task_format: str) -> str:
     if task_format == "gpumode":
         return "tighten the tolerance its check_implementation uses"
     return "tighten [tolerance] in task.toml"
+
+
+WORST_OF: tuple[tuple[Literal["max_abs", "max_rel", "rel_l2", "psnr_db", "cosine", "rmse"], Callable[..., object]], ...] = (
+    ("max_abs", min), ("max_rel", min), ("rel_l2", min), ("psnr_db", max), ("cosine", max), ("rmse", min))
+
+
+def worst_metrics(worst: ErrorMetrics, verdict: Mapping[str, Any]) -> None:
+    """Fold one verdict's metrics into the run's worst values."""
+    for part in verdict.get("outputs") or []:
+        m = part.get("metrics") or {}
+        for key, better in WORST_OF:
+            v = m.get(key)
+            if v is None:
+                continue
+            cur = worst.get(key)
+            if cur is None or (better is min and v > cur) or (better is max and v < cur):
+                worst[key] = v
+        if m.get("exact") is False:
+            worst["exact"] = False
+        elif "exact" not in worst and m.get("exact"):
+            worst["exact"] = True

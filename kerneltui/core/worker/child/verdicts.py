@@ -12,8 +12,7 @@ made by the task's backend (``evidence_problems``), would a trivial output have 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from kerneltui.core import metrics
 from kerneltui.core.task import TaskData, ToleranceData, allow_ops_advice
@@ -273,24 +272,3 @@ def aliasing_problem(rt: Any, aliases: list[str], ref_out: Any, ref_inputs: Any,
     if wrong:
         return f"output {wrong[0]} shares memory with an input ({label}); return a freshly written tensor"
     return None
-
-
-WORST_OF: tuple[tuple[Literal["max_abs", "max_rel", "rel_l2", "psnr_db", "cosine", "rmse"], Callable[..., object]], ...] = (
-    ("max_abs", min), ("max_rel", min), ("rel_l2", min), ("psnr_db", max), ("cosine", max), ("rmse", min))
-
-
-def worst_metrics(worst: metrics.ErrorMetrics, verdict: Mapping[str, Any]) -> None:
-    """Fold one verdict's metrics into the run's worst values."""
-    for part in verdict.get("outputs") or []:
-        m = part.get("metrics") or {}
-        for key, better in WORST_OF:
-            v = m.get(key)
-            if v is None:
-                continue
-            cur = worst.get(key)
-            if cur is None or (better is min and v > cur) or (better is max and v < cur):
-                worst[key] = v
-        if m.get("exact") is False:
-            worst["exact"] = False
-        elif "exact" not in worst and m.get("exact"):
-            worst["exact"] = True
