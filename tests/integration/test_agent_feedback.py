@@ -13,7 +13,7 @@ import pytest
 from tests.integration.agent_helpers import make_chat, propose
 
 BROKEN_LINE = "    y = tl.load(y_ptr + offs, mask=mask) + undefined_name"
-HARNESS_TRACES = ("site-packages", "kerneltui/core", "kerneltui-worker", "child.py", "interpreter.py")
+HARNESS_TRACES = ("site-packages", "kerneltui/core", "kerneltui-worker", "serve.py", "interpreter.py")
 
 
 def model_text(provider) -> str:

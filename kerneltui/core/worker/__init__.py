@@ -1,6 +1,12 @@
-"""Worker processes: the only place candidate code is imported and run.
+"""Worker processes: the only place candidate code is imported and run. Split by where code runs:
 
-``child`` is the process's entry point; ``process`` is the parent's handle on one worker;
-``pool`` keeps a warm worker ready; ``runner`` decides where workers start (locally, over SSH, …).
-The same framed-JSON protocol (``protocol``) runs over the worker's stdin/stdout everywhere.
+``parent``    runs in the front end or the engine: ``runner`` starts a worker (here, over SSH, in
+              Ray), ``process`` is the parent's handle on one, ``pool`` keeps the next ones warm;
+``child``     runs inside the sandboxed worker process: ``serve`` is its entry point, the ops
+              (``ops_*``) serve the parent's requests on the harness around them;
+``contract``  what both import: the framed protocol (``protocol``), the replies' types (``replies``),
+              tensors in shared memory (``wire``), how a worker starts (``start``), the case seeds.
+
+The parent never imports the child side, nor torch; the child never imports the rungs, the loop,
+the agent or the UI (``tests/unit/test_worker_boundary.py``).
 """
