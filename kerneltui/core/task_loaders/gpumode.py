@@ -15,10 +15,10 @@ submission (GPU MODE accepts any Python submission).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kerneltui.core import backends
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
@@ -39,13 +39,7 @@ DEFAULT_SUBMISSION = "submission.py"
 
 def detect_backend(source: str) -> str:
     """The DSL a GPU MODE submission is written in (GPU MODE itself accepts any)."""
-    if re.search(r"@\s*triton\.(jit|autotune)", source) or "import triton" in source:
-        return "triton"
-    if re.search(r"@\s*cute\.(kernel|jit)", source) or "cutlass.cute" in source:
-        return "cute"
-    if "load_inline" in source or "cpp_extension" in source or "__global__" in source:
-        return "cuda"
-    return "torch"
+    return backends.undeclared_submission(source)
 
 
 def task_yml(root: Path) -> Path:
@@ -157,7 +151,7 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     return Task(
         name=fields.string(src, ("name",), data.get("name") or root.name, non_empty=True),
         description=fields.string(src, ("description",), data.get("description") or "").strip(),
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         format="gpumode",
         root=root,
         kernel_file=kernel_rel,

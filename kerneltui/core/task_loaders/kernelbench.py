@@ -18,6 +18,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core import backends
 from kerneltui.core.task import BACKENDS, RANKINGS, Case, LoadOptions, Task, TaskError, Tolerance
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
@@ -36,7 +37,7 @@ from kerneltui.core.task_loaders.native import ALLOWABLE, timeouts_from
 from kerneltui.core.task_loaders.pysource import parse_python, top_level_classes, top_level_functions
 
 CANDIDATE_NAMES = ("{stem}_new.py", "{stem}_kernel.py", "model_new.py")
-DEFAULT_BACKEND = "triton"
+DEFAULT_BACKEND = backends.DEFAULT
 # KernelBench v0.1's gate: allclose(atol=rtol=1e-2); kerneltui adds its scale-aware checks on top.
 DEFAULT_TOLERANCE = 1e-2
 
@@ -190,7 +191,7 @@ def load(problem: Path, kernel: str | Path | None = None, options: LoadOptions |
     return Task(
         name=problem.stem,
         description=_description(tree, problem),
-        backend=backend,  # type: ignore[arg-type]
+        backend=backend,
         format="kernelbench",
         root=root,
         kernel_file=kernel_rel,

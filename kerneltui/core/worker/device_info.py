@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from typing import Any
 
+from kerneltui.core.backends import spec_of
+
 
 def _version(module: str) -> str | None:
     try:
@@ -62,5 +64,5 @@ def describe_device(state: Any) -> dict[str, Any]:
         )
         info.update(nvidia_smi_query())
     else:
-        info.update(name="CPU (no GPU)", arch=None, interpreter=state.backend_name == "triton")
+        info.update(name="CPU (no GPU)", arch=None, interpreter=spec_of(state.backend_name).interpreted_without_gpu)
     return info

@@ -15,6 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kerneltui.core.backends import NAMES, spec_of
+
 
 def share_the_cores(torch: Any, has_gpu: bool) -> None:
     """With no GPU, give torch's intra-op threads half of this process's cores.
@@ -48,11 +50,6 @@ class WarmImports:
 # The kerneltui modules every worker imports before and just after it is ready.
 _WORKER_MODULES = ("kerneltui.core.worker.protocol", "kerneltui.core.worker.device_info",
                    "kerneltui.core.worker.ops")
-# Backends whose DSL import reads nothing of the worker's own (CuTe DSL and TileLang read the task
-# copy's folder and their targets from the environment when first imported: they import in the worker).
-_BACKEND_MODULES = {"triton": ("triton", "triton.language", "kerneltui.core.backends.triton"),
-                    "cuda": ("kerneltui.cuda", "kerneltui.core.backends.cuda"),
-                    "torch": ("kerneltui.core.backends.torch",)}
 
 
 def warm_imports(backend: str, gpu: bool = False) -> WarmImports:
@@ -60,7 +57,9 @@ def warm_imports(backend: str, gpu: bool = False) -> WarmImports:
     both roles, so that one zygote serves both workers of a run: the judge gets the candidate's
     imports too (torch._dynamo, the DSL), which it does not use; importing them was a judge's cost,
     never a rule (it imports no candidate code either way)."""
-    modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *_BACKEND_MODULES.get(backend, ()))
+    # The backend's own (BackendSpec.warm_imports): those whose import reads nothing of the worker's.
+    own = spec_of(backend).warm_imports if backend in NAMES else ()
+    modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *own)
     # Triton runs its interpreter only where there is no GPU (warm_up sets the same).
     defaults = () if gpu else ("TRITON_INTERPRET=1",)
     return WarmImports(defaults=defaults, modules=modules + _WORKER_MODULES)
@@ -154,7 +153,7 @@ class WorkerState:
 
         self.backend = backend_for(self.backend_name)
         self.backend.warm(self)
-        if self.backend_name != "torch":  # a torch task's record is not judged: nothing to compare with
+        if not self.backend.spec.torch_is_the_kernel:  # its record is not judged: nothing to compare with
             # Before any candidate code: torch's operators as torch registered them, and the code
             # loaded so far (the operator record compares with both). Worked out once per process:
             # a zygote does it before it forks (~0.25 s), an exec'd worker here, off a spare's

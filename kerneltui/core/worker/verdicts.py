@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kerneltui.core import metrics
+from kerneltui.core.backends import torch_is_the_kernel
 from kerneltui.core.task import allow_ops_advice
 from kerneltui.core.worker import tree
 
@@ -122,7 +123,7 @@ def evidence_problems(evidence: dict[str, Any], task: dict[str, Any], backend_la
                       kernel_names: set[str]) -> list[str]:
     """Whether the task's backend did the work: torch compute on the output path, data from the
     host, memory made outside the record, the record switched off, library GPU kernels."""
-    if task.get("backend") == "torch":
+    if torch_is_the_kernel(task.get("backend")):
         return []
     allow = set(task.get("allow") or [])
     if "torch_ops" in allow:
