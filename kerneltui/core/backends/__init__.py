@@ -22,21 +22,21 @@ REGISTRY: tuple[BackendSpec, ...] = tuple(module.SPEC for module in _MODULES)
 NAMES: tuple[str, ...] = tuple(spec.name for spec in REGISTRY)
 # A native task or KernelBench problem that declares no backend is written in this one.
 DEFAULT = triton.SPEC.name
-_BY_NAME = {module.SPEC.name: module for module in _MODULES}
+_SPECS: dict[str, BackendSpec] = {spec.name: spec for spec in REGISTRY}
+_WORKER_SIDE: dict[str, type[BaseBackend]] = {module.SPEC.name: module.Backend for module in _MODULES}
 
 
 def spec_of(name: str) -> BackendSpec:
     """The description of backend ``name``; ValueError for a name kerneltui does not know."""
-    module = _BY_NAME.get(name)
-    if module is None:
+    spec = _SPECS.get(name)
+    if spec is None:
         raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(NAMES)}")
-    spec: BackendSpec = module.SPEC
     return spec
 
 
 def backend_for(name: str) -> BaseBackend:
-    backend: BaseBackend = _BY_NAME[spec_of(name).name].Backend()
-    return backend
+    """A fresh worker-side object of backend ``name`` (ValueError for a name kerneltui does not know)."""
+    return _WORKER_SIDE[spec_of(name).name]()
 
 
 def undeclared_submission(source: str) -> str:
@@ -60,5 +60,5 @@ def compile_caches() -> list[CompileCache]:
 def torch_is_the_kernel(name: object) -> bool:
     """Whether the kernel of backend ``name`` is torch code itself (``BackendSpec.torch_is_the_kernel``),
     for the worker's plain task dicts: a missing or unknown name is a DSL's, whose torch work is judged."""
-    module = _BY_NAME.get(name) if isinstance(name, str) else None
-    return module is not None and bool(module.SPEC.torch_is_the_kernel)
+    spec = _SPECS.get(name) if isinstance(name, str) else None
+    return spec is not None and spec.torch_is_the_kernel
