@@ -20,10 +20,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
-if TYPE_CHECKING:
-    from kerneltui.core.task import ToleranceData
+
+class ToleranceData(TypedDict, total=False):
+    """``Tolerance.to_dict()`` (core.task): the task's overrides, only those it sets (``metrics.tolerances_for``)."""
+
+    atol: float
+    rtol: float
+    rel_l2: float
+    min_psnr_db: float
+    min_cosine: float
+    golden: bool
+
 
 # (atol, rtol, rel_l2) per dtype family. rel_l2 bounds ||out-ref||/||ref||: fp32 arithmetic lands
 # far under 1e-3, tf32 near 3e-4, bf16 operands between 1e-3 and 1e-2.

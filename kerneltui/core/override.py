@@ -27,12 +27,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.backends import REGISTRY
 from kerneltui.core.task import Task, TaskError
 
 OVERRIDE_ROOT = ".kerneltui/override"
 MANIFEST = "override.json"
 SUFFIX = {"PTX": ".ptx", "TTGIR": ".ttgir"}
-BACKEND_STAGES = {"cuda": ("PTX",), "triton": ("PTX", "TTGIR")}
 PTX_ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
 TTGIR_FUNC = re.compile(r"tt\.func\s+(?:public\s+)?@([\w$]+)\s*\(")
 
@@ -53,6 +53,19 @@ class Override:
     key: str | None  # Triton: the specialisation's override key (None: every variant of the kernel)
 
 
+def supported() -> str:
+    """The backends whose compiler output can be hand-edited, with their stages, for messages:
+    "Triton (PTX, TTGIR) and CUDA C++ (PTX)"."""
+    named = [f"{spec.label} ({', '.join(spec.override.stages)})" for spec in REGISTRY if spec.override is not None]
+    return " and ".join(named) if len(named) < 3 else ", ".join(named[:-1]) + " and " + named[-1]
+
+
+def stages_of(task: Task) -> tuple[str, ...] | None:
+    """The stages of ``task``'s backend that can be hand-edited (None: none can)."""
+    support = task.backend_spec.override
+    return None if support is None else support.stages
+
+
 def kernel_name(stage: str, text: str) -> str:
     pattern = PTX_ENTRY if stage.upper() == "PTX" else TTGIR_FUNC
     names = pattern.findall(text)
@@ -71,9 +84,9 @@ def write(task: Task, version: str, stage: str, text: str, *, key: str | None = 
     """Write ``text`` (the ``stage`` of ``version``) as an override to edit; an existing edited file is kept.
     ``edited``: the edited text itself (an agent's proposal), written over whatever is there."""
     stage = stage.upper()
-    allowed = BACKEND_STAGES.get(task.backend)
+    allowed = stages_of(task)
     if allowed is None:
-        raise OverrideError(f"hand-edited compiler output is supported for CUDA C++ (PTX) and Triton (PTX, TTGIR), "
+        raise OverrideError(f"hand-edited compiler output is supported for {supported()}, "
                             f"not for {task.backend} tasks")
     if stage not in allowed:
         raise OverrideError(f"{task.backend} tasks can override {' or '.join(allowed)}, not {stage}: "
@@ -82,7 +95,8 @@ def write(task: Task, version: str, stage: str, text: str, *, key: str | None = 
         raise OverrideError(f"not a version name: {version!r}")
     kernel = kernel_name(stage, text)
     folder = folder_for(task, version)
-    if task.backend == "cuda":
+    support = task.backend_spec.override
+    if support is not None and support.named_for_kernel_file:
         name = Path(task.kernel_file).stem + SUFFIX[stage]  # kerneltui.cuda.load looks for <cu stem>.ptx
         file = folder / name
     elif key:
@@ -132,6 +146,15 @@ def fingerprint(files: dict[str, str]) -> str:
         h.update(name.encode())
         h.update(files[name].encode())
     return h.hexdigest()[:16]
+
+
+def specialisation_key(task: Task, version_dir: Path, stage: str, text: str) -> str | None:
+    """The key an override of ``text`` is written under, for a backend whose overrides are keyed by
+    specialisation (Triton's); None for the others, and where the dump does not say."""
+    support = task.backend_spec.override
+    if support is None or not support.keyed_by_specialisation:
+        return None
+    return triton_key(version_dir, stage, text)
 
 
 def triton_key(version_dir: Path, stage: str, text: str) -> str | None:

@@ -18,14 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
+from kerneltui.core.backends import NAMES as BACKENDS
+from kerneltui.core.backends import spec_of
+from kerneltui.core.backends.spec import BackendSpec
+from kerneltui.core.metrics import ToleranceData
 from kerneltui.core.task_error import TaskError, task_text, task_utf8
 from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
 from kerneltui.core.task_loaders.containment import contained, read_contained
 from kerneltui.files import os_reason
 
-Backend = Literal["triton", "cute", "cuda", "torch", "tilelang"]
 TaskFormat = Literal["native", "kernelbench", "gpumode"]
-BACKENDS: tuple[Backend, ...] = ("triton", "cute", "cuda", "torch", "tilelang")
 _OPERATOR = re.compile(r"^(?:aten(?:::|\.))?([A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -76,17 +78,6 @@ class Case:
         if self.seed is not None:
             data["seed"] = self.seed
         return data
-
-
-class ToleranceData(TypedDict, total=False):
-    """``Tolerance.to_dict()``: the task's overrides, only those it sets (``metrics.tolerances_for``)."""
-
-    atol: float
-    rtol: float
-    rel_l2: float
-    min_psnr_db: float
-    min_cosine: float
-    golden: bool
 
 
 @dataclass(frozen=True)
@@ -180,7 +171,7 @@ class LoadOptions:
 class Task:
     name: str
     description: str
-    backend: Backend
+    backend: str  # a name in core.backends.REGISTRY (BACKENDS), checked by the loaders
     format: TaskFormat
     root: Path
     kernel_file: str  # the file being written, relative to root
@@ -207,6 +198,11 @@ class Task:
     # What the command line added when the task was loaded (``load_task`` sets it): whoever loads the
     # task again from disk (the engine) passes it on, so both see the same task.
     load: LoadOptions = field(default_factory=LoadOptions)
+
+    @property
+    def backend_spec(self) -> BackendSpec:
+        """What kerneltui knows about the task's backend (``core.backends``)."""
+        return spec_of(self.backend)
 
     @property
     def kernel_path(self) -> Path:
@@ -350,7 +346,7 @@ class TaskData(TypedDict, total=False):
     """``Task.to_dict()``: the task as a worker holds it (every key once installed; none before)."""
 
     name: str
-    backend: Backend
+    backend: str  # a name in core.backends.REGISTRY
     format: str
     kernel_file: str
     reference_file: str

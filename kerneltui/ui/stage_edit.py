@@ -27,7 +27,7 @@ class StageEdits:
             app.notify("run the loop first: the override is written from a checked version's output", severity="warning")
             return
         task = app.kernel_task
-        key = override.triton_key(version_dir, stage, text) if task.backend == "triton" else None
+        key = override.specialisation_key(task, version_dir, stage, text)
         try:
             edited = override.write(task, version_dir.name, stage, text, key=key)
         except override.OverrideError as exc:

@@ -15,7 +15,8 @@ view's "edit this stage" does (``core.override``), in a folder of its own:
   the override folder holds, and that build is recorded in the history as a version. Its base is
   the kernel file: a change to the file makes the proposal stale.
 
-Which stages: CUDA C++ tasks PTX, Triton tasks PTX or TTGIR (``core.override.BACKEND_STAGES``).
+Which stages: CUDA C++ tasks PTX, Triton tasks PTX or TTGIR (``core.override.stages_of``: each
+backend's ``BackendSpec.override``).
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ async def propose(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     rationale = str(args.get("rationale") or "").strip()
     edited, diff = str(args.get("source") or ""), str(args.get("diff") or "")
     task = chat.task
-    allowed = override.BACKEND_STAGES.get(task.backend)
+    allowed = override.stages_of(task)
     if allowed is None:
-        raise ToolFailure(f"{NAME}: hand-edited compiler output exists for CUDA C++ (PTX) and Triton (PTX, TTGIR) "
+        raise ToolFailure(f"{NAME}: hand-edited compiler output exists for {override.supported()} "
                           f"tasks; this is a {task.backend} task: change its source with propose_edit")
     if stage not in allowed:
         raise ToolFailure(f"{NAME}: a {task.backend} task can override {' or '.join(allowed)}, not {stage or 'nothing'}")
@@ -76,7 +77,7 @@ async def propose(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     if new.strip() == base.strip():
         raise ToolFailure(f"{NAME}: the edited {stage} is the compiler's own; nothing to propose")
     version_dir = task.version_dir(version)
-    key = override.triton_key(version_dir, stage, base) if task.backend == "triton" else None
+    key = override.specialisation_key(task, version_dir, stage, base)
     written = override.write(task, f"{version}-{source_hash(new)[:8]}", stage, base, key=key, edited=new)
     info = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
             "kernel": written.kernel, "base_version": version, "key": key}

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
+
+from kerneltui.core.backends.spec import BackendSpec
 
 
 class BaseBackend:
-    name = "base"
-    label = "base"  # how messages name the DSL ("Triton", "CuTe DSL", …)
-    # Whether the candidate must launch at least one kernel of this backend (torch: no).
-    requires_launch = True
+    spec: ClassVar[BackendSpec]  # the backend's description (its module's SPEC)
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
 
     def warm(self, state: Any) -> None:
         """Import the DSL so that a rerun does not pay for it."""
+
+    def use_override(self, folder: Path, manifest: dict[str, Any]) -> None:
+        """Point the DSL at a hand-edited compiler output (``core.override``; the worker's ``load``
+        does it before the candidate imports). A backend that reads the override from the
+        environment (``kerneltui.cuda.load``: ``KERNELTUI_PTX_OVERRIDE_DIR``) has nothing to add."""
 
     def install_hooks(self, state: Any) -> None:
         """Patch the DSL's launch path so launches are counted (``state.record_launch``)."""

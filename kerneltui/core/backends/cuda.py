@@ -10,9 +10,30 @@ from __future__ import annotations
 
 import base64
 import re
+from pathlib import Path
 from typing import Any
 
 from kerneltui.core.backends.base import BaseBackend, first_call
+from kerneltui.core.backends.spec import BackendSpec, CacheHome, CompileCache, KernelMarker, OverrideSupport
+
+
+def _kerneltui_cache(home: CacheHome) -> str:
+    return str(Path(home.env.get("XDG_CACHE_HOME") or home.home / ".cache") / "kerneltui")
+
+
+SPEC = BackendSpec(
+    name="cuda",
+    label="CUDA C++",
+    kernel_file="kernel.cu",
+    launcher="launch.py",
+    marker=KernelMarker(re.compile(r"__global__"), "a __global__ kernel"),
+    submission_signs=tuple(re.compile(re.escape(sign)) for sign in ("load_inline", "cpp_extension", "__global__")),
+    override=OverrideSupport(("PTX",), named_for_kernel_file=True),
+    warm_imports=("kerneltui.cuda",),
+    # kerneltui.cuda's nvcc builds, under cuda/ of kerneltui's cache folder (which holds more).
+    caches=(CompileCache("KERNELTUI_CACHE_DIR", "kerneltui's CUDA build cache (cuda/)", _kerneltui_cache, None,
+                         part="cuda"),),
+)
 
 
 class CudaLaunchMissing(Exception):
@@ -20,8 +41,7 @@ class CudaLaunchMissing(Exception):
 
 
 class Backend(BaseBackend):
-    name = "cuda"
-    label = "CUDA C++"
+    spec = SPEC
 
     def __init__(self) -> None:
         self.compile_only = False

@@ -40,6 +40,24 @@ from kerneltui.core.backends.base import (
     first_call,
     frame_in_task,
 )
+from kerneltui.core.backends.spec import BackendSpec, CacheHome, CompileCache, DslTracer, KernelMarker
+
+
+def _cute_cache(home: CacheHome) -> str:
+    return os.path.join(home.temp, home.env.get("USER") or home.user, "cutlass_python_cache")
+
+
+SPEC = BackendSpec(
+    name="cute",
+    label="CuTe DSL",
+    kernel_file="kernel.py",
+    marker=KernelMarker(re.compile(r"@\s*(cute\.)?(kernel|jit)\b"), "a @cute.kernel (and a @cute.jit launcher)"),
+    submission_signs=(re.compile(r"@\s*cute\.(kernel|jit)"), re.compile(re.escape("cutlass.cute"))),
+    # IKET, the DSL's in-kernel event tracing: a kernel that marks ranges with cute.experimental.iket.
+    tracer=DslTracer("iket", (re.compile(r"\biket\s*\.\s*(range_start|range_push|mark)\s*\(|cute\.experimental\.iket"),)),
+    caches=(CompileCache("CUTE_DSL_CACHE_DIR", "CuTe DSL cache", _cute_cache, "cutlass"),),
+    env_prefixes=("CUTE_", "CUTLASS_"),
+)
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 KDL_CPU, KDL_CUDA = 1, 2
@@ -56,8 +74,7 @@ class _Phase(threading.local):
 
 
 class Backend(BaseBackend):
-    name = "cute"
-    label = "CuTe DSL"
+    spec = SPEC
 
     def __init__(self) -> None:
         self.compile_only = False

@@ -39,7 +39,23 @@ from kerneltui.core.backends.base import (
     first_call,
     frame_in_task,
 )
+from kerneltui.core.backends.spec import BackendSpec, CacheHome, CompileCache, KernelMarker
 from kerneltui.core.backends.tilelang_kernels import describe_kernel
+
+
+def _tilelang_cache(home: CacheHome) -> str:
+    return str(home.home / ".tilelang" / "cache")
+
+
+SPEC = BackendSpec(
+    name="tilelang",
+    label="TileLang",
+    kernel_file="kernel.py",
+    marker=KernelMarker(re.compile(r"@\s*(tilelang\.)?jit\b|@\s*(T\.)?prim_func\b"),
+                        "a @tilelang.jit kernel (or a @T.prim_func)"),
+    caches=(CompileCache("TILELANG_CACHE_DIR", "TileLang cache", _tilelang_cache, "tilelang"),),
+    env_prefixes=("TILELANG_", "TVM_"),  # TileLang's own TVM
+)
 
 LINE_DIRECTIVES = "tl.emit_line_directives"
 # TileLang's C++ passes append this to a message when the IR node carries a source span.
@@ -60,8 +76,7 @@ class _Phase(threading.local):
 
 
 class Backend(BaseBackend):
-    name = "tilelang"
-    label = "TileLang"
+    spec = SPEC
 
     def __init__(self) -> None:
         self.compile_only = False

@@ -3,10 +3,43 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from kerneltui.core.backends.base import BaseBackend
+from kerneltui.core.backends.spec import (
+    BackendSpec,
+    CacheHome,
+    CompileCache,
+    DslTracer,
+    KernelMarker,
+    OverrideSupport,
+)
+
+
+def _triton_cache(home: CacheHome) -> str:
+    return str(Path(home.env.get("TRITON_HOME") or home.home) / ".triton" / "cache")
+
+
+SPEC = BackendSpec(
+    name="triton",
+    label="Triton",
+    kernel_file="kernel.py",
+    marker=KernelMarker(re.compile(r"@\s*(triton\.)?(jit|autotune|heuristics)\b"), "a @triton.jit kernel"),
+    submission_signs=(re.compile(r"@\s*triton\.(jit|autotune)"), re.compile(re.escape("import triton"))),
+    override=OverrideSupport(("PTX", "TTGIR"), keyed_by_specialisation=True),
+    # Proton's instrumentation mode: a kernel that imports triton.profiler.language and opens scopes.
+    tracer=DslTracer("proton", (re.compile(r"triton\.profiler\.language|from\s+triton\.profiler\s+import\s+language"),
+                                re.compile(r"\.\s*(scope|enter_scope)\s*\("))),
+    interpreted_without_gpu=True,
+    warm_imports=("triton", "triton.language"),
+    caches=(CompileCache("TRITON_CACHE_DIR", "Triton's JIT cache", _triton_cache, "triton"),),
+    env_prefixes=("TRITON_",),
+)
 
 # Known gaps of the interpreter that can make a correct kernel look wrong (or a wrong one right).
 INTERPRETER_CAVEATS = (
@@ -42,8 +75,7 @@ def describe_arg(value: Any) -> Any:
 
 
 class Backend(BaseBackend):
-    name = "triton"
-    label = "Triton"
+    spec = SPEC
 
     def warm(self, state: Any) -> None:
         import triton
@@ -59,6 +91,34 @@ class Backend(BaseBackend):
             from kerneltui.core.trace.proton_run import allow_scopes_in_interpreter
 
             allow_scopes_in_interpreter()  # kernels marked with Proton scopes run on the CPU too
+
+    def use_override(self, folder: Path, manifest: dict[str, Any]) -> None:
+        """Triton's kernel override: ``knobs.compilation.override`` + ``knobs.cache.override_dir``, whose
+        layout is ``<key>/<kernel>.<stage>``. Without a key (no dump of the base version) the edited file
+        is offered for every specialisation of the kernel, under whatever key Triton asks for."""
+        from triton import knobs
+
+        knobs.compilation.override = True
+        knobs.cache.override_dir = str(folder)
+        # A private cache: the overridden kernel must not land in the shared cache under the key of
+        # the unedited one (Triton's cache key does not include the override).
+        knobs.cache.dir = tempfile.mkdtemp(prefix="kerneltui-override-cache-")
+        if manifest.get("key"):
+            return
+        from triton.runtime.cache import FileCacheManager
+
+        edited = folder / str(manifest["file"])
+
+        class AnyKeyOverride(FileCacheManager):
+            def __init__(self, key: str, override: bool = False, dump: bool = False) -> None:
+                super().__init__(key, override=override, dump=dump)
+                if override:
+                    target = Path(self.cache_dir)
+                    if not target.exists():
+                        target.mkdir(parents=True, exist_ok=True)
+                        shutil.copyfile(edited, target / edited.name)
+
+        knobs.cache.manager_class = AnyKeyOverride
 
     def install_hooks(self, state: Any) -> None:
         from triton.runtime import jit

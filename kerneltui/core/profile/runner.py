@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.backends import compile_caches
 from kerneltui.core.profile.command import DEFAULT_LAUNCH_COUNT, REPORT_NAME, ProfileCommand, import_argv
 from kerneltui.core.profile.csvpages import parse_details, parse_raw
 from kerneltui.core.profile.errors import ProfilerProblem, diagnose, no_ncu
@@ -241,8 +242,9 @@ async def _open_profile_box(ncu: Path, workdir: Path, version_dir: Path, env: di
     defer_filesystem_rules(box)  # the target inits CUDA under its own pid: it applies Landlock itself
     box.env.pop(SCRATCH_ENV, None)  # the target makes its task copy in the work folder, not the scratch
     caches = box.scratch / "caches"
-    for variable in ("TRITON_CACHE_DIR", "KERNELTUI_CACHE_DIR", "CUTE_DSL_CACHE_DIR", "TILELANG_CACHE_DIR"):
-        box.env[variable] = str(caches / variable.lower())
+    for cache in compile_caches():
+        if cache.holds_candidate_kernels:
+            box.env[cache.variable] = str(caches / cache.variable.lower())
     return box
 
 

@@ -54,8 +54,8 @@ async def run(ctx: RunContext) -> RungResult:
         parts.append(f"first call {result['first_call_s']:.2f}s")
     if not result.get("can_run", True):
         parts.append("compile-only (no GPU)")
-    elif not ctx.has_gpu and ctx.task.backend == "triton":
-        parts.append("Triton interpreter (no GPU)")
+    elif not ctx.has_gpu and ctx.task.backend_spec.interpreted_without_gpu:
+        parts.append(f"{ctx.task.backend_spec.label} interpreter (no GPU)")
     if sandbox_note(worker.sandbox):
         parts.append(sandbox_note(worker.sandbox))
     # The reply's times and launch count, in the reply's order (a key the reply lacks stays out).

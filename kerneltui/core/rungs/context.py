@@ -271,8 +271,7 @@ class RunContext:
         return seed_for(case_index, case.seed, k)
 
     def backend_label(self) -> str:
-        return {"triton": "Triton", "cute": "CuTe DSL", "cuda": "CUDA C++", "torch": "PyTorch",
-                "tilelang": "TileLang"}.get(self.task.backend, self.task.backend)
+        return self.task.backend_spec.label
 
     def hold(self, worker: WorkerProcess) -> None:
         """A worker a rung acquired itself, released with the run's others."""

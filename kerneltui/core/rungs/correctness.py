@@ -315,7 +315,7 @@ class Checks:
                     f"cannot tell right from wrong on {s['case']}: a {probe} output passes the check "
                     f"(widen the test's value range or {_tighten_tolerance(task.format)})")
         can_run = bool((self.ctx.data.load or {}).get("can_run", True))
-        if task.backend != "torch" and tally.launches == 0 and can_run:
+        if task.backend_spec.requires_launch and tally.launches == 0 and can_run:
             tally.problems.append(
                 f"no {self.judging.backend_label} kernel was launched: custom_kernel must run a kernel of the task's "
                 "backend (calling torch or the reference is not a kernel)")

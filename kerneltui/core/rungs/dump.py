@@ -24,8 +24,8 @@ from kerneltui.core.worker.contract.seeds import seed_for
 
 
 async def run(ctx: RunContext) -> RungResult:
-    if ctx.task.backend == "torch":
-        return skip("dump", "the torch backend has no kernels of its own to dump")
+    if not ctx.task.backend_spec.dumps:
+        return skip("dump", f"the {ctx.task.backend} backend has no kernels of its own to dump")
     worker = await ctx.check_worker()
     arch = dump_arch(ctx)
     judging = await ctx.judging()

@@ -16,6 +16,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from kerneltui.core.backends import spec_of
 from kerneltui.core.rungs.context import RunContext
 from kerneltui.core.rungs.result import RungResult, SourceLocation, fail, ok, warn
 from kerneltui.core.rungs.rung_metrics import PrechecksMetrics
@@ -93,13 +94,6 @@ HARNESS_LIBRARIES = ("kerneltui.cuda",)  # meant for kernels: the CUDA launcher
 
 def _is_harness(module: str) -> bool:
     return module.split(".")[0] == HARNESS_PACKAGE and not module.startswith(HARNESS_LIBRARIES)
-
-BACKEND_MARKERS = {
-    "triton": (re.compile(r"@\s*(triton\.)?(jit|autotune|heuristics)\b"), "a @triton.jit kernel"),
-    "cute": (re.compile(r"@\s*(cute\.)?(kernel|jit)\b"), "a @cute.kernel (and a @cute.jit launcher)"),
-    "cuda": (re.compile(r"__global__"), "a __global__ kernel"),
-    "tilelang": (re.compile(r"@\s*(tilelang\.)?jit\b|@\s*(T\.)?prim_func\b"), "a @tilelang.jit kernel (or a @T.prim_func)"),
-}
 
 
 @dataclass(frozen=True)
@@ -367,7 +361,7 @@ def scan_python(source: str, backend: str, reference_module: str = "reference") 
     scanner = _Scanner(reference_module, True)
     scanner.visit(tree)
     findings = scanner.findings
-    if backend == "torch":
+    if spec_of(backend).torch_is_the_kernel:
         # A torch candidate is allowed to call torch; it is compared with the reference all the same.
         findings = [f for f in findings if f.rule not in {"torch_ops", "downcast"}]
     return findings, None
@@ -394,8 +388,8 @@ def scan_cuda(source: str) -> list[Finding]:
 
 
 def has_backend_kernel(source: str, backend: str) -> bool:
-    marker = BACKEND_MARKERS.get(backend)
-    return True if marker is None else bool(marker[0].search(source))
+    marker = spec_of(backend).marker
+    return True if marker is None else bool(marker.pattern.search(source))
 
 
 async def run(ctx: RunContext) -> RungResult:
@@ -418,9 +412,9 @@ async def run(ctx: RunContext) -> RungResult:
                 metrics={"strict": 1, "warnings": 0},
             )
         findings.extend(Finding(f.level, f.rule, f.line, f"{name}:{f.line}: {f.message}", f.op) for f in found)
-    if task.backend != "torch" and not has_backend_kernel(kernel_text, task.backend):
-        what = BACKEND_MARKERS[task.backend][1]
-        findings.append(Finding("strict", "", 1, f"{task.kernel_file}: no {what} defined: the task's backend is {task.backend}"))
+    marker = task.backend_spec.marker
+    if marker is not None and not marker.pattern.search(kernel_text):
+        findings.append(Finding("strict", "", 1, f"{task.kernel_file}: no {marker.what} defined: the task's backend is {task.backend}"))
 
     waived = [f for f in findings if f.level == "strict" and (f.rule and f.rule in task.allow or
                                                                allowing_name(f.op, task.allow_ops))]

@@ -45,8 +45,6 @@ from kerneltui.core.sandbox.support import SandboxSupport, probe_here
 
 LAUNCH_MODULE = "kerneltui.core.sandbox.launch"
 OFF = "the box is off ([sandbox] enabled = false, or KERNELTUI_SANDBOX_ENABLED=false)"
-_LIBRARY_OF_CACHE = {"TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "torch", "KERNELTUI_CACHE_DIR": None,
-                     "CUTE_DSL_CACHE_DIR": "cutlass", "TILELANG_CACHE_DIR": "tilelang"}
 _names = itertools.count(1)
 
 
@@ -95,7 +93,7 @@ def _prepare_caches(caches: list[SharedCache]) -> list[str]:
     """Make the cache folders of installed libraries, so a rule can grant them; returns their paths."""
     ready = []
     for cache, path in zip(caches, cache_write_paths(caches), strict=True):
-        library = _LIBRARY_OF_CACHE.get(cache.variable)
+        library = cache.cache.library
         if not os.path.isdir(path) and library is not None and importlib.util.find_spec(library) is None:
             continue
         with contextlib.suppress(OSError):

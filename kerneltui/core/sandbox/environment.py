@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kerneltui.core.backends import REGISTRY, compile_caches
+from kerneltui.core.backends.spec import CacheHome, CompileCache
 from kerneltui.core.redact import MIN_SECRET, is_secret_name
 
 PASS_NAMES = frozenset({
@@ -36,9 +38,9 @@ PASS_NAMES = frozenset({
     "CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "USER", "LOGNAME", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
 })
+# The GPU stack's and kerneltui's own, then each backend's (BackendSpec.env_prefixes: torch and the DSLs).
 PASS_PREFIXES = ("LC_", "CUDA_", "CUDNN_", "CUBLAS", "CUFFT_", "CUSPARSE_", "NVIDIA_", "NV_", "NVCC_", "NCCL_",
-                 "NSIGHT_", "NCU_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "PYTORCH_", "CUTE_",
-                 "CUTLASS_", "TILELANG_", "TVM_", "KERNELTUI_")
+                 "NSIGHT_", "NCU_", "KERNELTUI_", *(prefix for spec in REGISTRY for prefix in spec.env_prefixes))
 # Set by kerneltui itself for every worker; not taken from the parent.
 OWN_NAMES = ("HOME", "TMPDIR", "TMP", "TEMP")
 # kerneltui's own settings that say where the person's files are: not for candidate code.
@@ -54,54 +56,43 @@ def _allowed(name: str, extra_names: frozenset[str]) -> bool:
 
 @dataclass(frozen=True)
 class SharedCache:
-    """A compile cache every worker shares: where it is, and the variable that says so."""
+    """A compile cache every worker shares: which backend cache it is, and where."""
 
-    variable: str
+    cache: CompileCache
     path: str
     what: str
 
+    @property
+    def variable(self) -> str:
+        return self.cache.variable
+
 
 def shared_caches(base: Mapping[str, str]) -> list[SharedCache]:
-    """Where the compile caches are for kerneltui's own user, computed from ``base`` (kerneltui's
-    environment), the way each library computes its default, so a worker with a scratch ``HOME`` and
-    ``TMPDIR`` keeps using them."""
-    home = Path(base.get("HOME") or Path.home())
-    temp = base.get("TMPDIR") or tempfile.gettempdir()
+    """Where the compile caches of every backend (``core.backends.compile_caches``) are for
+    kerneltui's own user, computed from ``base`` (kerneltui's environment), the way each library
+    computes its default, so a worker with a scratch ``HOME`` and ``TMPDIR`` keeps using them."""
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = f"uid_{os.getuid()}"
-    safe_user = re.sub(r'[\\/:*?"<>|]', "_", user)
-    triton_home = Path(base.get("TRITON_HOME") or home)
-    xdg_cache = Path(base.get("XDG_CACHE_HOME") or home / ".cache")
-    kerneltui_cache = Path(base.get("KERNELTUI_CACHE_DIR") or xdg_cache / "kerneltui")
-    caches = [
-        SharedCache("TRITON_CACHE_DIR", base.get("TRITON_CACHE_DIR") or str(triton_home / ".triton" / "cache"),
-                    "Triton's JIT cache"),
-        SharedCache("TORCHINDUCTOR_CACHE_DIR",
-                    base.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(temp, f"torchinductor_{safe_user}"),
-                    "torch.compile (Inductor) cache"),
-        SharedCache("KERNELTUI_CACHE_DIR", str(kerneltui_cache), "kerneltui's CUDA build cache (cuda/)"),
-        SharedCache("CUTE_DSL_CACHE_DIR",
-                    base.get("CUTE_DSL_CACHE_DIR") or os.path.join(temp, base.get("USER") or user, "cutlass_python_cache"),
-                    "CuTe DSL cache"),
-        SharedCache("TILELANG_CACHE_DIR", base.get("TILELANG_CACHE_DIR") or str(home / ".tilelang" / "cache"),
-                    "TileLang cache"),
-    ]
-    return caches
+    home = CacheHome(env=base, home=Path(base.get("HOME") or Path.home()),
+                     temp=base.get("TMPDIR") or tempfile.gettempdir(), user=user,
+                     safe_user=re.sub(r'[\\/:*?"<>|]', "_", user))
+    return [SharedCache(cache, base.get(cache.variable) or cache.default(home), cache.what) for cache in compile_caches()]
 
 
 def judge_caches(caches: Iterable[SharedCache]) -> list[SharedCache]:
     """The judge's own compile caches, beside the shared ones and never beneath them: a candidate's
     box may write the shared caches, so code planted there (a Triton or Inductor artefact) must never
     be what the judge loads when it compiles the reference (torch.compile for the baseline)."""
-    return [SharedCache(c.variable, os.path.join(c.path, "judge") if c.variable == "KERNELTUI_CACHE_DIR"
-                        else c.path.rstrip("/") + "-judge", f"{c.what}, the judge's own") for c in caches]
+    return [SharedCache(c.cache, os.path.join(c.path, "judge") if c.cache.part else c.path.rstrip("/") + "-judge",
+                        f"{c.what}, the judge's own") for c in caches]
 
 
 def cache_write_paths(caches: Iterable[SharedCache]) -> list[str]:
-    """The folders a boxed worker may write: each cache (for kerneltui's cache, only its cuda/ part)."""
-    return [os.path.join(c.path, "cuda") if c.variable == "KERNELTUI_CACHE_DIR" else c.path for c in caches]
+    """The folders a boxed worker may write: each cache (of a folder kerneltui uses for more, only
+    the cache's part: kerneltui's cuda/)."""
+    return [os.path.join(c.path, c.cache.part) if c.cache.part else c.path for c in caches]
 
 
 @dataclass(frozen=True)

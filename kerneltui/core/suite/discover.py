@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kerneltui.core import backends
 from kerneltui.core.task_loaders.kernelbench import is_problem_file
 
 SuiteFormat = Literal["kernelbench", "gpumode", "native"]
@@ -176,7 +177,9 @@ def _native_kernel(problem: Path) -> Path:
     kernel = data.get("kernel")
     if isinstance(kernel, str):
         return problem / kernel
-    return problem / ("kernel.cu" if data.get("backend") == "cuda" else "kernel.py")
+    declared = data.get("backend")
+    backend = declared if isinstance(declared, str) and declared in backends.NAMES else backends.DEFAULT
+    return problem / backends.spec_of(backend).kernel_file
 
 
 def discover(root: Path, candidates: Path | None = None) -> Suite:

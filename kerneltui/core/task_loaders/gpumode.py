@@ -15,11 +15,11 @@ submission (GPU MODE accepts any Python submission).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kerneltui.core.task import BACKENDS, RANKINGS, Backend, LoadOptions, Task, TaskError, Timeouts
+from kerneltui.core import backends
+from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.containment import contained
@@ -37,15 +37,9 @@ SUBMISSION = "@SUBMISSION@"
 DEFAULT_SUBMISSION = "submission.py"
 
 
-def detect_backend(source: str) -> Backend:
+def detect_backend(source: str) -> str:
     """The DSL a GPU MODE submission is written in (GPU MODE itself accepts any)."""
-    if re.search(r"@\s*triton\.(jit|autotune)", source) or "import triton" in source:
-        return "triton"
-    if re.search(r"@\s*cute\.(kernel|jit)", source) or "cutlass.cute" in source:
-        return "cute"
-    if "load_inline" in source or "cpp_extension" in source or "__global__" in source:
-        return "cuda"
-    return "torch"
+    return backends.undeclared_submission(source)
 
 
 def task_yml(root: Path) -> Path:

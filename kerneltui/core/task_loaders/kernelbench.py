@@ -18,7 +18,8 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.task import BACKENDS, RANKINGS, Backend, Case, LoadOptions, Task, TaskError, Tolerance
+from kerneltui.core import backends
+from kerneltui.core.task import BACKENDS, RANKINGS, Case, LoadOptions, Task, TaskError, Tolerance
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
 from kerneltui.core.task_loaders.constants import (
@@ -36,7 +37,7 @@ from kerneltui.core.task_loaders.native import ALLOWABLE, timeouts_from
 from kerneltui.core.task_loaders.pysource import parse_python, top_level_classes, top_level_functions
 
 CANDIDATE_NAMES = ("{stem}_new.py", "{stem}_kernel.py", "model_new.py")
-DEFAULT_BACKEND: Backend = "triton"
+DEFAULT_BACKEND = backends.DEFAULT
 # KernelBench v0.1's gate: allclose(atol=rtol=1e-2); kerneltui adds its scale-aware checks on top.
 DEFAULT_TOLERANCE = 1e-2
 
@@ -68,7 +69,7 @@ def _description(tree: ast.Module, problem: Path) -> str:
     return doc.strip() if doc else f"KernelBench problem {problem.name}"
 
 
-def _backend(options: LoadOptions, header: dict[str, Any], src: SettingsFile) -> tuple[Backend, str]:
+def _backend(options: LoadOptions, header: dict[str, Any], src: SettingsFile) -> tuple[str, str]:
     if options.backend is not None:
         if options.backend not in BACKENDS:
             raise TaskError(f"--backend must be one of {', '.join(BACKENDS)}, not {options.backend!r}")

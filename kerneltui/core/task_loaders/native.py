@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core import backends
 from kerneltui.core.task import BACKENDS, RANKINGS, LoadOptions, Task, TaskError, Timeouts, Tolerance
 from kerneltui.core.task_error import task_text
 from kerneltui.core.task_loaders import fields
@@ -24,7 +25,6 @@ from kerneltui.core.task_loaders.pysource import (
 )
 from kerneltui.settings.toml_lines import key_lines
 
-DEFAULT_KERNEL = {"triton": "kernel.py", "cute": "kernel.py", "torch": "kernel.py", "cuda": "kernel.cu", "tilelang": "kernel.py"}
 KNOWN_KEYS = {
     "name", "description", "backend", "kernel", "reference", "launcher", "tests", "benchmarks",
     "tolerance", "timeouts", "inplace", "seeds", "allow", "allow_ops", "arch", "ranking_by",
@@ -81,13 +81,14 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     if options.constants or options.scale is not None:
         raise TaskError("--set and --scale rewrite a KernelBench problem's module constants; a task.toml task "
                         "lists its sizes in [[tests]] and [[benchmarks]]: edit those", toml_path)
-    backend = fields.choice(src, ("backend",), data.get("backend", "triton"), choices=BACKENDS)
-    backend_from = f"task.toml:{src.line(('backend',))}" if "backend" in data else "the default (triton)"
+    backend = fields.string(src, ("backend",), data.get("backend", backends.DEFAULT), choices=BACKENDS)
+    backend_from = f"task.toml:{src.line(('backend',))}" if "backend" in data else f"the default ({backends.DEFAULT})"
+    spec = backends.spec_of(backend)
     if options.backend is not None and options.backend != backend:
         raise TaskError(f"--backend {options.backend} disagrees with the task, which declares backend = {backend!r}: "
                         "change task.toml if the kernel is meant for another DSL", toml_path, src.line(("backend",)))
 
-    kernel_file = fields.string(src, ("kernel",), data.get("kernel", DEFAULT_KERNEL[backend]), non_empty=True)
+    kernel_file = fields.string(src, ("kernel",), data.get("kernel", spec.kernel_file), non_empty=True)
     if kernel is not None:
         kpath = Path(kernel).expanduser().resolve()
         try:
@@ -114,10 +115,10 @@ def load(root: Path, kernel: str | Path | None = None, options: LoadOptions | No
     launcher = data.get("launcher")
     if launcher is not None:
         launcher = fields.string(src, ("launcher",), launcher, non_empty=True)
-    if backend == "cuda":
-        launcher = launcher or "launch.py"
+    if spec.launcher is not None:
+        launcher = launcher or spec.launcher
         if not contained(root, launcher).is_file():
-            raise src.error(("launcher",), f"a CUDA C++ task needs a Python launcher ({launcher}) defining "
+            raise src.error(("launcher",), f"a {spec.label} task needs a Python launcher ({launcher}) defining "
                                            "custom_kernel(*inputs)")
     entry_file = launcher or kernel_file
 

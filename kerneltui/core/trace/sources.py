@@ -12,7 +12,8 @@ timeline, trace screen and Perfetto export:
   ``cute.experimental.iket`` (``range_start``/``range_end``, ``range_push``/``range_pop``); run
   as ``run-iket`` around a one-shot process (``iket_run``), read by ``iket``.
 
-A kernel whose source uses a DSL's tracer gets that tracer. Where it cannot run (no GPU, a Triton
+A kernel whose source uses its backend's tracer gets that tracer (``BackendSpec.tracer`` says
+which tracer a backend has and what in a source asks for it). Where it cannot run (no GPU, a Triton
 without Proton, an nvidia-cutlass-dsl without IKET, a remote GPU host) the rung says why and uses
 the markers instead; a kernel with no markers then fails the way a kernel without markers always
 has, with that reason in front.
@@ -20,16 +21,13 @@ has, with that reason in front.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from kerneltui.core.backends import spec_of
 
 MARKERS, PROTON, IKET = "kerneltui", "proton", "iket"
 LABELS = {MARKERS: "kerneltui's markers", PROTON: "Proton (Triton's instrumentation mode)",
           IKET: "IKET (CuTe DSL's in-kernel event tracing)"}
-
-_PROTON_IMPORT = re.compile(r"triton\.profiler\.language|from\s+triton\.profiler\s+import\s+language")
-_PROTON_SCOPE = re.compile(r"\.\s*(scope|enter_scope)\s*\(")
-_IKET_USE = re.compile(r"\biket\s*\.\s*(range_start|range_push|mark)\s*\(|cute\.experimental\.iket")
 
 
 @dataclass(frozen=True)
@@ -51,11 +49,8 @@ class SourceChoice:
 
 def wanted_source(backend: str, kernel_source: str) -> str:
     """The tracer the kernel's own source asks for."""
-    if backend == "triton" and _PROTON_IMPORT.search(kernel_source) and _PROTON_SCOPE.search(kernel_source):
-        return PROTON
-    if backend == "cute" and _IKET_USE.search(kernel_source):
-        return IKET
-    return MARKERS
+    tracer = spec_of(backend).tracer
+    return tracer.source if tracer is not None and tracer.wanted_by(kernel_source) else MARKERS
 
 
 def choose(backend: str, kernel_source: str, *, iket_problem: str | None = None) -> SourceChoice:

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from typing import Any, cast
 
+from kerneltui.core.backends import spec_of
 from kerneltui.core.worker.contract.replies import DeviceInfo
 
 
@@ -65,5 +66,6 @@ def describe_device(state: Any) -> DeviceInfo:
         })
         info.update(nvidia_smi_query())
     else:
-        info.update({"name": "CPU (no GPU)", "arch": None, "interpreter": state.backend_name == "triton"})
+        info.update({"name": "CPU (no GPU)", "arch": None,
+                     "interpreter": spec_of(state.backend_name).interpreted_without_gpu})
     return info

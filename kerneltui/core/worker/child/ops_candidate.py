@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.backends import torch_is_the_kernel
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.evidence import Recorder, describe, gpu_kernel_names, install_tripwires
 from kerneltui.core.worker.child.integrity import IdentitySnapshot, check_identities
@@ -88,7 +89,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     recorder = state.recorder = Recorder(torch, candidate_dirs=(str(state.task_dir), str(state.task_dir.resolve())))
     recorder.known = state.known_code
     task = args["task"]
-    recorder.watching_memory = task.get("backend") != "torch" and "torch_ops" not in (task.get("allow") or [])
+    recorder.watching_memory = not torch_is_the_kernel(task.get("backend")) and "torch_ops" not in (task.get("allow") or [])
     if recorder.watching_memory:
         recorder.allowed_ops = frozenset(str(op) for op in task.get("allow_ops") or [])
     setup = state.exchange.load(args["setup"], "setup") if args.get("setup") is not None else None

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from kerneltui.core.backends import torch_is_the_kernel
 from kerneltui.core.worker.child import tree, verdicts
 from kerneltui.core.worker.child.ops_candidate import CheckFailure, exchange_for, poisoned_allocations
 from kerneltui.core.worker.child.runtime import reference_runtime_for
@@ -177,7 +178,7 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
         kernel_names = {str(k) for k in (evidence.get("launches") or {})}
         problems.extend(verdicts.evidence_problems(evidence, task, str(args.get("backend_label") or "backend"),
                                                    kernel_names))
-        if evidence.get("gpu_trace_note") and task.get("backend") != "torch":
+        if evidence.get("gpu_trace_note") and not torch_is_the_kernel(task.get("backend")):
             result["warnings"] = [str(evidence["gpu_trace_note"])]
     if mode == "run":
         structure, described = verdicts.structure_problems(rt, out, check.ref_out)

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from pathlib import Path
-from typing import Any
 
 from kerneltui.core.worker.child.state import WorkerState
 
@@ -33,37 +29,7 @@ def activate(state: WorkerState, rel_folder: str) -> str:
     if not edited.is_file():
         raise OverrideUnusable(f"{rel_folder}: the edited file {manifest.get('file')!r} is missing")
     os.environ[PTX_OVERRIDE_ENV] = str(folder)
-    if state.backend_name == "triton":
-        _triton(folder, manifest)
+    state.backend.use_override(folder, manifest)
     note = f"compiled from the hand-edited {manifest.get('stage')} in {rel_folder}/{manifest.get('file')}"
     state.notes.append(note)
     return note
-
-
-def _triton(folder: Path, manifest: dict[str, Any]) -> None:
-    """Triton's kernel override: ``knobs.compilation.override`` + ``knobs.cache.override_dir``, whose
-    layout is ``<key>/<kernel>.<stage>``. Without a key (no dump of the base version) the edited file
-    is offered for every specialisation of the kernel, under whatever key Triton asks for."""
-    from triton import knobs
-
-    knobs.compilation.override = True
-    knobs.cache.override_dir = str(folder)
-    # A private cache: the overridden kernel must not land in the shared cache under the key of
-    # the unedited one (Triton's cache key does not include the override).
-    knobs.cache.dir = tempfile.mkdtemp(prefix="kerneltui-override-cache-")
-    if manifest.get("key"):
-        return
-    from triton.runtime.cache import FileCacheManager
-
-    edited = folder / str(manifest["file"])
-
-    class AnyKeyOverride(FileCacheManager):
-        def __init__(self, key: str, override: bool = False, dump: bool = False) -> None:
-            super().__init__(key, override=override, dump=dump)
-            if override:
-                target = Path(self.cache_dir)
-                if not target.exists():
-                    target.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(edited, target / edited.name)
-
-    knobs.cache.manager_class = AnyKeyOverride

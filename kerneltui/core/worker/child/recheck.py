@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core import metrics
-from kerneltui.core.task import ToleranceData
+from kerneltui.core.metrics import ToleranceData
 
 TRITON_DTYPES = ("float16", "bfloat16", "float32", "float64")
 BLOCK = 4096

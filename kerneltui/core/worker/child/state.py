@@ -134,7 +134,7 @@ class WorkerState:
 
         self.backend = backend_for(self.backend_name)
         self.backend.warm(self)
-        if self.backend_name != "torch":  # a torch task's record is not judged: nothing to compare with
+        if not self.backend.spec.torch_is_the_kernel:  # its record is not judged: nothing to compare with
             # Before any candidate code: torch's operators as torch registered them, and the code
             # loaded so far (the operator record compares with both). Worked out once per process:
             # a zygote does it before it forks (~0.25 s), an exec'd worker here, off a spare's

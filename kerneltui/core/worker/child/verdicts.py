@@ -15,7 +15,9 @@ import re
 from typing import Any
 
 from kerneltui.core import metrics
-from kerneltui.core.task import TaskData, ToleranceData, allow_ops_advice
+from kerneltui.core.backends import torch_is_the_kernel
+from kerneltui.core.metrics import ToleranceData
+from kerneltui.core.task import TaskData, allow_ops_advice
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.contract.replies import OutputJudgement, OutputVerdict, SanityReport
 
@@ -122,7 +124,7 @@ def evidence_problems(evidence: dict[str, Any], task: TaskData, backend_label: s
                       kernel_names: set[str]) -> list[str]:
     """Whether the task's backend did the work: torch compute on the output path, data from the
     host, memory made outside the record, the record switched off, library GPU kernels."""
-    if task.get("backend") == "torch":
+    if torch_is_the_kernel(task.get("backend")):
         return []
     allow = set(task.get("allow") or [])
     if "torch_ops" in allow:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kerneltui.core.backends import NAMES, spec_of
+
 # The worker process's entry point (child/serve.py).
 SERVE_MODULE = "kerneltui.core.worker.child.serve"
 # Set by the TUI: its workers yield the CPU to the app, whose frames must not wait for a worker
@@ -28,19 +30,16 @@ class WarmImports:
 # The kerneltui modules every worker imports before and just after it is ready.
 _WORKER_MODULES = ("kerneltui.core.worker.contract.protocol", "kerneltui.core.worker.child.device_info",
                    "kerneltui.core.worker.child.ops")
-# Backends whose DSL import reads nothing of the worker's own (CuTe DSL and TileLang read the task
-# copy's folder and their targets from the environment when first imported: they import in the worker).
-_BACKEND_MODULES = {"triton": ("triton", "triton.language", "kerneltui.core.backends.triton"),
-                    "cuda": ("kerneltui.cuda", "kerneltui.core.backends.cuda"),
-                    "torch": ("kerneltui.core.backends.torch",)}
-
-
 def warm_imports(backend: str, gpu: bool = False) -> WarmImports:
     """Keep in step with ``WorkerState.warm_up`` (``child/state.py``): the same variables first, the
     same imports. The same for both roles, so that one zygote serves both workers of a run: the judge
     gets the candidate's imports too (torch._dynamo, the DSL), which it does not use; importing them
     was a judge's cost, never a rule (it imports no candidate code either way)."""
-    modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *_BACKEND_MODULES.get(backend, ()))
+    # The backend's own (BackendSpec.warm_imports): those whose import reads nothing of the worker's (CuTe
+    # DSL and TileLang read the task copy's folder and their targets from the environment when first
+    # imported: they import in the worker). Importing the registry imports every backend's module.
+    own = spec_of(backend).warm_imports if backend in NAMES else ()
+    modules = ("torch", "torch._dynamo", "kerneltui.core.backends", *own)
     # Triton runs its interpreter only where there is no GPU (warm_up sets the same).
     defaults = () if gpu else ("TRITON_INTERPRET=1",)
     return WarmImports(defaults=defaults, modules=modules + _WORKER_MODULES)
