@@ -1705,3 +1705,103 @@ _probe()
 def baseline_plant(*, store: str, out: str) -> str:
     """BASELINE_PLANT aimed at one task's history store, writing what it met to ``out``."""
     return BASELINE_PLANT.replace("__STORE__", repr(store)).replace("__OUT__", repr(out))
+
+
+# A kernel that watches folders it may not list (issue 47, item 5): Landlock hides a listing but does
+# not govern inotify or fanotify, whose events carry the names of new entries. From its worker it
+# watches the exchange root (another run's folder shows as it is made), /dev/shm and its own run
+# folder, tells the test it is watching, and waits for a new run folder's name; then it tries to plant
+# a file in the folder it learned. What each step met goes to ``/dev/shm`` (which the box may write).
+WATCH_PROBE = HONEST_ADD + '''
+import json
+import os
+import time
+
+_ct = __import__("ct" + "ypes")
+_libc = _ct.CDLL(None, use_errno=True)
+_probed = []
+
+
+def _folder_of(t):
+    with open("/proc/self/" + "maps") as maps:
+        for line in maps.read().splitlines():
+            parts = line.split()
+            if len(parts) >= 6 and "exchange" in parts[-1]:
+                low, high = (int(a, 16) for a in parts[0].split("-"))
+                if low <= t.data_ptr() < high:
+                    return os.path.dirname(parts[-1])
+    return ""
+
+
+def _error():
+    return "denied: " + os.strerror(_ct.get_errno())
+
+
+def _names(fd, watches):
+    """(watched folder, entry name) of each inotify event waiting on ``fd``."""
+    found = []
+    buf = _ct.create_string_buffer(65536)
+    size = _libc.read(fd, buf, len(buf))
+    data = buf.raw[:max(size, 0)]
+    at = 0
+    while at + 16 <= len(data):
+        wd = int.from_bytes(data[at:at + 4], "little", signed=True)
+        length = int.from_bytes(data[at + 12:at + 16], "little")
+        name = data[at + 16:at + 16 + length].rstrip(b"\\0").decode(errors="replace")
+        found.append((watches.get(wd, "?"), name))
+        at += 16 + length
+    return found
+
+
+def _probe(x):
+    found = {"inotify": "", "fanotify": "", "watches": {}, "learned": [], "planted": ""}
+    folder = _folder_of(x)
+    root = os.path.dirname(folder)
+    found["root"] = root
+    fd = _libc.inotify_init1(0o4000)  # IN_NONBLOCK
+    found["inotify"] = "ok" if fd >= 0 else _error()
+    watches = {}
+    if fd >= 0:
+        for path in (root, "/dev/shm", folder):
+            wd = _libc.inotify_add_watch(fd, path.encode(), 0x100)  # IN_CREATE
+            found["watches"][path] = "watching" if wd >= 0 else _error()
+            if wd >= 0:
+                watches[wd] = path
+    fan = _libc.fanotify_init(0x00000200 | 0x00000800, 0)  # FAN_REPORT_FID | FAN_REPORT_DIR_FID (no privilege)
+    if fan < 0:
+        found["fanotify"] = _error()
+    else:
+        marked = _libc.fanotify_mark(fan, 1, _ct.c_uint64(0x100 | 0x40000000), -100, root.encode())  # FAN_CREATE|FAN_ONDIR
+        found["fanotify"] = "marked" if marked == 0 else "init ok, mark " + _error()
+        _libc.close(fan)
+    with open(__READY__, "w", encoding="utf-8") as fh:
+        fh.write(root)
+    deadline = time.monotonic() + (120 if root in watches.values() else 0)
+    while time.monotonic() < deadline and not found["learned"]:
+        time.sleep(0.2)
+        found["learned"] = [name for where, name in _names(fd, watches) if where == root and len(name) == 32]
+    for name in found["learned"]:
+        try:
+            with open(os.path.join(root, name, "planted"), "w") as fh:
+                fh.write("from another run")
+            found["planted"] = "wrote " + name
+        except OSError as exc:
+            found["planted"] = "denied: " + str(exc.strerror)
+    with open(__OUT__, "w", encoding="utf-8") as fh:
+        json.dump(found, fh)
+
+
+def custom_kernel(x, y):  # noqa: F811
+    if not _probed:
+        _probed.append(1)
+        _probe(x)
+    out = torch.empty_like(x)
+    launch(x, y, out)
+    return out
+'''
+
+
+def watch_probe(*, ready: str, out: str) -> str:
+    """WATCH_PROBE telling the test it watches by writing ``ready``, writing what it met to ``out``."""
+    return WATCH_PROBE.replace("__READY__", repr(ready)).replace("__OUT__", repr(out))
+
