@@ -856,7 +856,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
     add_kernel[grid](x, y, out, n, BLOCK=16)
     return out
-''', 'correctness', ('aten::add',)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('computes_in_the_interpreted_kernel_body', 1, 'vector_add', '''
 import torch
 import triton
@@ -1184,7 +1184,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
     add_kernel[grid](x, y, out, n, BLOCK=16)
     return out
-''', 'correctness', ('computed by torch (rt4::work)',)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('replaces_a_torch_operator', 1, 'vector_add', HIJACK, 'prechecks',
           ("registers a kernel for one of torch's own operators",)),
     Cheat('replaces_a_torch_operator_under_a_built_name', 1, 'vector_add',
@@ -1238,8 +1238,7 @@ def custom_kernel(x, y):
 
     touch_kernel[grid](out, n, BLOCK=1024)
     return out
-''', 'correctness',
-          ("computed by torch (aten::add)",)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('claims_to_be_torch_printing_to_switch_the_record_off', 1, 'vector_add', TOUCH_KERNEL + '''
 
 # A helper claiming to be torch's tensor printing, which may switch dispatch modes off to format a tensor.
@@ -1805,3 +1804,64 @@ def watch_probe(*, ready: str, out: str) -> str:
     """WATCH_PROBE telling the test it watches by writing ``ready``, writing what it met to ``out``."""
     return WATCH_PROBE.replace("__READY__", repr(ready)).replace("__OUT__", repr(out))
 
+
+# Python the Triton interpreter runs inside a launch, around the kernel's programs (issue 47): a
+# grid function, an autotuner config's pre_hook, a pre-run hook. Each writes the right answer into
+# the output with numpy; the kernel itself only reads the output and stores it back. On a GPU that
+# is host code writing device memory, outside any kernel.
+RESTORES_ITS_OUTPUT = '''
+import torch
+import triton
+import triton.language as tl
+
+_np = __import__("num" + "py")
+
+
+@triton.jit
+def keep_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask), mask=mask)
+
+
+def _answer(x, y, out):
+    out.numpy()[:] = _np.add(x.numpy(), y.numpy())
+'''
+
+PYTHON_AROUND_THE_LAUNCH = {
+    "writes_the_output_from_its_grid_function": RESTORES_ITS_OUTPUT + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+
+    def grid(META):
+        _answer(x, y, out)
+        return (triton.cdiv(n, META["BLOCK"]),)
+
+    keep_kernel[grid](x, y, out, n, BLOCK=1024)
+    return out
+''',
+    "writes_the_output_from_an_autotune_pre_hook": RESTORES_ITS_OUTPUT.replace("@triton.jit", (
+        '@triton.autotune(configs=[triton.Config({"BLOCK": 1024}, '
+        'pre_hook=lambda nargs: _answer(nargs["x_ptr"], nargs["y_ptr"], nargs["out_ptr"]))], key=["n"])\n'
+        "@triton.jit")) + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    keep_kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, y, out, n)
+    return out
+''',
+    "writes_the_output_from_a_pre_run_hook": RESTORES_ITS_OUTPUT + '''
+
+keep_kernel.add_pre_run_hook(lambda x, y, out, *rest, **named: _answer(x, y, out))
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    keep_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+''',
+}
