@@ -30,8 +30,10 @@ DEFENCES: tuple[Defence, ...] = (
     Defence("static", "static checks: library ops, the reference, streams, threads, patching, introspection, "
             "descriptors, persisting L2", "prechecks", (1, 2, 4, 13, 14), ("STRICT", "prechecks")),
     Defence("interpreted_body", "under the Triton interpreter a jit body may use only triton.language, other jit "
-            "functions and constexpr values (it runs as Python there)", "run", (1,),
-            ("uses what is not Triton's language", "has no source kerneltui can read")),
+            "functions and constexpr values (it runs as Python there), and the Python a launch runs outside its "
+            "programs (a grid function, hooks) may not change the launch's arguments", "run", (1,),
+            ("uses what is not Triton's language", "has no source kerneltui can read",
+             "outside the kernel's programs")),
     Defence("judge", "reference, expected outputs, comparison and verdict in a judge process that never runs the "
             "kernel; the kernel's process gets a copy of the inputs and hands back outputs", "correctness",
             (1, 4, 6, 13), ("is not in the kernel's process",)),

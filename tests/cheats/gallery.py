@@ -856,7 +856,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
     add_kernel[grid](x, y, out, n, BLOCK=16)
     return out
-''', 'correctness', ('aten::add',)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('computes_in_the_interpreted_kernel_body', 1, 'vector_add', '''
 import torch
 import triton
@@ -1184,7 +1184,7 @@ def custom_kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
     add_kernel[grid](x, y, out, n, BLOCK=16)
     return out
-''', 'correctness', ('computed by torch (rt4::work)',)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('replaces_a_torch_operator', 1, 'vector_add', HIJACK, 'prechecks',
           ("registers a kernel for one of torch's own operators",)),
     Cheat('replaces_a_torch_operator_under_a_built_name', 1, 'vector_add',
@@ -1238,8 +1238,7 @@ def custom_kernel(x, y):
 
     touch_kernel[grid](out, n, BLOCK=1024)
     return out
-''', 'correctness',
-          ("computed by torch (aten::add)",)),
+''', 'run', ("out_ptr changed before its first program", "the grid function grid (kernel.py:")),
     Cheat('claims_to_be_torch_printing_to_switch_the_record_off', 1, 'vector_add', TOUCH_KERNEL + '''
 
 # A helper claiming to be torch's tensor printing, which may switch dispatch modes off to format a tensor.
@@ -1705,3 +1704,164 @@ _probe()
 def baseline_plant(*, store: str, out: str) -> str:
     """BASELINE_PLANT aimed at one task's history store, writing what it met to ``out``."""
     return BASELINE_PLANT.replace("__STORE__", repr(store)).replace("__OUT__", repr(out))
+
+
+# A kernel that watches folders it may not list (issue 47, item 5): Landlock hides a listing but does
+# not govern inotify or fanotify, whose events carry the names of new entries. From its worker it
+# watches the exchange root (another run's folder shows as it is made), /dev/shm and its own run
+# folder, tells the test it is watching, and waits for a new run folder's name; then it tries to plant
+# a file in the folder it learned. What each step met goes to ``/dev/shm`` (which the box may write).
+WATCH_PROBE = HONEST_ADD + '''
+import json
+import os
+import time
+
+_ct = __import__("ct" + "ypes")
+_libc = _ct.CDLL(None, use_errno=True)
+_probed = []
+
+
+def _folder_of(t):
+    with open("/proc/self/" + "maps") as maps:
+        for line in maps.read().splitlines():
+            parts = line.split()
+            if len(parts) >= 6 and "exchange" in parts[-1]:
+                low, high = (int(a, 16) for a in parts[0].split("-"))
+                if low <= t.data_ptr() < high:
+                    return os.path.dirname(parts[-1])
+    return ""
+
+
+def _error():
+    return "denied: " + os.strerror(_ct.get_errno())
+
+
+def _names(fd, watches):
+    """(watched folder, entry name) of each inotify event waiting on ``fd``."""
+    found = []
+    buf = _ct.create_string_buffer(65536)
+    size = _libc.read(fd, buf, len(buf))
+    data = buf.raw[:max(size, 0)]
+    at = 0
+    while at + 16 <= len(data):
+        wd = int.from_bytes(data[at:at + 4], "little", signed=True)
+        length = int.from_bytes(data[at + 12:at + 16], "little")
+        name = data[at + 16:at + 16 + length].rstrip(b"\\0").decode(errors="replace")
+        found.append((watches.get(wd, "?"), name))
+        at += 16 + length
+    return found
+
+
+def _probe(x):
+    found = {"inotify": "", "fanotify": "", "watches": {}, "learned": [], "planted": ""}
+    folder = _folder_of(x)
+    root = os.path.dirname(folder)
+    found["root"] = root
+    fd = _libc.inotify_init1(0o4000)  # IN_NONBLOCK
+    found["inotify"] = "ok" if fd >= 0 else _error()
+    watches = {}
+    if fd >= 0:
+        for path in (root, "/dev/shm", folder):
+            wd = _libc.inotify_add_watch(fd, path.encode(), 0x100)  # IN_CREATE
+            found["watches"][path] = "watching" if wd >= 0 else _error()
+            if wd >= 0:
+                watches[wd] = path
+    fan = _libc.fanotify_init(0x00000200 | 0x00000800, 0)  # FAN_REPORT_FID | FAN_REPORT_DIR_FID (no privilege)
+    if fan < 0:
+        found["fanotify"] = _error()
+    else:
+        marked = _libc.fanotify_mark(fan, 1, _ct.c_uint64(0x100 | 0x40000000), -100, root.encode())  # FAN_CREATE|FAN_ONDIR
+        found["fanotify"] = "marked" if marked == 0 else "init ok, mark " + _error()
+        _libc.close(fan)
+    with open(__READY__, "w", encoding="utf-8") as fh:
+        fh.write(root)
+    deadline = time.monotonic() + (120 if root in watches.values() else 0)
+    while time.monotonic() < deadline and not found["learned"]:
+        time.sleep(0.2)
+        found["learned"] = [name for where, name in _names(fd, watches) if where == root and len(name) == 32]
+    for name in found["learned"]:
+        try:
+            with open(os.path.join(root, name, "planted"), "w") as fh:
+                fh.write("from another run")
+            found["planted"] = "wrote " + name
+        except OSError as exc:
+            found["planted"] = "denied: " + str(exc.strerror)
+    with open(__OUT__, "w", encoding="utf-8") as fh:
+        json.dump(found, fh)
+
+
+def custom_kernel(x, y):  # noqa: F811
+    if not _probed:
+        _probed.append(1)
+        _probe(x)
+    out = torch.empty_like(x)
+    launch(x, y, out)
+    return out
+'''
+
+
+def watch_probe(*, ready: str, out: str) -> str:
+    """WATCH_PROBE telling the test it watches by writing ``ready``, writing what it met to ``out``."""
+    return WATCH_PROBE.replace("__READY__", repr(ready)).replace("__OUT__", repr(out))
+
+
+# Python the Triton interpreter runs inside a launch, around the kernel's programs (issue 47): a
+# grid function, an autotuner config's pre_hook, a pre-run hook. Each writes the right answer into
+# the output with numpy; the kernel itself only reads the output and stores it back. On a GPU that
+# is host code writing device memory, outside any kernel.
+RESTORES_ITS_OUTPUT = '''
+import torch
+import triton
+import triton.language as tl
+
+_np = __import__("num" + "py")
+
+
+@triton.jit
+def keep_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask), mask=mask)
+
+
+def _answer(x, y, out):
+    out.numpy()[:] = _np.add(x.numpy(), y.numpy())
+'''
+
+PYTHON_AROUND_THE_LAUNCH = {
+    "writes_the_output_from_its_grid_function": RESTORES_ITS_OUTPUT + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+
+    def grid(META):
+        _answer(x, y, out)
+        return (triton.cdiv(n, META["BLOCK"]),)
+
+    keep_kernel[grid](x, y, out, n, BLOCK=1024)
+    return out
+''',
+    "writes_the_output_from_an_autotune_pre_hook": RESTORES_ITS_OUTPUT.replace("@triton.jit", (
+        '@triton.autotune(configs=[triton.Config({"BLOCK": 1024}, '
+        'pre_hook=lambda nargs: _answer(nargs["x_ptr"], nargs["y_ptr"], nargs["out_ptr"]))], key=["n"])\n'
+        "@triton.jit")) + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    keep_kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, y, out, n)
+    return out
+''',
+    "writes_the_output_from_a_pre_run_hook": RESTORES_ITS_OUTPUT + '''
+
+keep_kernel.add_pre_run_hook(lambda x, y, out, *rest, **named: _answer(x, y, out))
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    keep_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+''',
+}

@@ -238,6 +238,40 @@ def custom_kernel(x, y):
     add_desc_kernel[(triton.cdiv(n, BLOCK),)](*descs, BLOCK=BLOCK)
     return out
 ''', 'its arguments are descriptors, not tensors (their repr prints the tensor)'),
+    Honest("grid_from_a_lambda", "vector_add", ADD_KERNEL + '''
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    grid = lambda META: (triton.cdiv(n, META["BLOCK"]),)  # noqa: E731
+    add_kernel[grid](x, y, out, n, BLOCK=512)
+    return out
+''', "the interpreter runs its grid function inside the launch, with the launch's arguments"),
+    Honest("autotuned_configs_with_hooks", "vector_add", '''
+import torch
+import triton
+import triton.language as tl
+
+
+def _zero(nargs):
+    nargs["out_ptr"].zero_()
+
+
+# One config: choosing among several times them, which needs a GPU driver.
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}, pre_hook=_zero)], key=["n"])
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def custom_kernel(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[lambda META: (triton.cdiv(META["n"], META["BLOCK"]),)](x, y, out, n)
+    return out
+''', "autotuner configs zero the output from a hook, and the grid reads the launch's arguments"),
     Honest("reference_example", "vector_add", HONEST_ADD, "the plain kernel, as a control"),
 )
 

@@ -138,8 +138,17 @@ def test_missing_parts_are_said_with_the_reason() -> None:
     assert sandbox_note(state) == "sandbox partial: no network, filesystem (kerneltui doctor says why)"
     parts = {p.name: p for p in state.parts}
     assert parts["network"].detail == "no user namespaces for this user"
-    assert parts["filesystem"].detail == "the kernel has no Landlock"
+    assert parts["filesystem"].detail.startswith("the kernel has no Landlock; ")
     assert "no cgroup v2 hierarchy is mounted" in parts["processes"].detail and parts["processes"].on
+
+
+def test_folder_watches_are_denied_where_the_filter_works_and_said_where_not() -> None:
+    plan, state = decide_for(SandboxSettings(), support(watches_why=""))
+    assert plan is not None and plan.deny_watches
+    assert "folder watches (inotify, fanotify) denied by seccomp" in state.part("filesystem").detail  # type: ignore[union-attr]
+    plan, state = decide_for(SandboxSettings(), support(watches_why="no table of the watch calls' numbers for riscv64"))
+    assert plan is not None and not plan.deny_watches
+    assert "not denied: no table of the watch calls' numbers for riscv64" in state.part("filesystem").detail  # type: ignore[union-attr]
 
 
 def test_landlock_alone_still_denies_tcp() -> None:

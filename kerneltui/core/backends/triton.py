@@ -153,7 +153,10 @@ class Backend(BaseBackend):
                         grid=_grid_repr(grid),
                         jit_fn=self,
                     ):
-                        return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
+                        if not interpreted_launch(self):
+                            return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
+                        return watched_launch(self, args, kwargs, grid, state, torch,
+                                              lambda: _original(self, *args, grid=grid, warmup=warmup, **kwargs))
                 return _original(self, *args, grid=grid, warmup=warmup, **kwargs)
 
             run._kerneltui_hook = True  # type: ignore[attr-defined]  # a marker on the hook: mypy does not model attributes set on functions
@@ -227,6 +230,45 @@ def _grid_repr(grid: Any) -> Any:
         return [int(g) for g in grid]
     except Exception:
         return str(grid)
+
+
+def interpreted_launch(fn: Any) -> bool:
+    """An outermost launch the Triton interpreter runs as Python (see ``triton_interpreted.LaunchWatch``)."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return False
+    from kerneltui.core.backends.triton_interpreted import LaunchWatch
+
+    return isinstance(fn, InterpretedFunction) and LaunchWatch.active is None
+
+
+def watched_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any, state: Any, torch: Any,
+                   launch: Any) -> Any:
+    """Run an interpreted launch with its tensor arguments watched at the edges of its programs: the
+    kernel's Python the interpreter runs there (a grid function, pre-run hooks) must not write them."""
+    from kerneltui.core.backends import triton_interpreted
+
+    recorder = state.recorder
+    if recorder is None:
+        return launch()
+    names = list(getattr(fn, "arg_names", None) or [])
+    named = [(names[i] if i < len(names) else f"argument {i + 1}", a) for i, a in enumerate(args)]
+    named += list(kwargs.items())
+    tensors = [(name, t) for name, value in named for t in _tensor_arguments((value,), torch)]
+    watch = triton_interpreted.LaunchWatch.begin(
+        getattr(getattr(fn, "fn", None), "__name__", None) or "kernel",
+        triton_interpreted.launch_site(state.original_path),
+        triton_interpreted.launch_around(grid, list(getattr(fn, "pre_run_hooks", None) or []), state.original_path),
+        tensors, recorder.digest)
+    try:
+        result = launch()
+    except BaseException:
+        triton_interpreted.LaunchWatch.active = None
+        watch.raise_finding()  # the interpreter wraps what a program raised; the finding is the cause
+        raise
+    watch.end()
+    return result
 
 
 def _tensor_arguments(values: Any, torch: Any, depth: int = 0) -> list[Any]:

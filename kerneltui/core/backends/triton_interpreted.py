@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import os
 import sys
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 # What a jit body may call or read among Python's builtins (what Triton's code generator accepts).
 BUILTINS = frozenset({
@@ -386,9 +387,141 @@ def install(known: Any, original_path: Any) -> None:
             cached = self.rewriter.rewrite_ast()
             approved[id(cached)] = cached
             table[self.fn] = cached
+        watch = LaunchWatch.active
+        if watch is not None and not LaunchWatch.claimed:
+            # The first body asked for once a launch began is that launch's (``run`` asks before its
+            # grid function or hooks run); later ones are jit functions its programs call.
+            LaunchWatch.claimed = True
+            return watch.programs_of(cached)
         return cached
 
     checked_rewrite._kerneltui_checked = True  # type: ignore[attr-defined]  # a marker on the function: mypy does not model attributes set on functions
     rewriter._transform_ast = checked_transform
     rewriter.rewrite_ast = checked_rewrite
     interpreter.InterpretedFunction.rewrite = checked_cache
+
+
+# -- Python around an interpreted launch's programs ---------------------------------------------
+#
+# The interpreter runs a whole launch as Python, and not only the jit body: a grid function (called
+# with the launch's arguments), the pre-run hooks, and the methods of whatever the arguments are run
+# inside the launch too, before the first program and after the last. The operator record files what
+# the launch's arguments hold at its end as the kernel's work, so a numpy write from a grid function
+# would pass as the kernel's. On a GPU that code is host code, which cannot write device memory
+# unseen. So each launch's tensor arguments are digested where the launch begins, again when its
+# first program starts (a change between is Python writing them), and after its last program (a
+# change before the launch returns is the same): only the programs may change them.
+
+
+class WroteOutsideThePrograms(Exception):
+    """Python the interpreter ran inside a launch, outside its programs, changed a tensor argument."""
+
+    harness_message = True
+
+
+@dataclass
+class LaunchWatch:
+    """One interpreted launch's tensor arguments, digested at the edges of its programs."""
+
+    kernel: str
+    site: str  # where the kernel's code launched it (``kernel.py:30``)
+    around: str  # what of the kernel's own Python runs inside the launch (a grid function, hooks)
+    names: list[str]  # the arguments, as the jit function names them
+    tensors: list[Any]
+    digest: Any  # tensor -> bytes (the operator record's digest of its whole storage; b"" for none)
+    before: list[bytes]
+    after: list[bytes] | None = None
+    programs: int = 0
+    total: int = 0  # the launch's program count, read when its first program starts
+    depth: int = 0  # nested jit calls from a program are part of it
+    finding: str = ""
+
+    active: ClassVar[LaunchWatch | None] = None  # the outermost interpreted launch, while it runs
+    claimed: ClassVar[bool] = False  # its rewritten body was handed out (wrapped) once
+
+    @classmethod
+    def begin(cls, kernel: str, site: str, around: str, named: list[tuple[str, Any]], digest: Any) -> LaunchWatch:
+        watch = cls(kernel, site, around, [n for n, _ in named], [t for _, t in named], digest,
+                    [digest(t) for _, t in named])
+        cls.active, cls.claimed = watch, False
+        return watch
+
+    def end(self) -> None:
+        """After the launch returned: its arguments as the last program left them, or (no program
+        ran) as the launch began. Raises :class:`WroteOutsideThePrograms`."""
+        LaunchWatch.active = None
+        if not self.finding:
+            self._compare(self.after if self.after is not None else self.before,
+                          "after its last program" if self.programs else "while it ran no program")
+        self.raise_finding()
+
+    def raise_finding(self) -> None:
+        if self.finding:
+            raise WroteOutsideThePrograms(self.finding)
+
+    def programs_of(self, fn: Any) -> Any:
+        """``fn`` (the launch's rewritten body) checking the arguments at its first and after its last program."""
+
+        def program(*args: Any, **kwargs: Any) -> Any:
+            if self.depth == 0 and self.programs == 0:
+                self._started()
+                self.raise_finding()
+            self.depth += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.programs += 1
+                    if self.programs == self.total:
+                        self.after = [self.digest(t) for t in self.tensors]
+
+        # The interpreter reads the body's signature, annotations (constexprs) and globals (where it
+        # patches ``triton.language``): the stand-in shows the body's own.
+        stand_in = types.FunctionType(program.__code__, fn.__globals__, getattr(fn, "__name__", "program"), None,
+                                      program.__closure__)
+        stand_in.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]  # read by inspect, not modelled by mypy
+        stand_in.__annotations__ = dict(getattr(fn, "__annotations__", {}))
+        return stand_in
+
+    def _started(self) -> None:
+        from triton.runtime import interpreter
+
+        dims = getattr(interpreter.interpreter_builder, "grid_dim", (0, 0, 0))
+        self.total = int(dims[0]) * int(dims[1]) * int(dims[2])
+        self._compare(self.before, "before its first program")
+
+    def _compare(self, then: list[bytes], when: str) -> None:
+        now = [self.digest(t) for t in self.tensors]
+        changed = [name for name, a, b in zip(self.names, then, now, strict=True) if a and b and a != b]
+        if changed:
+            self.finding = (
+                f"the Triton kernel {self.kernel} (launched at {self.site}) found {', '.join(changed)} changed "
+                f"{when}: under the Triton interpreter (no GPU) Python runs inside a launch outside the kernel's "
+                f"programs ({self.around}), and it wrote memory the kernel was given; on a GPU that is host code "
+                "writing device memory, not the kernel's work. Compute outputs in the @triton.jit body")
+
+
+def launch_around(grid: Any, hooks: list[Any], original_path: Any) -> str:
+    """Words for the kernel's own Python a launch runs around its programs: the grid function and
+    pre-run hooks with their file and line, else the arguments' own methods."""
+    def named(kind: str, fn: Any) -> str:
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return f"{kind} {type(fn).__name__}"
+        file = original_path(code.co_filename) or code.co_filename
+        return f"{kind} {getattr(fn, '__name__', '?')} ({file}:{code.co_firstlineno})"
+    parts = [named("the grid function", grid)] if callable(grid) else []
+    parts += [named("the pre-run hook", hook) for hook in hooks]
+    return ", ".join(parts) or "an argument's own methods"
+
+
+def launch_site(original_path: Any) -> str:
+    """The innermost frame of the kernel's own files (the task copy) on the stack: where it launched."""
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        path = original_path(frame.f_code.co_filename)
+        if path:
+            return f"{path}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown line>"

@@ -160,6 +160,10 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
                                  "folders and system credentials unreadable"))
     else:
         parts.append(SandboxPart("filesystem", False, support.landlock_why))
+    # Landlock hides listings, not the names inotify and fanotify report: watching is denied apart.
+    watches = ("; folder watches (inotify, fanotify) denied by seccomp" if not support.watches_why
+               else f"; folder watches (inotify, fanotify) not denied: {support.watches_why}")
+    parts[-1] = dataclasses.replace(parts[-1], detail=parts[-1].detail + watches)
     space, space_why = address_space_limit(settings, support.gpu)
     parts.append(SandboxPart("limits", True, _limits_detail(settings, support, pids_max, space, space_why)))
     drop = support.capabilities and not keep_capabilities
@@ -171,7 +175,8 @@ def decide(settings: SandboxSettings, support: SandboxSupport, *, scratch: str, 
         parts.append(SandboxPart("capabilities", True, "none held (not root)"))
     plan = BoxPlan(network=support.network, landlock_abi=abi, filesystem=filesystem,
                    address_space=space * 2**30, open_files=settings.open_files,
-                   extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop)
+                   extra_tasks=0 if pids_max else settings.processes, drop_capabilities=drop,
+                   deny_watches=not support.watches_why)
     return plan, SandboxState(True, tuple(parts))
 
 
@@ -391,10 +396,11 @@ def defer_filesystem_rules(box: WorkerBox, abi_cap: int = 5) -> None:
     if plan is None or not plan.landlock_abi or plan.filesystem is None:
         return
     rules = box.scratch / "deferred-landlock.json"
-    rules.write_text(json.dumps({"abi": min(plan.landlock_abi, abi_cap), "filesystem": plan.filesystem.to_dict()}),
-                     encoding="utf-8")
+    rules.write_text(json.dumps({"abi": min(plan.landlock_abi, abi_cap), "filesystem": plan.filesystem.to_dict(),
+                                 "deny_watches": plan.deny_watches}), encoding="utf-8")
     box.env[DEFERRED_LANDLOCK_ENV] = str(rules)
-    box.policy = dataclasses.replace(box.policy, box=dataclasses.replace(plan, landlock_abi=0, filesystem=None))
+    box.policy = dataclasses.replace(box.policy, box=dataclasses.replace(plan, landlock_abi=0, filesystem=None,
+                                                                         deny_watches=False))
     if box.policy_file is not None:
         box.policy_file.write_text(box.policy.to_json(), encoding="utf-8")
 

@@ -1,7 +1,8 @@
 """Apply a :class:`BoxPlan` to the calling process, which then execs the worker.
 
 Order: the network namespace first (it needs the capabilities dropped last), resource limits, then
-Landlock (which sets no_new_privs), then the capabilities. Each step raises :class:`BoxError`
+Landlock (which sets no_new_privs), the seccomp filter that denies folder watches (it needs
+no_new_privs), then the capabilities. Each step raises :class:`BoxError`
 saying which part failed; nothing is skipped quietly, because the parent has already told the person
 what the box holds.
 """
@@ -12,7 +13,7 @@ import json
 import os
 import resource
 
-from kerneltui.core.sandbox import landlock, linux
+from kerneltui.core.sandbox import landlock, linux, seccomp
 from kerneltui.core.sandbox.filesystem import FilesystemPlan, rules_here
 from kerneltui.core.sandbox.policy import BoxPlan
 from kerneltui.core.sandbox.support import enter_user_network_namespace
@@ -83,6 +84,11 @@ def confine(plan: BoxPlan) -> None:
             linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     except OSError as exc:
         raise BoxError(f"Landlock: {exc.strerror or exc}") from exc
+    if plan.deny_watches:  # after no_new_privs, which an unprivileged filter needs
+        try:
+            seccomp.deny_watches()
+        except OSError as exc:
+            raise BoxError(f"denying folder watches: {exc.strerror or exc}") from exc
     if plan.drop_capabilities:
         try:
             linux.drop_all_capabilities()
@@ -102,6 +108,8 @@ def apply_deferred_landlock() -> bool:
             data = json.load(fh)
         plan = FilesystemPlan.from_dict(data["filesystem"])
         landlock.restrict_self(int(data["abi"]), rules_here(plan))
+        if data.get("deny_watches"):  # left to the target with Landlock: ncu itself may watch
+            seccomp.deny_watches()
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BoxError(f"Landlock: {exc}") from exc
+        raise BoxError(f"Landlock or folder watches: {exc}") from exc
     return True

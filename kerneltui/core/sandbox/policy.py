@@ -30,6 +30,7 @@ class BoxPlan:
     open_files: int = 0
     extra_tasks: int = 0  # RLIMIT_NPROC is this many above the user's task count at start; 0: none
     drop_capabilities: bool = False
+    deny_watches: bool = False  # a seccomp filter refuses inotify and fanotify (``seccomp.py``)
 
 
 @dataclass(frozen=True)

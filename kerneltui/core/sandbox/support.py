@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from kerneltui.core.sandbox import cgroup, landlock, linux
+from kerneltui.core.sandbox import cgroup, landlock, linux, seccomp
 from kerneltui.core.sandbox.filesystem import (
     FilesystemPlan,
     device_nodes,
@@ -39,6 +39,7 @@ class SandboxSupport:
     capabilities: bool = False  # this process holds capabilities it can drop (root)
     root: bool = False
     gpu: bool = False  # an NVIDIA driver's device nodes are here (CUDA maps device memory into the address space)
+    watches_why: str = "not measured"  # why folder watches (inotify, fanotify) cannot be denied; "": they can
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -169,7 +170,7 @@ def probe_here() -> SandboxSupport:
     """Measure in this process (it forks for the parts that cannot be undone); single-threaded callers only."""
     if not linux.IS_LINUX:
         why = f"not Linux ({sys.platform})"
-        return SandboxSupport(0, why, "", why, "", why)
+        return SandboxSupport(0, why, "", why, "", why, watches_why=why)
     abi, landlock_why = landlock.abi_version()
     gpu_why = gpu_under_landlock(abi)
     if gpu_why:
@@ -193,7 +194,7 @@ def probe_here() -> SandboxSupport:
                 "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)")
     base, cgroup_why, pids = _probe_cgroup()
     return SandboxSupport(abi, landlock_why, network, network_why, base, cgroup_why, pids,
-                          bool(caps & (1 << CAP_SETPCAP)), root, gpu_driver_here())
+                          bool(caps & (1 << CAP_SETPCAP)), root, gpu_driver_here(), seccomp.probe())
 
 
 @cache
@@ -207,7 +208,7 @@ def support() -> SandboxSupport:
         return SandboxSupport.from_dict(json.loads(out.stdout))
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         why = f"the sandbox probe did not run ({exc})"
-        return SandboxSupport(0, why, "", why, "", why)
+        return SandboxSupport(0, why, "", why, "", why, watches_why=why)
 
 
 def _probe_env() -> dict[str, str]:

@@ -268,6 +268,11 @@ class Recorder:
         except Exception:  # a storage numpy cannot view: no evidence either way
             return b""
 
+    def digest(self, t: Any) -> bytes:
+        """The digest of ``t``'s whole storage (b"" where memory is not watched or cannot be read):
+        for a backend that must tell whether something changed it between two of its own steps."""
+        return self._digest(t)
+
     def writer_of(self, t: Any) -> StorageFact | None:
         key = _storage_key(t)
         return self.facts.get(key) if key is not None else None
