@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.profile.command import NVTX_RANGE
+from kerneltui.core.task import CaseParams
 
 EXIT_OK, EXIT_ERROR = 0, 3
 
@@ -97,7 +98,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         state.discard()
 
 
-def _task_counts(reference: Any, params: dict[str, Any]) -> dict[str, Any]:
+def _task_counts(reference: Any, params: CaseParams) -> dict[str, Any]:
     """The task's own byte and FLOP counts for this case (native tasks define them)."""
     counts: dict[str, Any] = {}
     for name in ("bytes_moved", "flops"):
@@ -111,7 +112,7 @@ def _task_counts(reference: Any, params: dict[str, Any]) -> dict[str, Any]:
     return counts
 
 
-def _label(params: dict[str, Any]) -> str:
+def _label(params: CaseParams) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from kerneltui.core.task import TaskData
+from kerneltui.core.task import CaseParams, TaskData
 from kerneltui.core.worker.contract import wire
 from kerneltui.core.worker.contract.replies import CallReply, VerdictReply
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess, signal_words
@@ -106,7 +106,7 @@ class CaseRef:
     """One case and seed to make inputs for."""
 
     index: int
-    params: dict[str, Any]
+    params: CaseParams
     seed: int
     label: str
 

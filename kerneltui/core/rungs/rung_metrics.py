@@ -20,6 +20,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.contract.replies import OutputVerdict, SanityReport, SeriesReply
 
 
@@ -194,7 +195,7 @@ class BenchCase(TypedDict, total=False):
 
     index: int
     label: str
-    params: dict[str, Any]  # the task's parameters of the case, as written
+    params: CaseParams  # the task's parameters of the case, as written
     dtype: str | None
     dtypes: list[str]
     flops: float | None

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core.bench.part_times import PartTimes
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child import timing
 from kerneltui.core.worker.child.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
@@ -64,7 +65,7 @@ def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Pro
 
 
 def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
-           params: dict[str, Any]) -> tuple[float | None, str]:
+           params: CaseParams) -> tuple[float | None, str]:
     """The reference's ``flops()`` or ``bytes_moved()`` for one case, or why there is none."""
     if fn is None:
         return None, ""
@@ -189,7 +190,7 @@ def _l2_bytes(torch: Any) -> int:
     return int(getattr(props, "L2_cache_size", 0) or 0)
 
 
-def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
+def _call_with_params(fn: Any, params: CaseParams) -> Any:
     """Call ``fn`` with the case parameters it accepts (all of them if it takes ``**kwargs``)."""
     try:
         sig = inspect.signature(fn)
@@ -200,7 +201,7 @@ def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
     return fn(**{k: v for k, v in params.items() if k in sig.parameters})
 
 
-def _describe(params: dict[str, Any]) -> str:
+def _describe(params: CaseParams) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
 from kerneltui.core.worker.child.state import WorkerState
@@ -21,7 +22,7 @@ DEFAULT_REPS = 30
 WARMUP = 3
 
 
-def _case(state: WorkerState, index: int | None) -> tuple[int, dict[str, Any], str]:
+def _case(state: WorkerState, index: int | None) -> tuple[int, CaseParams, str]:
     benches = state.task.get("benchmarks") or []
     cases = benches or state.task["tests"]
     i = int(index or 0)

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench.stats import CONTROL_EVERY, RunningStats, median, stop_reason
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child.fresh_inputs import BASE_SETS, FreshInputs
 from kerneltui.core.worker.contract.replies import SeriesFailure
 from kerneltui.settings.bench import BenchSettings
@@ -319,7 +320,7 @@ class InputPool:
     """
 
     rt: Any
-    params: dict[str, Any]
+    params: CaseParams
     seeds: Iterator[int]
     with_reference: bool  # also compute the reference output for the recheck
     budget_bytes: int
@@ -435,7 +436,7 @@ def input_dtypes(rt: Any, inputs: Any) -> list[str]:
     return [str(t.dtype).replace("torch.", "") for _, t in rt.tensors(inputs)]
 
 
-def main_dtype(params: dict[str, Any], dtypes: list[str]) -> str | None:
+def main_dtype(params: CaseParams, dtypes: list[str]) -> str | None:
     """The dtype the roofline's math roof is chosen by: the case's own ``dtype`` parameter, else the
     first floating-point input."""
     if isinstance(params.get("dtype"), str):
@@ -708,7 +709,7 @@ def pool_facts(pool: InputPool) -> dict[str, Any]:
             "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3), **pool.source.facts()}
 
 
-def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any]) -> str | None:
+def _first_compiled_call(cx: CaseContext, pool: InputPool, params: CaseParams) -> str | None:
     """Compile torch.compile's version of the reference for this case and check it once."""
     rt, torch = cx.rt, cx.state.torch
     item = pool.make(bench_seed(cx.secret ^ 0x5EED, 0, 0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from kerneltui.core.metrics import ErrorMetrics
+from kerneltui.core.task import CaseParams
 
 
 class DeviceInfo(TypedDict, total=False):
@@ -143,7 +144,7 @@ class TraceReply(TypedDict, total=False):
 
     case: int
     case_kind: str  # "benchmark" or "test"
-    params: dict[str, Any]
+    params: CaseParams
     device: str | None
     untraced_ms: list[float] | None  # None: the tracer times nothing untraced (IKET)
     traced_ms: list[float] | None
@@ -163,7 +164,7 @@ class BenchSetupCase(TypedDict, total=False):
 
     index: int
     label: str
-    params: dict[str, Any]
+    params: CaseParams
     flops: float | None
     bytes: float | None
     flops_error: str  # the reference's flops() raised or returned nonsense: the message names the file
@@ -215,7 +216,7 @@ class PoolReply(TypedDict):
 
     case: int
     label: str
-    params: dict[str, Any]
+    params: CaseParams
     slots: list[Any]  # shared-memory descriptors (``core.worker.contract.wire``)
     sets: int
     set_bytes: int
