@@ -35,13 +35,14 @@ from kerneltui.core.worker.contract.replies import (
     RecheckReply,
     SeriesReply,
 )
+from kerneltui.core.worker.contract.requests import BenchmarkArgs, NoArgs, PoolArgs, RecheckArgs
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Any
 BASELINES = ("reference", "torch_compile")
 
 
-def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchSetupReply:
+def op_judge_bench_setup(state: WorkerState, args: NoArgs, progress: Progress) -> BenchSetupReply:
     """flops()/bytes_moved() of the reference module per benchmark case."""
     judge = _judge(state)
     ref = judge.rt.reference
@@ -79,7 +80,7 @@ def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
     return value, ""
 
 
-def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> SeriesReply:
+def op_judge_benchmark(state: WorkerState, args: BenchmarkArgs, progress: Progress) -> SeriesReply:
     """Time a baseline (the reference or torch.compile of it) on every benchmark case."""
     require_gpu(state, "benchmarking")
     judge = _judge(state)
@@ -109,7 +110,7 @@ def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progr
             "persisting_l2": persisting.status, "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) -> PoolReply:
+def op_judge_pool(state: WorkerState, args: PoolArgs, progress: Progress) -> PoolReply:
     """Make the kernel's input slots for one case (and the reference's output for each); the slots go
     to the candidate's worker as shared memory (no copy: renewals in place are seen there)."""
     require_gpu(state, "benchmarking")
@@ -140,7 +141,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
             "dtype": timing.main_dtype(params, pool.dtypes), "in_place": pool.in_place}
 
 
-def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> RecheckReply:
+def op_judge_recheck(state: WorkerState, args: RecheckArgs, progress: Progress) -> RecheckReply:
     """Recheck a batch of the kernel's outputs (one per slot used), then renew those slots."""
     judge = _judge(state)
     held = state.bench_pool

@@ -16,6 +16,7 @@ from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
 from kerneltui.core.worker.child.state import WorkerState
 from kerneltui.core.worker.contract.replies import TraceReply
+from kerneltui.core.worker.contract.requests import TraceArgs
 
 Progress = Any
 DEFAULT_REPS = 30
@@ -48,7 +49,7 @@ def _time_calls(state: WorkerState, fn: Any, inputs: Any, reps: int, before: Any
     return out
 
 
-def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> TraceReply:
+def op_trace(state: WorkerState, args: TraceArgs, progress: Progress) -> TraceReply:
     if not state.has_gpu:
         raise CheckFailure("tracing needs a CUDA GPU: the markers read %globaltimer on the device")
     rt = state.runtime

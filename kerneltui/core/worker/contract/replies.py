@@ -42,6 +42,13 @@ class DeviceInfo(TypedDict, total=False):
     warm_up_s: float
 
 
+class PingReply(TypedDict):
+    """``ping`` (``ops_device.op_ping``): the worker's process and what it said of its device."""
+
+    pid: int
+    info: DeviceInfo
+
+
 class WorkerError(TypedDict, total=False):
     """An exception in the worker (``core.worker.child.errors.describe_exception``)."""
 
@@ -69,11 +76,57 @@ class LoadReply(TypedDict, total=False):
     first_call_error: WorkerError  # the first call raised: the run rung fails with it
 
 
+class CompareLoadReply(LoadReply, total=False):
+    """``compare_load`` (``ops_compare.op_compare_load``): ``load`` for kernel A, then B imported beside it."""
+
+    second_module: str  # the module name kernel B was imported as
+
+
+class JudgeLoadReply(TypedDict):
+    """``judge_load`` (``ops_judge.op_judge_load``): the reference imported in the judge."""
+
+    setup: Any  # what the candidate's build needs from the reference (a wire value), or None
+    has_check: bool  # the task has its own check_implementation
+    input_names: list[str] | None  # None: the reference does not name them
+    load_s: float
+
+
+class JudgeInputsReply(TypedDict):
+    """``judge_inputs`` (``ops_judge.op_judge_inputs``): the candidate's copy of one case's inputs."""
+
+    inputs: Any  # a wire value (``core.worker.contract.wire``)
+
+
+class Released(TypedDict):
+    """``release`` and ``judge_release``: nothing to say once the memory is let go."""
+
+
+class OutputEvidence(TypedDict):
+    """What wrote one output of a call (``core.worker.child.evidence.describe``)."""
+
+    copy: bool  # a copy of an input that no kernel wrote
+    writer: str  # the op or kernel that wrote it last, "input" or "unknown"
+    taints: list[list[str | int]]  # each [writer, elements, serial] its data came through
+    numel: int
+
+
+class CallEvidence(TypedDict):
+    """The evidence of one call (``core.worker.child.evidence.describe``), which the judge reads
+    (``core.worker.child.verdicts.evidence_problems``)."""
+
+    outputs: dict[str, OutputEvidence]
+    ops: dict[str, int]  # torch op → calls on the output path
+    launches: dict[str, int]  # kernel name → launches
+    left_mode: list[str]  # the recording switched off or replaced: by what
+    gpu_kernels: list[str]  # the kernels the GPU ran (its trace)
+    gpu_trace_note: str | None  # why the GPU trace did not run
+
+
 class CallReply(TypedDict, total=False):
     """``call`` (``ops_candidate.op_call``): one call of the kernel; its outputs stay in shared memory."""
 
     outputs: Any  # the outputs' descriptors (``core.worker.contract.wire``), for the judge
-    evidence: dict[str, Any]  # what wrote each output (``core.worker.child.evidence``)
+    evidence: CallEvidence  # what wrote each output
     launches: dict[str, int]  # kernel name → launches during the call
     aliases: list[list[Any]]  # [output name, index of the input it shares memory with]
     subclasses: list[str]  # outputs that are tensor subclasses
@@ -224,6 +277,22 @@ class PoolReply(TypedDict):
     dtypes: list[str]
     dtype: str | None
     in_place: bool
+
+
+class PeaksReply(TypedDict):
+    """``device_peaks`` (``ops_bench.op_device_peaks``, ``core.worker.child.peaks.measure_peaks``):
+    the device's measured bandwidth and matmul rates, read by ``core.bench.device_peaks.from_measurement``."""
+
+    name: str
+    l2_bytes: int
+    sm_count: int
+    copy_gbps: float
+    read_gbps: float
+    write_gbps: float
+    matmul_tflops: dict[str, float]  # dtype → rate
+    unsupported: dict[str, str]  # dtype → why it was not measured
+    methods: dict[str, str]  # what each number is: the method, for the report
+    seconds: float
 
 
 class BenchBeginReply(TypedDict):
