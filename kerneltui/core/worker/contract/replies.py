@@ -356,7 +356,7 @@ class RecheckReply(TypedDict, total=False):
     one_pass: int  # output tensors the one-pass kernel compared (the rest: torch, several passes)
     full: int
     renewed: int
-    moved: dict[str, Any]  # slot → the renewed inputs' descriptor, when a slot moved
+    moved: dict[str, object]  # slot → the renewed inputs as a wire value, when a slot moved
     generate_ms: float
     in_place: bool
     pool: dict[str, Any]  # the pool's facts (``core.worker.child.timing.pool_facts``)

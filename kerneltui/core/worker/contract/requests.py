@@ -116,7 +116,7 @@ class BenchCallsArgs(TypedDict, total=False):
     order: list[int]  # the slots, one timed call each, in this order
     lot: str  # the exchange lot the outputs go back as
     release: list[str]  # lots the worker may drop first
-    remap: dict[str, Any]  # slot → its renewed inputs' descriptor (RecheckReply's moved)
+    remap: dict[str, object]  # slot → its renewed inputs as a wire value (RecheckReply's moved)
     controls_every: int  # an honest control every this many calls (0: none)
     kernels: list[str]  # compare_calls: "a" or "b" for each call in ``order``
 
@@ -143,7 +143,7 @@ class DumpArgs(TypedDict, total=False):
     """``dump`` (``ops_dump.op_dump``)."""
 
     arch: str | None  # the target architecture; the device's without it
-    cases: dict[str, Any]  # case index (as JSON writes it) → that case's inputs, on the exchange
+    cases: dict[str, object]  # case index (as JSON writes it) → that case's inputs as a wire value
 
 
 class TraceArgs(TypedDict, total=False):
