@@ -9,9 +9,10 @@ benchmark's number); the parent computes the medians and reads the buffers.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.buffer import TraceBufferData
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
 from kerneltui.core.worker.child.state import WorkerState
@@ -82,8 +83,9 @@ def op_trace(state: WorkerState, args: TraceArgs, progress: Progress) -> TraceRe
             progress(f"traced by Proton: {reps} calls")
             traced_run = proton_run.trace(call, inputs, lambda: _time_calls(state, call, inputs, reps, lambda: None),
                                           state.workdir, torch.cuda.synchronize)
-            matches = _same_output(state, traced_run.pop("out"), plain_out)
-            return cast(TraceReply, {**reply, **traced_run, "traced_output_matches": matches})
+            matches = _same_output(state, traced_run["out"], plain_out)
+            return {**reply, "traced_ms": traced_run["traced_ms"], "buffers": traced_run["buffers"],
+                    "source": traced_run["source"], "traced_output_matches": matches}
     # -- end of the DSL tracers --
 
     progress(f"traced: {reps} calls")
@@ -97,7 +99,7 @@ def op_trace(state: WorkerState, args: TraceArgs, progress: Progress) -> TraceRe
         out = call(inputs)
         torch.cuda.synchronize()
         buffers = ktrace.used()
-        dumps = [{"kernel": b.kernel, "regions": list(b.regions), "grid": list(b.grid),
+        dumps: list[TraceBufferData] = [{"kernel": b.kernel, "regions": list(b.regions), "grid": list(b.grid),
                   "words": b.tensor.tolist()} for b in buffers]
     finally:
         ktrace.stop()

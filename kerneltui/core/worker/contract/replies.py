@@ -11,6 +11,7 @@ from typing import Any, NotRequired, TypedDict
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.buffer import TraceBufferData
 
 
 class DeviceInfo(TypedDict, total=False):
@@ -201,7 +202,7 @@ class TraceReply(TypedDict, total=False):
     device: str | None
     untraced_ms: list[float] | None  # None: the tracer times nothing untraced (IKET)
     traced_ms: list[float] | None
-    buffers: list[dict[str, Any]]  # per kernel: ``TraceBuffer.to_dict()``
+    buffers: list[TraceBufferData]  # per kernel
     source: str  # which tracer (``core.trace.sources``)
     source_note: str | None  # why the DSL's own tracer could not run (the markers traced instead)
     source_files: list[str]  # the tracer's own files, kept in the version folder
