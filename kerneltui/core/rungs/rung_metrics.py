@@ -21,7 +21,13 @@ from typing import Any, NotRequired, TypedDict, cast
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import CaseParams
-from kerneltui.core.worker.contract.replies import OutputVerdict, SanityReport, SeriesReply
+from kerneltui.core.worker.contract.replies import (
+    OutputVerdict,
+    PoolFacts,
+    RecheckCounts,
+    SanityReport,
+    SeriesReply,
+)
 
 
 class FailureMetrics(TypedDict, total=False):
@@ -154,8 +160,8 @@ class SeriesStats(TypedDict, total=False):
     wall_s: float | None
     warmup_s: float | None
     host_us: float  # median host time of a call
-    pool: dict[str, Any]  # the input pool's facts (bench.timing.pool_facts)
-    spent_s: float
+    pool: PoolFacts
+    spent_s: dict[str, float]  # the kernel's: where the case's wall time went, by part
     error: str
 
 
@@ -179,15 +185,6 @@ class GraphStats(TypedDict, total=False):
     warmup_runs: int | None
     note: str
     error: str
-
-
-class RecheckCounts(TypedDict, total=False):
-    """How many of the timed calls' outputs the judge rechecked, and how (none for a baseline)."""
-
-    checked: int
-    quick: int
-    full: int
-    one_pass: int
 
 
 class BenchCase(TypedDict, total=False):

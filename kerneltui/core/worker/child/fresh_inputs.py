@@ -38,6 +38,7 @@ from typing import Any
 
 from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child import tree
+from kerneltui.core.worker.contract.replies import InputFacts
 from kerneltui.settings.bench import FRESH_MODES
 
 BASE_SETS = 2  # sets per case made by the task's generate_input; every other set derives from one
@@ -78,7 +79,7 @@ class FreshInputs:
         """The set ``seed`` stands for, made again (the recheck's full gate reads the inputs)."""
         return self(seed)
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self) -> InputFacts:
         return {"fresh_inputs": self.mode, "base_sets": len(self._base_sets), "derived": self.derived,
                 "task_generated": self.generated, "note": self.note,
                 "generate_ms": round(self.generate_s / max(self.generated, 1) * 1e3, 3)}

@@ -168,7 +168,7 @@ def op_judge_recheck(state: WorkerState, args: RecheckArgs, progress: Progress) 
             break
     judge.exchange.release([lot])
     renewed = 0
-    moved: dict[str, Any] = {}
+    moved: dict[str, object] = {}
     generate_ms = 0.0
     if failure is None and args.get("renew", True):
         t0 = time.perf_counter()

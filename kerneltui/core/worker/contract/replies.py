@@ -227,6 +227,107 @@ class BenchSetupCase(TypedDict, total=False):
     work_note: str  # added by the parent: why there is no estimate either
 
 
+class InputFacts(TypedDict):
+    """Where a timed call's inputs came from (``core.worker.child.fresh_inputs.FreshInputs.facts``)."""
+
+    fresh_inputs: str  # "derive" or "generate"
+    base_sets: int
+    derived: int
+    task_generated: int
+    note: str  # why sets are generated although deriving was asked for
+    generate_ms: float
+
+
+class PoolFacts(TypedDict):
+    """An input pool's facts (``core.worker.child.timing.pool_facts``), with its inputs' source's."""
+
+    sets: int
+    set_bytes: int
+    generated: int
+    in_place: bool
+    generate_ms: float
+    fresh_inputs: str
+    base_sets: int
+    derived: int
+    task_generated: int
+    note: str
+
+
+class SeriesData(TypedDict):
+    """One target's calls on one case (``timing.Series.to_dict``, ``bench_series.KernelSeries.to_dict``)."""
+
+    times_ms: list[float]
+    host_us: list[float]
+    straggle_us: list[float]
+    control_straggle_us: list[float]
+    warmup_ms: list[float]
+    stopped: str
+    warmup_s: float
+    wall_s: float
+    failure: SeriesFailure | None
+    threads_left: int
+    confirm_straggle_us: NotRequired[list[float] | None]  # the kernel's: measured again after a side-work flag
+    confirm_control_us: NotRequired[list[float] | None]
+
+
+class GraphSeries(TypedDict, total=False):
+    """The kernel's CUDA-graph replays on one case (``bench_series._graph_series``); only ``error``
+    when the call cannot be captured."""
+
+    total_ms: list[float]
+    flush_ms: list[float]
+    warmup_runs: int
+    stopped: str
+    failure: SeriesFailure | None
+    wall_s: float
+    error: str
+
+
+class RecheckCounts(TypedDict, total=False):
+    """How many of the timed calls' outputs the judge rechecked, and how (none for a baseline)."""
+
+    checked: int
+    quick: int
+    full: int
+    one_pass: int
+
+
+class CaseSeries(TypedDict, total=False):
+    """One case of a ``SeriesReply``: a baseline's (``timing.benchmark_case``) or the kernel's
+    (``bench_series.time_kernel``); read by ``core.bench.report.build``. A failed baseline has
+    ``error`` and its case's names alone."""
+
+    index: int
+    label: str
+    params: CaseParams
+    target: str
+    error: str
+    idle_straggle_us: list[float]
+    busy_straggle_us: list[float]
+    stream_changes: int
+    pool: PoolFacts
+    dtypes: list[str]
+    dtype: str | None
+    out_bytes: int
+    # the series (SeriesData):
+    times_ms: list[float]
+    host_us: list[float]
+    straggle_us: list[float]
+    control_straggle_us: list[float]
+    warmup_ms: list[float]
+    stopped: str
+    warmup_s: float
+    wall_s: float
+    failure: SeriesFailure | None
+    threads_left: int
+    confirm_straggle_us: list[float] | None
+    confirm_control_us: list[float] | None
+    # the kernel's alone:
+    graph: GraphSeries
+    spent_s: dict[str, float]  # where the case's wall time went, by part (``core.bench.part_times``)
+    recheck: RecheckCounts
+
+
 class SeriesReply(TypedDict, total=False):
     """A target's timed series on every case: ``judge_benchmark`` for a baseline (the reference,
     torch.compile), ``core.rungs.bench_series.time_kernel`` for the kernel; what the benchmark's
@@ -234,7 +335,7 @@ class SeriesReply(TypedDict, total=False):
     these as it was stored."""
 
     target: str  # "reference", "torch_compile" or "candidate"
-    cases: list[dict[str, Any]]  # per case: its series as ``core.worker.child.timing`` / ``KernelSeries`` write it
+    cases: list[CaseSeries]
     flush_bytes: int
     l2_bytes: int
     persisting_l2: str
@@ -360,5 +461,5 @@ class RecheckReply(TypedDict, total=False):
     moved: dict[str, object]  # slot → the renewed inputs as a wire value, when a slot moved
     generate_ms: float
     in_place: bool
-    pool: dict[str, Any]  # the pool's facts (``core.worker.child.timing.pool_facts``)
+    pool: PoolFacts
     spent_s: dict[str, float]  # the judge's time on the batch by part: "load", "verify", "renew"
