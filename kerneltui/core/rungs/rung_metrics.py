@@ -21,6 +21,7 @@ from typing import Any, NotRequired, TypedDict, cast
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.stats import TraceReportData
 from kerneltui.core.worker.contract.replies import (
     OutputVerdict,
     PoolFacts,
@@ -391,7 +392,7 @@ class TraceMetrics(FailureMetrics, total=False):
     overhead_pct: float | None
     case: int | None
     case_kind: str | None
-    kernels: list[dict[str, Any]]  # core.trace.regions' report of each kernel, as a dict
+    kernels: list[TraceReportData]  # each kernel's regions (core.trace.stats)
     timelines: list[str]
     # The files written under <version>/trace/ (and "<source>_file_<n>": the tracer's own files):
     buffers: str
