@@ -17,11 +17,14 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, print_json
+
+if TYPE_CHECKING:
+    from kerneltui.core.agent.proposals import ProposalData
 
 EXIT_AGENT = 3
 # Auto mode's outcome (core.agent.auto.OUTCOMES) → exit status; a script reads what happened from it.
@@ -119,15 +122,16 @@ class Printer:
             self.out(f"· {event.message}")
 
 
-def proposal_card(p: dict[str, Any]) -> str:
+def proposal_card(p: ProposalData) -> str:
     trial = p.get("trial") or {}
     lines = [f"proposal {p['id']} ({p['state']}) · {p['file']} · {len(p.get('hunks', []))} hunk(s) "
              f"+{p.get('added', 0)} −{p.get('removed', 0)}", f"  why: {p.get('rationale', '')}"]
     lines += ["  " + line for line in p.get("diff", "").splitlines()]
     lines.append(f"  trial: {'PASS' if trial.get('ok') else 'FAIL'} · {trial.get('headline', 'no trial')} "
                  f"· {trial.get('device', '')}")
-    if (trial.get("comparison") or {}).get("sentence"):  # against the file on disk, interleaved
-        lines.append(f"  speed: {trial['comparison']['sentence']}")
+    comparison = trial.get("comparison")
+    if comparison and comparison.get("sentence"):  # against the file on disk, interleaved
+        lines.append(f"  speed: {comparison['sentence']}")
     for r in trial.get("rungs", []):
         text = r.get("error") if r.get("status") == "fail" else r.get("summary")
         lines.append(f"    [{r.get('name')}] {r.get('status')}  {text or ''}".rstrip())
@@ -240,7 +244,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     return status
 
 
-def _print_outcome(args: argparse.Namespace, printer: Printer, kernel_file: str, proposals: list[dict[str, Any]],
+def _print_outcome(args: argparse.Namespace, printer: Printer, kernel_file: str, proposals: list[ProposalData],
                    result: dict[str, Any]) -> None:
     """The proposals, then what happened to the kernel file: applied, found but not applied, or untouched."""
     for p in proposals:

@@ -24,9 +24,10 @@ from kerneltui.core.bench import compare
 from kerneltui.core.events import Emit
 from kerneltui.core.loop import Loop, gpu_likely
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
-from kerneltui.core.rungs.context import LoadArgs, RunContext, RunOptions
+from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.contract.replies import DeviceInfo
+from kerneltui.core.worker.contract.requests import LoadArgs
 from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
 from kerneltui.settings.bench import BenchSettings

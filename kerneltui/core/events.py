@@ -284,7 +284,8 @@ class ToolCallStarted(Event):
     call_id: str
     name: str
     summary: str  # one line: "search_context('wgmma layout')"
-    arguments: dict[str, Any] = field(default_factory=dict)
+    # The model's arguments as it wrote them: free-form JSON, checked by the tool, not here.
+    arguments: dict[str, object] = field(default_factory=dict)
 
 
 @register_event

@@ -60,11 +60,16 @@ MAX_SOURCE_BYTES = 2 * 1024 * 1024
 CONTEXT_DIR = "context"
 
 
+# A case's keyword parameters for the input generator, as the task wrote them (task.toml, a
+# KernelBench header): TOML or JSON values the task's own code reads, never kerneltui.
+CaseParams = dict[str, object]
+
+
 @dataclass(frozen=True)
 class Case:
     """One test or benchmark case: keyword parameters for the input generator, and a seed."""
 
-    params: dict[str, Any]
+    params: CaseParams
     seed: int | None = None
 
     @property
@@ -73,7 +78,8 @@ class Case:
             return "default"
         return " ".join(f"{k}={v}" for k, v in self.params.items())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CaseParams:
+        """The parameters with the ``seed`` among them, when the case has one (as task.toml writes it)."""
         data = dict(self.params)
         if self.seed is not None:
             data["seed"] = self.seed
@@ -351,8 +357,8 @@ class TaskData(TypedDict, total=False):
     kernel_file: str
     reference_file: str
     entry_file: str
-    tests: list[dict[str, Any]]  # each case's parameters and seed (Case.to_dict)
-    benchmarks: list[dict[str, Any]]
+    tests: list[CaseParams]  # each case's parameters and seed (Case.to_dict)
+    benchmarks: list[CaseParams]
     tolerance: ToleranceData
     inplace: bool
     seeds: int

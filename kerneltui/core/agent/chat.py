@@ -43,9 +43,12 @@ from kerneltui.core.agent.proposals import (
     TRIAL,
     TRIAL_DONE,
     UNDONE,
+    Decision,
+    OverrideTarget,
     Proposal,
     ProposalBook,
     ProposalError,
+    VerifiedVerdict,
 )
 from kerneltui.core.agent.providers.base import Provider
 from kerneltui.core.agent.search import ContextIndex, Hit, context_folders
@@ -239,7 +242,7 @@ class AgentChat:
                                              "reason": f"{p.file} changed before a decision"})
 
     def _emit_proposal(self, p: Proposal) -> None:
-        self.emit(ProposalEvent(proposal_id=p.id, state=p.state, proposal=p.to_dict()))
+        self.emit(ProposalEvent(proposal_id=p.id, state=p.state, proposal=dict(p.to_dict())))
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -550,7 +553,7 @@ class AgentChat:
     # -- proposals --------------------------------------------------------------------------------
 
     async def make_proposal(self, base: str, new: str, kind: str, rationale: str, turn_id: str, call_id: str,
-                            submitted_diff: str = "", override: dict[str, Any] | None = None) -> Proposal:
+                            submitted_diff: str = "", override: OverrideTarget | None = None) -> Proposal:
         # A hand-edited stage (override) lives in its own file; its base is the kernel file it was built from.
         file = str(override["file"]) if override else self.task.kernel_file
         pid = self.book.next_id()
@@ -618,7 +621,7 @@ class AgentChat:
             await asyncio.wait({task})
             p.trial = TrialSummary.stopped(f"trial cancelled: {why}")
 
-    def _end(self, p: Proposal, state: str, decision: dict[str, Any]) -> None:
+    def _end(self, p: Proposal, state: str, decision: Decision) -> None:
         decision.setdefault("proposal", p.id)
         decision.setdefault("file", p.file)
         decision.setdefault("at", time.time())
@@ -679,31 +682,31 @@ class AgentChat:
         if action == "edit" and edited_source is None:
             raise ProposalError("action 'edit' needs the edited text (edited_source)")
         await self._cancel_trial(p, f"the person decided ({action}) before it finished")
-        decision: dict[str, Any] = {"proposal": p.id, "file": p.file, "by": by}
+        decision: Decision = {"proposal": p.id, "file": p.file, "by": by}
         decision["trial"] = {"ok": p.trial.ok, "headline": p.trial.headline} if p.trial else {"ok": None, "headline": None}
         if action in ("accept", "edit"):
             current = self.target.read()
             if source_hash(current) != p.base_hash:
-                decision.update(decision="stale", reason=f"{p.file} changed after the proposal was made "
-                                                         f"(now {source_hash(current)}); nothing was applied")
+                decision.update({"decision": "stale", "reason": f"{p.file} changed after the proposal was made "
+                                                                f"(now {source_hash(current)}); nothing was applied"})
                 self._end(p, STALE, decision)
                 return p
             if action == "edit":
                 assert edited_source is not None
                 new = edited_source
-                decision.update(decision="accepted_with_edits", edited=True,
-                                person_edits=unified_diff(p.new_source, new, p.file) or None,
-                                applied_hunks=sorted(all_hunks), rejected_hunks=[])
+                decision.update({"decision": "accepted_with_edits", "edited": True,
+                                 "person_edits": unified_diff(p.new_source, new, p.file) or None,
+                                 "applied_hunks": sorted(all_hunks), "rejected_hunks": []})
             elif hunks is not None and set(hunks) != all_hunks:
                 try:
                     new = apply_hunk_subset(p.base_source, p.new_source, set(hunks))
                 except DiffError as exc:
                     raise ProposalError(str(exc)) from exc
-                decision.update(decision="partially_accepted", applied_hunks=sorted(hunks),
-                                rejected_hunks=sorted(all_hunks - set(hunks)))
+                decision.update({"decision": "partially_accepted", "applied_hunks": sorted(hunks),
+                                 "rejected_hunks": sorted(all_hunks - set(hunks))})
             else:
                 new = p.new_source
-                decision.update(decision="accepted", applied_hunks=sorted(all_hunks), rejected_hunks=[])
+                decision.update({"decision": "accepted", "applied_hunks": sorted(all_hunks), "rejected_hunks": []})
             if reason:
                 decision["reason"] = reason
             if p.override:  # the text goes to its override folder; the kernel file stays as it is
@@ -732,13 +735,13 @@ class AgentChat:
                 await self.run_turn(None)
             return p
         if action == "reject":
-            decision.update(decision="rejected", reason=reason or None, applied_hunks=[],
-                            rejected_hunks=sorted(all_hunks))
+            decision.update({"decision": "rejected", "reason": reason or None, "applied_hunks": [],
+                             "rejected_hunks": sorted(all_hunks)})
             self._end(p, REJECTED, decision)
             respond = bool(reason) if respond is None else respond
         else:
-            decision.update(decision="redirected", feedback=reason or None, applied_hunks=[],
-                            rejected_hunks=sorted(all_hunks))
+            decision.update({"decision": "redirected", "feedback": reason or None, "applied_hunks": [],
+                             "rejected_hunks": sorted(all_hunks)})
             self._end(p, REDIRECTED, decision)
             respond = True if respond is None else respond
         self.pending_notes.append(prompts.decision_note(decision))
@@ -751,7 +754,7 @@ class AgentChat:
         self.target.write(new)
         return self.checkpoints.push(p.id, p.file, before, new, f"{p.id}: {p.rationale[:80]}")
 
-    async def _after_apply(self, p: Proposal, new: str) -> dict[str, Any] | None:
+    async def _after_apply(self, p: Proposal, new: str) -> VerifiedVerdict | None:
         """Put the applied version in the history: the trial's results when it checked this exact text."""
         report = self.trial_reports.get(p.id)
         source, folder = self._checked_input(p) if p.override else (new, None)

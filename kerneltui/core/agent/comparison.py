@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from kerneltui.core.bench import compare
 
@@ -19,6 +19,22 @@ if TYPE_CHECKING:
 
 Kind = Literal["compared", "no_gpu", "not_compared"]
 DISK = "the file on disk"
+
+
+class CaseVerdictData(compare.VerdictData):
+    label: str
+
+
+class ComparisonData(TypedDict):
+    """``TrialComparison.to_dict()``: a trial's comparison with the file on disk, in the trial's record."""
+
+    kind: Kind
+    against_hash: str
+    reason: str
+    sentence: str
+    word: str | None
+    cases: list[CaseVerdictData]
+    mean: compare.VerdictData | None
 
 
 @dataclass(frozen=True)
@@ -90,20 +106,20 @@ class TrialComparison:
             lines += [f"  {c.label}: {c.verdict.text} — {compare.feedback_word(c.verdict)}" for c in self.cases]
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ComparisonData:
         return {"kind": self.kind, "against_hash": self.against_hash, "reason": self.reason,
                 "sentence": self.sentence(), "word": compare.feedback_word(self.verdict) if self.verdict else None,
                 "cases": [{"label": c.label, **c.verdict.to_dict()} for c in self.cases],
                 "mean": self.mean.to_dict() if self.mean else None}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrialComparison:
+    def from_dict(cls, data: ComparisonData) -> TrialComparison:
         cases = tuple(CaseVerdict(str(c["label"]), _verdict(c)) for c in data.get("cases") or [])
         mean = data.get("mean")
         return cls(data["kind"], str(data.get("against_hash") or ""), cases, _verdict(mean) if mean else None,
                    str(data.get("reason") or ""))
 
 
-def _verdict(data: dict[str, Any]) -> compare.Verdict:
+def _verdict(data: compare.VerdictData) -> compare.Verdict:
     return compare.Verdict(data["direction"], data.get("change"), data.get("low"), data.get("high"),
                            int(data.get("calls_each") or 0), str(data.get("text") or ""))

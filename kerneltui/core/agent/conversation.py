@@ -8,8 +8,9 @@ of :class:`Message`; it can be saved as JSON and restored (resume).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, NotRequired, TypedDict
 
 Role = Literal["user", "assistant", "tool"]
 
@@ -20,14 +21,20 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    # A JSON schema, passed to the provider as written (each provider's API takes any schema).
+    parameters: Mapping[str, object]
+
+
+# The arguments as the model wrote them: any JSON object, nothing checked yet. Each tool checks
+# what it reads (``core.agent.tools``: _text_arg, _int_arg …), hence object, not a typed dict.
+ToolArguments = Mapping[str, object]
 
 
 @dataclass
 class ToolCall:
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: ToolArguments = field(default_factory=dict)
     # The raw argument text as streamed; kept so a malformed call can be reported to the model.
     raw_arguments: str = ""
     argument_error: str | None = None
@@ -54,17 +61,50 @@ class Message:
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_results: list[ToolResult] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> MessageData:
+        return {"role": self.role, "text": self.text,
+                "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments),
+                                "raw_arguments": c.raw_arguments, "argument_error": c.argument_error}
+                               for c in self.tool_calls],
+                "tool_results": [{"call_id": r.call_id, "name": r.name, "content": r.content, "is_error": r.is_error}
+                                 for r in self.tool_results]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
+    def from_dict(cls, data: MessageData) -> Message:
         return cls(
             role=data["role"],
             text=data.get("text", ""),
             tool_calls=[ToolCall(**c) for c in data.get("tool_calls", [])],
             tool_results=[ToolResult(**r) for r in data.get("tool_results", [])],
         )
+
+
+class ToolCallData(TypedDict, total=False):
+    """A ``ToolCall`` in the saved conversation (its fields, as ``dataclasses.asdict`` wrote them)."""
+
+    id: str
+    name: str
+    arguments: dict[str, object]
+    raw_arguments: str
+    argument_error: str | None
+
+
+class ToolResultData(TypedDict, total=False):
+    """A ``ToolResult`` in the saved conversation."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+
+
+class MessageData(TypedDict):
+    """``Message.to_dict()``: one entry of the saved conversation (``conversation_to_json``)."""
+
+    role: Role
+    text: NotRequired[str]
+    tool_calls: NotRequired[list[ToolCallData]]
+    tool_results: NotRequired[list[ToolResultData]]
 
 
 def conversation_to_json(messages: list[Message], pending_notes: list[str] | None = None) -> str:
@@ -118,7 +158,7 @@ class ModelReply:
     model: str = ""  # the model the server says answered (may carry a date suffix)
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+def parse_arguments(raw: str) -> tuple[ToolArguments, str | None]:
     """Tool arguments streamed as JSON text: the object, or an error a model can act on."""
     if not raw.strip():
         return {}, None

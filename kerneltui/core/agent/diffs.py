@@ -10,14 +10,26 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 _HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 class DiffError(Exception):
     """A diff that does not apply, with the hunk and the line that did not match."""
+
+
+class HunkData(TypedDict):
+    """``Hunk.to_dict()``: one hunk of a proposal's diff, as its card and the session log carry it."""
+
+    index: int
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    lines: list[str]
+    header: str
 
 
 @dataclass
@@ -44,10 +56,10 @@ class Hunk:
     def text(self) -> str:
         return "\n".join([self.header, *self.lines])
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["header"] = self.header
-        return data
+    def to_dict(self) -> HunkData:
+        return {"index": self.index, "old_start": self.old_start, "old_count": self.old_count,
+                "new_start": self.new_start, "new_count": self.new_count, "lines": list(self.lines),
+                "header": self.header}
 
 
 def _split(text: str) -> list[str]:

@@ -8,14 +8,14 @@ names only what its part uses: a member added here is a dependency added on the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.budget import BudgetCheck
     from kerneltui.core.agent.checkpoints import KernelTarget
     from kerneltui.core.agent.conversation import Message
     from kerneltui.core.agent.prices import CostMeter
-    from kerneltui.core.agent.proposals import Proposal, ProposalBook
+    from kerneltui.core.agent.proposals import OverrideTarget, Proposal, ProposalBook
     from kerneltui.core.agent.providers.base import Provider
     from kerneltui.core.agent.search import ContextIndex, Hit
     from kerneltui.core.agent.turn_result import TurnResult
@@ -59,7 +59,7 @@ class ToolHost(Verifier, Protocol):
     def version_text(self, prefix: str) -> tuple[str, str, str] | None: ...
 
     async def make_proposal(self, base: str, new: str, kind: str, rationale: str, turn_id: str, call_id: str,
-                            submitted_diff: str = ..., override: dict[str, Any] | None = ...) -> Proposal: ...
+                            submitted_diff: str = ..., override: OverrideTarget | None = ...) -> Proposal: ...
 
     def proposal_summary(self, p: Proposal) -> str: ...
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kerneltui.core import override
 from kerneltui.core.agent.conversation import ToolCall, ToolSpec
 from kerneltui.core.agent.diffs import apply_unified_diff
-from kerneltui.core.agent.proposals import Proposal
+from kerneltui.core.agent.proposals import Decision, OverrideTarget, Proposal
 from kerneltui.core.agent.tool_outcome import ToolFailure, ToolOutcome
 from kerneltui.core.task import Task, source_hash
 from kerneltui.files import write_text_atomic
@@ -79,7 +79,7 @@ async def propose(chat: ToolHost, call: ToolCall, turn_id: str) -> ToolOutcome:
     version_dir = task.version_dir(version)
     key = override.specialisation_key(task, version_dir, stage, base)
     written = override.write(task, f"{version}-{source_hash(new)[:8]}", stage, base, key=key, edited=new)
-    info = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
+    info: OverrideTarget = {"folder": written.rel_folder, "file": written.file.relative_to(task.root).as_posix(), "stage": stage,
             "kernel": written.kernel, "base_version": version, "key": key}
     p = await chat.make_proposal(base, new, "override", rationale, turn_id, call.id, submitted_diff=diff,
                                     override=info)
@@ -111,7 +111,7 @@ async def _compiler_output(chat: ToolHost, kernel_text: str, stage: str, kernel:
         raise ToolFailure(f"{NAME}: {exc}") from exc
 
 
-def accept_override(task: Task, p: Proposal, new: str, decision: dict[str, Any]) -> None:
+def accept_override(task: Task, p: Proposal, new: str, decision: Decision) -> None:
     """The accepted text (all of it, some hunks, or the person's edit) is what the override folder holds."""
     assert p.override is not None
     write_text_atomic(task.root / str(p.override["file"]), new)

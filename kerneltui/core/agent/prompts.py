@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
+from kerneltui.core.agent.proposals import Decision
 from kerneltui.core.task import Task
 
 SYSTEM = """\
@@ -56,7 +56,7 @@ def system_prompt(task: Task, kernel_text: str, reference_text: str) -> str:
     return SYSTEM.format(task=task_brief(task, kernel_text, reference_text))
 
 
-def decision_note(decision: dict[str, Any]) -> str:
+def decision_note(decision: Decision) -> str:
     """The person's decision on a proposal, as the structured note the model receives (one line of
     JSON; the time it was made is for the session log, not the model, and auto mode's verdict, its
     reason, already says what the trial showed)."""

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
-from kerneltui.core.agent.diffs import Hunk, hunks_between, unified_diff
+from kerneltui.core.agent.diffs import Hunk, HunkData, hunks_between, unified_diff
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.trials import TrialSummary
+    from kerneltui.core.agent.trials import TrialData, TrialSummary
 
 PENDING, TRIAL, TRIAL_DONE = "pending", "trial", "trial_done"
 ACCEPTED, REJECTED, REDIRECTED, STALE, SUPERSEDED, UNDONE = (
@@ -48,6 +48,82 @@ class ProposalError(Exception):
     """A decision that cannot be made (unknown id, wrong state, a hunk that does not exist)."""
 
 
+class OverrideTarget(TypedDict):
+    """A proposal of kind "override": where its hand-edited stage goes (``core.agent.override_proposals``)."""
+
+    folder: str  # the override folder, relative to the task folder
+    file: str  # the edited stage's file in it
+    stage: str  # "PTX" or "TTGIR"
+    kernel: str
+    base_version: str  # the version whose compiler output was edited
+    key: str | None  # Triton's cache key of that build (None for CUDA C++)
+
+
+class TrialVerdict(TypedDict):
+    ok: bool | None
+    headline: str | None
+
+
+class VerifiedVerdict(TypedDict):
+    """The run of an accepted text that was not the trial's (``AgentChat._after_apply``)."""
+
+    ok: bool
+    correct: bool | None
+    headline: str
+
+
+class Decision(TypedDict, total=False):
+    """What happened to a proposal and why, as the session log keeps it and the model reads it
+    (``prompts.decision_note``); the person's decisions, auto mode's, and the file's (stale)."""
+
+    proposal: str | None
+    file: str
+    by: str  # "person", "auto", "agent" (superseded), "file" (stale)
+    trial: TrialVerdict
+    decision: str  # accepted, accepted_with_edits, partially_accepted, rejected, redirected, stale, superseded, undone
+    reason: str | None
+    feedback: str | None  # redirected: what the person asked for instead
+    edited: bool
+    person_edits: str | None  # the person's edit, as a diff of the proposal's text
+    applied_hunks: list[int]
+    rejected_hunks: list[int]
+    applied_hash: str
+    written_diff: str
+    verified_after_apply: VerifiedVerdict
+    override: str  # an override's folder: the text went there, the kernel file is unchanged
+    kernel_file_unchanged: bool
+    restored_hash: str  # undone: the text the kernel file has again
+    at: float  # when (time.time()), for the session log
+
+
+class ProposalData(TypedDict):
+    """``Proposal.to_dict()``: what ``ProposalEvent`` carries, for the card and the session log."""
+
+    id: str
+    file: str
+    rationale: str
+    kind: str
+    state: str
+    origin: str
+    turn_id: str
+    call_id: str
+    base_hash: str
+    new_hash: str
+    new_source: str
+    applied_source: str | None
+    diff: str
+    submitted_diff: str
+    override: OverrideTarget | None
+    hunks: list[HunkData]
+    added: int
+    removed: int
+    trial: TrialData | None
+    decision: Decision | None
+    decision_reason: str
+    created_at: float
+    history: list[list[str | float]]  # [state, time] in order
+
+
 @dataclass
 class Proposal:
     id: str
@@ -64,11 +140,11 @@ class Proposal:
     submitted_diff: str = ""  # the model's own diff, when kind == "diff"
     # kind "override": a hand-edited stage (PTX/TTGIR) of the kernel's build, not an edit of the kernel
     # file: {"folder", "stage", "kernel", "base_version", "key"} (core/agent/override_proposals.py)
-    override: dict[str, Any] | None = None
+    override: OverrideTarget | None = None
     state: str = PENDING
     created_at: float = field(default_factory=time.time)
     trial: TrialSummary | None = None
-    decision: dict[str, Any] | None = None
+    decision: Decision | None = None
     history: list[tuple[str, float]] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
     diff: str = ""
@@ -94,7 +170,7 @@ class Proposal:
         self.state = state
         self.history.append((state, time.time()))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ProposalData:
         """What ProposalEvent carries: everything the UI card and the session log need."""
         return {
             "id": self.id,

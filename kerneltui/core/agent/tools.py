@@ -139,10 +139,10 @@ def summarise_call(call: ToolCall) -> str:
         return f"read_asm({a.get('stage', '')!r}{extra})"
     if call.name == override_proposals.NAME:
         return f"{call.name}({a.get('stage', '')}{', ' + str(a['kernel']) if a.get('kernel') else ''})" + \
-            (f": {a['rationale'][:60]}" if a.get("rationale") else "")
+            (f": {str(a['rationale'])[:60]}" if a.get("rationale") else "")
     if call.name in ("run_candidate", "propose_edit"):
         what = "diff" if a.get("diff") else ("full file" if a.get("source") else "nothing")
-        rationale = f": {a['rationale'][:60]}" if a.get("rationale") else ""
+        rationale = f": {str(a['rationale'])[:60]}" if a.get("rationale") else ""
         return f"{call.name}({what}){rationale}"
     return f"{call.name}()"
 

@@ -9,9 +9,10 @@ views (``rungs.rung_metrics``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kerneltui.core.agent.feedback import device_line
 from kerneltui.core.loop import RunReport
@@ -19,7 +20,7 @@ from kerneltui.core.rungs.result import RungResult
 from kerneltui.core.rungs.rung_metrics import benchmark_metrics, roofline_metrics
 
 if TYPE_CHECKING:
-    from kerneltui.core.agent.comparison import TrialComparison
+    from kerneltui.core.agent.comparison import ComparisonData, TrialComparison
 
 @dataclass(frozen=True)
 class Perf:
@@ -99,10 +100,45 @@ class TrialRung:
     metrics: Mapping[str, object] = field(default_factory=dict)  # the rung's (rung_metrics)
     location: str | None = None  # "file:line"
 
+    def to_dict(self) -> TrialRungData:
+        return {"name": self.name, "status": self.status, "summary": self.summary, "error": self.error,
+                "metrics": copy.deepcopy(dict(self.metrics)), "location": self.location}
+
     @classmethod
     def of(cls, result: RungResult) -> TrialRung:
         return cls(name=result.name, status=result.status, summary=result.summary, error=result.error,
                    metrics=result.metrics, location=str(result.location) if result.location else None)
+
+
+class TrialRungData(TypedDict):
+    """``TrialRung.to_dict()``."""
+
+    name: str
+    status: str
+    summary: str
+    error: str | None
+    metrics: dict[str, object]  # the rung's metrics record (``core.rungs.rung_metrics``), as a dict
+    location: str | None
+
+
+class TrialData(TypedDict, total=False):
+    """``TrialSummary.to_dict()``: what ``ProposalEvent`` and the session log carry of a trial; the
+    fields that are None are left out (see ``to_dict``)."""
+
+    run_id: str
+    ok: bool
+    correct: bool
+    source_hash: str
+    duration_s: float
+    cancelled: bool
+    running: bool
+    median_s: float | None
+    pct_roofline: float | None
+    headline: str
+    device: str
+    error: str
+    comparison: ComparisonData
+    rungs: list[TrialRungData]
 
 
 @dataclass(frozen=True)
@@ -149,18 +185,40 @@ class TrialSummary:
                    median_s=perf.median_s, pct_roofline=perf.pct_roofline, device=device_line(report.device),
                    rungs=tuple(TrialRung.of(r) for r in report.results), comparison=comparison)
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "run_id": self.run_id, "ok": self.ok, "correct": self.correct, "source_hash": self.source_hash,
-            "duration_s": self.duration_s, "cancelled": self.cancelled or None, "running": self.running or None,
-            "median_s": self.median_s, "pct_roofline": self.pct_roofline, "headline": self.headline,
-            "device": self.device, "error": self.error,
-            "comparison": self.comparison.to_dict() if self.comparison else None,
-        }
-        out = {k: v for k, v in data.items() if v is not None}
-        if self.run_id is not None:  # a trial that ran: its rungs, and whether it was cancelled
-            out.update(cancelled=self.cancelled, median_s=self.median_s, pct_roofline=self.pct_roofline,
-                       rungs=[asdict(r) for r in self.rungs])
+    def to_dict(self) -> TrialData:
+        # The fields that are set, in this order; a trial that ran adds its rungs, and says whether
+        # it was cancelled and its timing even when they are False or None.
+        out: TrialData = {}
+        if self.run_id is not None:
+            out["run_id"] = self.run_id
+        if self.ok is not None:
+            out["ok"] = self.ok
+        if self.correct is not None:
+            out["correct"] = self.correct
+        if self.source_hash is not None:
+            out["source_hash"] = self.source_hash
+        if self.duration_s is not None:
+            out["duration_s"] = self.duration_s
+        if self.cancelled:
+            out["cancelled"] = True
+        if self.running:
+            out["running"] = True
+        if self.median_s is not None:
+            out["median_s"] = self.median_s
+        if self.pct_roofline is not None:
+            out["pct_roofline"] = self.pct_roofline
+        out["headline"] = self.headline
+        if self.device is not None:
+            out["device"] = self.device
+        if self.error is not None:
+            out["error"] = self.error
+        if self.comparison:
+            out["comparison"] = self.comparison.to_dict()
+        if self.run_id is not None:
+            out["cancelled"] = self.cancelled
+            out["median_s"] = self.median_s
+            out["pct_roofline"] = self.pct_roofline
+            out["rungs"] = [r.to_dict() for r in self.rungs]
         return out
 
     def text(self) -> str:

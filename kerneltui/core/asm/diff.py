@@ -118,8 +118,8 @@ def diff_variants(old_dump: Dump, old: Variant, new_dump: Dump, new: Variant, st
             a, b = getattr(old.resources, name), getattr(new.resources, name)
             if a != b:
                 out.resources[name] = (a, b)
-        occ_a = (old.resources.occupancy or {}).get("occupancy")
-        occ_b = (new.resources.occupancy or {}).get("occupancy")
+        occ_a = old.resources.occupancy.get("occupancy") if old.resources.occupancy else None
+        occ_b = new.resources.occupancy.get("occupancy") if new.resources.occupancy else None
         if occ_a != occ_b:
             out.resources["occupancy"] = (occ_a, occ_b)
     if old.mix and new.mix and old.mix.source == new.mix.source:

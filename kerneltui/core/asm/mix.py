@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from kerneltui.core.asm.ptx import PtxInstruction
 from kerneltui.core.asm.sass import SassInstruction
@@ -31,6 +31,24 @@ SASS_SPECIAL_MATH = ("MUFU",)
 _WIDTHS = {"128": 128, "64": 64, "U8": 8, "S8": 8, "U16": 16, "S16": 16, "32": 32}
 
 
+class InstructionMixData(TypedDict):
+    """``InstructionMix.to_dict()``, as the dump's ``resources.json`` keeps it."""
+
+    source: str
+    total: int
+    opcodes: dict[str, int]
+    tensor: dict[str, int]
+    global_loads: dict[str, int]
+    global_stores: dict[str, int]
+    async_copies: dict[str, int]
+    shared: dict[str, int]
+    local: dict[str, int]
+    barriers: dict[str, int]
+    branches: dict[str, int]
+    atomics: dict[str, int]
+    special_math: int
+
+
 @dataclass
 class InstructionMix:
     source: str  # "sass" or "ptx"
@@ -47,8 +65,12 @@ class InstructionMix:
     atomics: dict[str, int] = field(default_factory=dict)
     special_math: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> InstructionMixData:
+        return {"source": self.source, "total": self.total, "opcodes": dict(self.opcodes), "tensor": dict(self.tensor),
+                "global_loads": dict(self.global_loads), "global_stores": dict(self.global_stores),
+                "async_copies": dict(self.async_copies), "shared": dict(self.shared), "local": dict(self.local),
+                "barriers": dict(self.barriers), "branches": dict(self.branches), "atomics": dict(self.atomics),
+                "special_math": self.special_math}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InstructionMix:

@@ -7,7 +7,8 @@ units plus 1 KiB the system reserves per block; and the per-SM caps on blocks an
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,22 @@ def limits_for(arch: str) -> ArchLimits | None:
     return _LIMITS.get(int(digits))
 
 
+class OccupancyData(TypedDict):
+    """``Occupancy.to_dict()``; the resource report adds its one-line ``text``."""
+
+    arch: str
+    threads_per_block: int
+    registers_per_thread: int
+    shared_per_block: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    max_warps_per_sm: int
+    occupancy: float
+    limited_by: str
+    blocks_limit: dict[str, int]
+    text: NotRequired[str]  # Occupancy.describe()
+
+
 @dataclass
 class Occupancy:
     arch: str
@@ -62,8 +79,12 @@ class Occupancy:
     limited_by: str  # "registers", "shared memory", "warps", "blocks", or why it cannot launch
     blocks_limit: dict[str, int]
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def to_dict(self) -> OccupancyData:
+        return {"arch": self.arch, "threads_per_block": self.threads_per_block,
+                "registers_per_thread": self.registers_per_thread, "shared_per_block": self.shared_per_block,
+                "blocks_per_sm": self.blocks_per_sm, "warps_per_sm": self.warps_per_sm,
+                "max_warps_per_sm": self.max_warps_per_sm, "occupancy": self.occupancy, "limited_by": self.limited_by,
+                "blocks_limit": dict(self.blocks_limit)}
 
     def describe(self) -> str:
         if self.blocks_per_sm == 0:

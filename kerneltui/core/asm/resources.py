@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from kerneltui.core.asm.elf import CubinInfo, KernelResources, same_code
-from kerneltui.core.asm.occupancy import estimate
+from kerneltui.core.asm.occupancy import OccupancyData, estimate
 from kerneltui.core.asm.tools import Tool
 
 PTXAS_TIMEOUT_S = 120.0
@@ -122,6 +122,29 @@ _UNSUPPORTED_VERSION = re.compile(r"Unsupported \.version (\d+\.\d+); current ve
 _VERSION_LINE = re.compile(r"^\s*\.version\s+\d+\.\d+", re.MULTILINE)
 
 
+class ResourceReportData(TypedDict):
+    """``ResourceReport.to_dict()``: its fields and ``shared_bytes``, in the dump's index."""
+
+    kernel: str
+    arch: str
+    registers: int | None
+    spill_store_bytes: int | None
+    spill_load_bytes: int | None
+    spills_source: str
+    stack_frame_bytes: int
+    static_shared_bytes: int
+    dynamic_shared_bytes: int
+    constant_bytes: int
+    barriers: int
+    threads_per_block: int | None
+    max_registers: int | None
+    local_loads: int
+    local_stores: int
+    occupancy: OccupancyData | None
+    notes: list[str]
+    shared_bytes: int
+
+
 @dataclass
 class ResourceReport:
     kernel: str
@@ -139,7 +162,7 @@ class ResourceReport:
     max_registers: int | None = None
     local_loads: int = 0  # LDL instructions in the SASS
     local_stores: int = 0  # STL instructions in the SASS
-    occupancy: dict[str, Any] | None = None
+    occupancy: OccupancyData | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -152,10 +175,16 @@ class ResourceReport:
             return None
         return self.spill_store_bytes + self.spill_load_bytes
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["shared_bytes"] = self.shared_bytes
-        return data
+    def to_dict(self) -> ResourceReportData:
+        return {"kernel": self.kernel, "arch": self.arch, "registers": self.registers,
+                "spill_store_bytes": self.spill_store_bytes, "spill_load_bytes": self.spill_load_bytes,
+                "spills_source": self.spills_source, "stack_frame_bytes": self.stack_frame_bytes,
+                "static_shared_bytes": self.static_shared_bytes, "dynamic_shared_bytes": self.dynamic_shared_bytes,
+                "constant_bytes": self.constant_bytes, "barriers": self.barriers,
+                "threads_per_block": self.threads_per_block, "max_registers": self.max_registers,
+                "local_loads": self.local_loads, "local_stores": self.local_stores,
+                "occupancy": self.occupancy.copy() if self.occupancy else None,
+                "notes": list(self.notes), "shared_bytes": self.shared_bytes}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ResourceReport:

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
+
+
+class LineMapData(TypedDict):
+    """``LineMap.to_json()``: a file table, and per asm line its [file index, line, column] frames."""
+
+    files: list[str]
+    lines: dict[str, list[list[int]]]
 
 
 @dataclass(frozen=True)
@@ -80,14 +87,14 @@ class LineMap:
 
     # -- JSON: a file table and [file index, line, column] triples keep it small -------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> LineMapData:
         files = self.files()
         index = {name: i for i, name in enumerate(files)}
         lines = {str(n): [[index[f.file], f.line, f.column] for f in chain] for n, chain in sorted(self.frames.items())}
         return {"files": files, "lines": lines}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LineMap:
+    def from_json(cls, data: LineMapData) -> LineMap:
         files = list(data.get("files") or [])
         frames = {}
         for key, chain in (data.get("lines") or {}).items():

@@ -21,7 +21,7 @@ from kerneltui.core.asm.artifact import STAGE_ORDER
 from kerneltui.core.asm.mix import InstructionMix
 from kerneltui.core.asm.resources import ResourceReport
 from kerneltui.core.asm.srcmap import Frame, LineMap
-from kerneltui.core.asm.writer import INDEX_NAME
+from kerneltui.core.asm.writer import INDEX_NAME, StageFile
 
 DUMP_DIR_NAME = "dump"
 
@@ -42,7 +42,7 @@ class Variant:
     primary: bool
     source_file: str | None
     metadata: dict[str, Any]
-    stages: dict[str, dict[str, Any]]
+    stages: dict[str, StageFile]
     map_file: str
     resources: ResourceReport | None
     mix: InstructionMix | None

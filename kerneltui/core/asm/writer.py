@@ -16,20 +16,27 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from kerneltui.core.asm.artifact import STAGE_ORDER, STAGE_SUFFIX, KernelArtifact
 from kerneltui.core.asm.cline import parse_line_directives
 from kerneltui.core.asm.elf import CubinError, read_cubin
 from kerneltui.core.asm.llvm import parse_llvm_locations
-from kerneltui.core.asm.mix import InstructionMix, access_bits, ptx_mix, sass_mix
+from kerneltui.core.asm.mix import InstructionMix, InstructionMixData, access_bits, ptx_mix, sass_mix
 from kerneltui.core.asm.mlir import parse_mlir_locations
 from kerneltui.core.asm.ptx import PtxListing, blank_line_info, parse_ptx
-from kerneltui.core.asm.resources import PtxasRun, ResourceReport, build_report, kernel_resources, rerun_ptxas
+from kerneltui.core.asm.resources import (
+    PtxasRun,
+    ResourceReport,
+    ResourceReportData,
+    build_report,
+    kernel_resources,
+    rerun_ptxas,
+)
 from kerneltui.core.asm.sass import DisassemblyError, disassemble, link_to_ptx, parse_sass
 from kerneltui.core.asm.srcmap import LineMap, relative_to_root
 from kerneltui.core.asm.tools import Tool, Toolset, tool_version
@@ -41,6 +48,54 @@ FORMAT_VERSION = 1
 Progress = Callable[[str, float | None], None]
 
 
+class StageFile(TypedDict, total=False):
+    """One stage of a variant in the dump's index: its file and what is known of it."""
+
+    file: str  # relative to the dump folder
+    lines: int  # a text stage's
+    bytes: int  # the cubin's
+    tool: str  # sass: the disassembler that wrote it
+    linked_to_ptx: bool  # sass: its lines map to the PTX's
+    mapped_lines: int  # lines with a source location
+
+
+class VariantData(TypedDict):
+    """``VariantDump.to_json()``: one specialisation of a kernel in the index (``store.Variant`` reads it)."""
+
+    kernel: str
+    variant: str
+    slug: str
+    source_file: str | None
+    primary: bool
+    metadata: Mapping[str, object]  # the compiler's own metadata, as the backend gave it
+    stages: dict[str, StageFile]
+    map_file: str
+    resources: ResourceReportData | None
+    mix: InstructionMixData | None
+    problems: list[str]
+
+
+class KernelEntry(TypedDict):
+    kernel: str
+    variants: list[VariantData]
+
+
+class DumpIndex(TypedDict):
+    """The dump's ``index.json``."""
+
+    format: int
+    created: str
+    arch: str
+    backend: str
+    tools: dict[str, dict[str, str] | None]
+    task_files: list[str]
+    problems: list[str]
+    notes: list[str]
+    kernels: list[KernelEntry]
+    summary: NotRequired[str]
+    metrics: NotRequired[DumpMetrics]
+
+
 @dataclass
 class VariantDump:
     kernel: str
@@ -48,13 +103,13 @@ class VariantDump:
     slug: str
     source_file: str | None
     metadata: dict[str, Any]
-    stages: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> {file, lines, mapped}
+    stages: dict[str, StageFile] = field(default_factory=dict)
     resources: ResourceReport | None = None
     mix: InstructionMix | None = None
     problems: list[str] = field(default_factory=list)
     primary: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VariantData:
         return {
             "kernel": self.kernel, "variant": self.variant, "slug": self.slug, "source_file": self.source_file,
             "primary": self.primary, "metadata": self.metadata, "stages": self.stages,
@@ -68,7 +123,7 @@ class VariantDump:
 @dataclass
 class DumpResult:
     dump_dir: Path
-    index: dict[str, Any]
+    index: DumpIndex
     variants: list[VariantDump]
     problems: list[str]
 
@@ -102,7 +157,7 @@ def write_dump(dump_dir: Path, artifacts: list[KernelArtifact], *, arch: str, ba
             variants.append(future.result())
             progress(f"{variants[-1].kernel} [{variants[-1].variant}] done", (i + 1) / len(futures))
     _choose_primary(variants)
-    index = {
+    index: DumpIndex = {
         "format": FORMAT_VERSION,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "arch": arch,
@@ -342,8 +397,8 @@ def headline_variant(variants: list[VariantDump]) -> VariantDump:
                 next((v for v in variants if v.primary), variants[0]))
 
 
-def _group(variants: list[VariantDump]) -> list[dict[str, Any]]:
-    kernels: dict[str, list[dict[str, Any]]] = {}
+def _group(variants: list[VariantDump]) -> list[KernelEntry]:
+    kernels: dict[str, list[VariantData]] = {}
     for v in variants:
         kernels.setdefault(v.kernel, []).append(v.to_json())
     return [{"kernel": name, "variants": items} for name, items in kernels.items()]

@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 # The two orders of a block's four calls; the parent draws one per block and the worker obeys.
 BLOCKS = (("a", "b", "b", "a"), ("b", "a", "a", "b"))
@@ -187,6 +187,27 @@ def stop_reason(
     return None
 
 
+class VerdictData(TypedDict):
+    """``Verdict.to_dict()``: a comparison's verdict in the compare report, a trial's record and its card."""
+
+    direction: Direction
+    change: float | None
+    low: float | None
+    high: float | None
+    calls_each: int
+    text: str
+
+
+class CaseComparisonData(VerdictData):
+    """``CaseComparison.to_dict()``: one case's verdict and how it was reached."""
+
+    label: str
+    blocks: int
+    stopped: str
+    wall_s: float
+    ratio: dict[str, float] | None
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What one comparison (a case, or the geometric mean over cases) says about B against A.
@@ -201,8 +222,9 @@ class Verdict:
     calls_each: int
     text: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> VerdictData:
+        return {"direction": self.direction, "change": self.change, "low": self.low, "high": self.high,
+                "calls_each": self.calls_each, "text": self.text}
 
 
 def _pct(x: float) -> str:
@@ -283,7 +305,7 @@ class CaseComparison:
     def calls_each(self) -> int:
         return len(self.log_ratios) * 2
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CaseComparisonData:
         return {
             "label": self.label,
             "blocks": len(self.log_ratios),

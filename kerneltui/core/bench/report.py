@@ -10,7 +10,7 @@ settling, a thread left behind or a changed current stream is a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from kerneltui.core.bench import roofline
 from kerneltui.core.bench.device_peaks import DevicePeaks
@@ -26,7 +26,13 @@ from kerneltui.core.bench.stats import (
     summarize,
 )
 from kerneltui.core.rungs.rung_metrics import BenchCase, BenchMetrics, GraphStats, RecheckCounts, SeriesStats
-from kerneltui.core.worker.contract.replies import BenchSetupCase, BenchSetupReply, SeriesReply
+from kerneltui.core.worker.contract.replies import (
+    BenchSetupCase,
+    BenchSetupReply,
+    CaseSeries,
+    GraphSeries,
+    SeriesReply,
+)
 
 
 @dataclass
@@ -40,7 +46,7 @@ class BenchVerdict:
     warnings: list[str] = field(default_factory=list)
 
 
-def series_summary(raw: dict[str, Any], settings: BenchSettings) -> SeriesStats:
+def series_summary(raw: CaseSeries, settings: BenchSettings) -> SeriesStats:
     """Statistics of one target on one case, from its raw samples (None-safe for failed series)."""
     out: SeriesStats = {}
     if raw.get("error"):
@@ -63,7 +69,7 @@ def series_summary(raw: dict[str, Any], settings: BenchSettings) -> SeriesStats:
     return out
 
 
-def graph_summary(raw: dict[str, Any] | None, settings: BenchSettings) -> GraphStats | None:
+def graph_summary(raw: GraphSeries | None, settings: BenchSettings) -> GraphStats | None:
     if not raw:
         return None
     if raw.get("error"):

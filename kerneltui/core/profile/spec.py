@@ -5,17 +5,41 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import kerneltui
-from kerneltui.core.task import Task
+from kerneltui.core.task import CaseParams, Task, TaskData
 
 
 class CaseChoiceError(ValueError):
     pass
 
 
-def choose_case(task: Task, index: int | None = None) -> dict[str, Any]:
+class ChosenCase(TypedDict):
+    """The case a profile or an IKET trace runs (``choose_case``)."""
+
+    kind: str  # "benchmark" or "test"
+    index: int
+    params: CaseParams
+    seed: int | None
+    label: str
+
+
+class ProfileSpec(TypedDict):
+    """What the profiling target reads (``make_spec``; written as JSON for ``core.profile.target``)."""
+
+    workdir: str | None  # where the target puts its task copy
+    backend: str
+    arch: str | None
+    task: TaskData
+    files: dict[str, str]
+    case: ChosenCase
+    warmup: int
+    result: str  # where the target writes what it saw
+    override: NotRequired[str]  # a folder of hand-edited compiler output (core.override)
+
+
+def choose_case(task: Task, index: int | None = None) -> ChosenCase:
     """The case to profile: a benchmark case (the first unless ``index``), else the first test.
 
     Benchmark cases are the sizes the person cares about for speed; tests are often tiny on
@@ -32,8 +56,8 @@ def choose_case(task: Task, index: int | None = None) -> dict[str, Any]:
     return {"kind": kind, "index": i, "params": dict(case.params), "seed": case.seed, "label": case.label}
 
 
-def make_spec(task: Task, files: dict[str, str], case: dict[str, Any], result_path: Path,
-              arch: str | None = None, warmup: int = 2, workdir: Path | None = None) -> dict[str, Any]:
+def make_spec(task: Task, files: dict[str, str], case: ChosenCase, result_path: Path,
+              arch: str | None = None, warmup: int = 2, workdir: Path | None = None) -> ProfileSpec:
     """``workdir``: where the target puts its task copy (kept until the caller removes it)."""
     return {
         "workdir": str(workdir) if workdir else None,

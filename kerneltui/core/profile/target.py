@@ -21,18 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.core.profile.command import NVTX_RANGE
+from kerneltui.core.profile.spec import ProfileSpec
+from kerneltui.core.task import CaseParams
 
 EXIT_OK, EXIT_ERROR = 0, 3
 
 
-def run_target(spec: dict[str, Any]) -> dict[str, Any]:
+def run_target(spec: ProfileSpec) -> dict[str, Any]:
     from kerneltui.core.worker.child.runtime import candidate_runtime_for, reference_runtime_for
     from kerneltui.core.worker.child.state import WorkerState
 
     # With a workdir the parent owns the folder and deletes it after ncu exits: ncu reads the
     # kernel's source files for the report after the last kernel, when this process may be gone.
-    state = WorkerState(backend_name=spec["backend"], arch=spec.get("arch"),
-                        workdir=Path(spec["workdir"]) if spec.get("workdir") else None)
+    workdir = spec.get("workdir")
+    state = WorkerState(backend_name=spec["backend"], arch=spec.get("arch"), workdir=Path(workdir) if workdir else None)
     result: dict[str, Any] = {"ok": False}
     try:
         state.warm_up()
@@ -97,7 +99,7 @@ def run_target(spec: dict[str, Any]) -> dict[str, Any]:
         state.discard()
 
 
-def _task_counts(reference: Any, params: dict[str, Any]) -> dict[str, Any]:
+def _task_counts(reference: Any, params: CaseParams) -> dict[str, Any]:
     """The task's own byte and FLOP counts for this case (native tasks define them)."""
     counts: dict[str, Any] = {}
     for name in ("bytes_moved", "flops"):
@@ -111,7 +113,7 @@ def _task_counts(reference: Any, params: dict[str, Any]) -> dict[str, Any]:
     return counts
 
 
-def _label(params: dict[str, Any]) -> str:
+def _label(params: CaseParams) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items()) or "default case"
 
 

@@ -41,8 +41,11 @@ from kerneltui.core.worker.contract.replies import (
     BenchCallsReply,
     BenchEndReply,
     BenchGraphReply,
+    CaseSeries,
+    GraphSeries,
     PoolReply,
     RecheckReply,
+    SeriesData,
     SeriesFailure,
     SeriesReply,
 )
@@ -68,7 +71,7 @@ class KernelSeries:
     confirm_straggle_us: list[float] | None = None  # measured again after a side-work flag
     confirm_control_us: list[float] | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeriesData:
         return {
             "times_ms": self.times_ms, "host_us": self.host_us, "straggle_us": self.straggle_us,
             "control_straggle_us": self.control_straggle_us, "warmup_ms": self.warmup_ms, "stopped": self.stopped,
@@ -92,7 +95,7 @@ class CaseDriver:
         self.calls = 0
         self.lots = (f"c{index}b{n}" for n in itertools.count(1))
         self.release: list[str] = []
-        self.remap: dict[str, Any] = {}
+        self.remap: dict[str, object] = {}
         self.last_recheck: RecheckReply = {}
         self.seconds_per_call = 0.0
         # Where the case's wall time went: each side's parts and the two round trips that hold them.
@@ -148,7 +151,7 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
                       watch: Watch | None = None) -> SeriesReply:
     """Time the kernel on every case; the reply's shape is that of a baseline's (``ops_judge_bench``)."""
     t0 = time.perf_counter()
-    out_cases: list[dict[str, Any]] = []
+    out_cases: list[CaseSeries] = []
     facts: SeriesReply = {}
     threads: list[str] = []
     for index in range(cases):
@@ -162,7 +165,7 @@ async def time_kernel(judge: WorkerProcess, worker: WorkerProcess, cases: int, s
                  "persisting_l2": begin["persisting_l2"]}
         driver = CaseDriver(judge, worker, index, pool, timeout)
         label = str(pool.get("label") or index)
-        raw: dict[str, Any] = {"index": index, "label": label, "params": pool.get("params") or {}, "target": "candidate",
+        raw: CaseSeries = {"index": index, "label": label, "params": pool.get("params") or {}, "target": "candidate",
                                "idle_straggle_us": begin.get("idle_straggle_us") or [], "dtypes": pool.get("dtypes") or [],
                                "dtype": pool.get("dtype")}
         if pool.get("out_bytes"):
@@ -268,7 +271,7 @@ async def _confirm_side_work(driver: CaseDriver, series: KernelSeries, settings:
     series.confirm_control_us = controls
 
 
-async def _graph_series(driver: CaseDriver, settings: BenchSettings, progress: Any, label: str) -> dict[str, Any]:
+async def _graph_series(driver: CaseDriver, settings: BenchSettings, progress: Any, label: str) -> GraphSeries:
     """Graph mode: replays of the captured call and of the flush alone, every output rechecked."""
     total: list[float] = []
     flush: list[float] = []
@@ -277,7 +280,7 @@ async def _graph_series(driver: CaseDriver, settings: BenchSettings, progress: A
     began = time.perf_counter()
     timed_began: float | None = None
     stopped = ""
-    failure = None
+    failure: SeriesFailure | None = None
     # The flush-only series has to settle as well, so graph mode asks for twice the minimum runs.
     graph_settings = replace(settings, min_runs=2 * settings.min_runs)
     while True:

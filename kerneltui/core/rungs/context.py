@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from kerneltui.core.bench.device_peaks import DevicePeaks
 from kerneltui.core.events import Emit, RungProgress
@@ -21,9 +21,10 @@ from kerneltui.core.rungs.rung_metrics import (
     RunOutcome,
     TraceMetrics,
 )
-from kerneltui.core.task import Task, TaskData
+from kerneltui.core.task import Task
 from kerneltui.core.task_remedies import raise_limit, smaller_sizes
 from kerneltui.core.worker.contract.replies import DeviceInfo, LoadReply
+from kerneltui.core.worker.contract.requests import LoadArgs
 from kerneltui.core.worker.contract.seeds import seed_for
 from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess
@@ -139,18 +140,6 @@ def _nested(name: str, raw: Any, types: Mapping[str, tuple[type, ...]]) -> dict[
         raise ValueError(f"run option {name} has field(s) this version does not know: {', '.join(unknown)}")
     _check_types(f"run option {name}.", raw, types)
     return dict(raw)
-
-
-class LoadArgs(TypedDict):
-    """The ``load`` request (``ops_candidate.op_load``; ``compare_load`` with ``second``)."""
-
-    task: TaskData
-    files: dict[str, str]  # the task's files without the reference
-    setup: Any  # the wire value the judge says the candidate's build needs
-    first_inputs: Any  # the first test case's inputs, on the exchange
-    exchange: str
-    override: NotRequired[str]  # a folder of hand-edited compiler output (core.override)
-    second: NotRequired[str]  # compare_load: kernel B's source
 
 
 class DumpData(TypedDict):

@@ -10,7 +10,7 @@ LDG.E.128 · occ 50%`` for the specialisation the benchmark runs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import cast
 
 from kerneltui.core.asm.artifact import ArtifactError, KernelArtifact
 from kerneltui.core.asm.tools import Toolset
@@ -64,12 +64,12 @@ async def run(ctx: RunContext) -> RungResult:
     return ok("dump", summary, metrics=metrics, details=details)
 
 
-async def case_inputs(ctx: RunContext, judging: Judging) -> tuple[list[str], dict[str, Any]]:
+async def case_inputs(ctx: RunContext, judging: Judging) -> tuple[list[str], dict[str, object]]:
     """Inputs of every test case and of the first benchmark case (the specialisation the benchmark
     runs), made by the judge: the dump runs the kernel's host code on each to learn its launches."""
     cases = [*ctx.task.tests, *ctx.task.benchmarks[:1]]
     keys: list[str] = []
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}  # case index → its inputs as a wire value
     for index, case in enumerate(cases):
         ref = CaseRef(index, dict(case.params), seed_for(index, case.seed, 0), case.label)
         key, out[str(index)] = await judging.inputs(ref, ctx.timeout("dump"), reference=False, rolling=False,

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from kerneltui.core.task import TaskData
+from kerneltui.core.task import CaseParams, TaskData
 from kerneltui.core.worker.contract import wire
 from kerneltui.core.worker.contract.replies import CallReply, VerdictReply
+from kerneltui.core.worker.contract.requests import CallArgs, JudgeInputsArgs, JudgeVerdictArgs
 from kerneltui.core.worker.parent.process import WorkerFailure, WorkerProcess, signal_words
 
 KEEP = 6  # checks kept alive on both sides (the pipeline has at most three in use)
@@ -106,7 +107,7 @@ class CaseRef:
     """One case and seed to make inputs for."""
 
     index: int
-    params: dict[str, Any]
+    params: CaseParams
     seed: int
     label: str
 
@@ -171,11 +172,10 @@ class Judging:
         the task error a judge's timeout becomes."""
         key = self.new_key(rolling)
         release, self._release_judge = self._release_judge, []
+        args: JudgeInputsArgs = {"key": key, "params": case.params, "seed": case.seed, "label": case.label,
+                                 "reference": reference, "release": release}
         try:
-            reply = await self.judge.request("judge_inputs", {
-                "key": key, "params": case.params, "seed": case.seed, "label": case.label, "reference": reference,
-                "release": release,
-            }, timeout=timeout)
+            reply = await self.judge.request("judge_inputs", args, timeout=timeout)
         except WorkerFailure as exc:
             doing = f"making the inputs ({case.label})" + (" and running the reference on them" if reference else "")
             raise reference_too_slow(exc, timeout, limit, doing) from exc
@@ -185,22 +185,22 @@ class Judging:
                    garbage_seed: int = 0, gpu_trace: bool = False, on_progress: Any = None) -> CallReply:
         """One call of the kernel on a check's inputs, in the candidate's worker."""
         release, self._release_candidate = self._release_candidate, []
-        return cast(CallReply, await candidate.request("call", {
-            "inputs": inputs, "lot": key, "fill": fill, "garbage_seed": garbage_seed, "gpu_trace": gpu_trace,
-            "release": release,
-        }, timeout=timeout, on_progress=on_progress))
+        args: CallArgs = {"inputs": inputs, "lot": key, "fill": fill, "garbage_seed": garbage_seed,
+                          "gpu_trace": gpu_trace, "release": release}
+        return cast(CallReply, await candidate.request("call", args, timeout=timeout, on_progress=on_progress))
 
     async def verdict(self, key: str, called: CallReply, timeout: float, *, mode: str = "check",
                       first: str | None = None, sanity: bool = False, limit: StepLimit | None = None) -> VerdictReply:
         """The judge's decision on the output the call returned. ``limit``: the step's whole limit,
         for what a judge's timeout becomes (``judge_ran_out``)."""
+        args: JudgeVerdictArgs = {
+            "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
+            "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
+            "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
+            "returned": called.get("returned_digests"),
+        }
         try:
-            return cast(VerdictReply, await self.judge.request("judge_verdict", {
-                "key": key, "outputs": called["outputs"], "lot": f"{key}-out", "mode": mode, "first": first,
-                "sanity": sanity, "evidence": called.get("evidence"), "aliases": called.get("aliases") or [],
-                "subclasses": called.get("subclasses") or [], "backend_label": self.backend_label,
-                "returned": called.get("returned_digests"),
-            }, timeout=timeout))
+            return cast(VerdictReply, await self.judge.request("judge_verdict", args, timeout=timeout))
         except WorkerFailure as exc:
             doing = "checking the kernel's output (the task's check_implementation, or the comparison with the reference's)"
             raise judge_ran_out(exc, timeout, limit, doing) from exc

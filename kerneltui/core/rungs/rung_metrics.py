@@ -20,7 +20,15 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.worker.contract.replies import OutputVerdict, SanityReport, SeriesReply
+from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.stats import TraceReportData
+from kerneltui.core.worker.contract.replies import (
+    OutputVerdict,
+    PoolFacts,
+    RecheckCounts,
+    SanityReport,
+    SeriesReply,
+)
 
 
 class FailureMetrics(TypedDict, total=False):
@@ -153,8 +161,8 @@ class SeriesStats(TypedDict, total=False):
     wall_s: float | None
     warmup_s: float | None
     host_us: float  # median host time of a call
-    pool: dict[str, Any]  # the input pool's facts (bench.timing.pool_facts)
-    spent_s: float
+    pool: PoolFacts
+    spent_s: dict[str, float]  # the kernel's: where the case's wall time went, by part
     error: str
 
 
@@ -180,21 +188,12 @@ class GraphStats(TypedDict, total=False):
     error: str
 
 
-class RecheckCounts(TypedDict, total=False):
-    """How many of the timed calls' outputs the judge rechecked, and how (none for a baseline)."""
-
-    checked: int
-    quick: int
-    full: int
-    one_pass: int
-
-
 class BenchCase(TypedDict, total=False):
     """One benchmark case in the benchmark rung's metrics (``bench.report.build``)."""
 
     index: int
     label: str
-    params: dict[str, Any]  # the task's parameters of the case, as written
+    params: CaseParams  # the task's parameters of the case, as written
     dtype: str | None
     dtypes: list[str]
     flops: float | None
@@ -393,7 +392,7 @@ class TraceMetrics(FailureMetrics, total=False):
     overhead_pct: float | None
     case: int | None
     case_kind: str | None
-    kernels: list[dict[str, Any]]  # core.trace.regions' report of each kernel, as a dict
+    kernels: list[TraceReportData]  # each kernel's regions (core.trace.stats)
     timelines: list[str]
     # The files written under <version>/trace/ (and "<source>_file_<n>": the tracer's own files):
     buffers: str

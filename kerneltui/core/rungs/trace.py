@@ -92,7 +92,7 @@ def build_result(version_dir: Path, raw: TraceReply, stderr: str = "", fallback:
                     metrics=TraceMetrics(untraced_ms=untraced, traced_ms=traced))
     try:
         buffers = [trace_buffer.from_words(b["words"], b["regions"], _ctas(b["grid"]), kernel=b["kernel"],
-                                           grid=tuple(b["grid"]), source=str(b.get("source") or "kerneltui"),
+                                           grid=b["grid"], source=str(b.get("source") or "kerneltui"),
                                            notes=tuple(b.get("notes") or ())) for b in raw["buffers"]]
     except trace_buffer.TraceFormatError as exc:
         return fail(NAME, f"the trace buffer could not be read: {exc}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kerneltui.core.task import Case, TaskError, operator_name
+from kerneltui.core.task import Case, CaseParams, TaskError, operator_name
 
 KeyPath = tuple[str | int, ...]
 
@@ -203,7 +203,7 @@ def cases(src: SettingsFile, key: KeyPath, items: Any, annotations: Mapping[str,
         where = (*key, i)
         if not isinstance(item, Mapping):
             raise src.error(where, f"{name} entry {i + 1} must be a table of parameters, not {show(item)}")
-        params: dict[str, Any] = {}
+        params: CaseParams = {}
         seed: int | None = None
         for k, v in item.items():
             if k == seed_key:

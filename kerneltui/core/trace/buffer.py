@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 WORDS = 8
 FORMAT = "kerneltui-trace/1"
@@ -32,6 +32,21 @@ FIELDS = ("first_begin_ns", "last_end_ns", "busy_ns", "count", "smid",
 
 class TraceFormatError(ValueError):
     """A trace buffer or recorded file that does not match the layout."""
+
+
+class TraceBufferData(TypedDict):
+    """One kernel's trace as the trace op's reply and ``buffers.json`` carry it. The markers' op
+    sends the device's words alone; ``TraceBuffer.to_dict()`` (Proton, IKET, the saved file) says
+    every key."""
+
+    kernel: str
+    regions: list[str]
+    grid: list[int]
+    words: list[int]  # ctas × regions × WORDS integers, as the device wrote them
+    format: NotRequired[str]  # FORMAT
+    ctas: NotRequired[int]
+    source: NotRequired[str]  # the tracer: "kerneltui", "proton", "iket"
+    notes: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -70,7 +85,7 @@ class TraceBuffer:
     def ran(self) -> list[RegionRecord]:
         return [r for r in self.records if r.count > 0]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TraceBufferData:
         words: list[int] = []
         by_key = {(r.cta, r.region): r for r in self.records}
         for cta in range(self.ctas):

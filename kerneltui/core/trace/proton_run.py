@@ -20,8 +20,9 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from kerneltui.core.trace.buffer import TraceBufferData
 from kerneltui.core.trace.proton import read_chrome_trace
 
 
@@ -67,8 +68,17 @@ def allow_scopes_in_interpreter() -> None:
         setattr(pl, name, tolerant)
 
 
+class ProtonTrace(TypedDict):
+    """What ``trace`` gives the trace op's reply (``replies.TraceReply``), and the traced call's output."""
+
+    traced_ms: list[float]
+    buffers: list[TraceBufferData]  # per kernel
+    out: Any  # the traced call's output, compared with the untraced one's
+    source: str  # "proton"
+
+
 def trace(call: Callable[[Any], Any], inputs: Any, time_calls: Callable[[], list[float]],
-          workdir: Path, sync: Callable[[], None]) -> dict[str, Any]:
+          workdir: Path, sync: Callable[[], None]) -> ProtonTrace:
     """``traced_ms``, ``buffers`` (``TraceBuffer.to_dict()`` per kernel), ``out`` (the traced call's
     output) and ``source`` for the trace op's reply."""
     import triton.profiler as proton

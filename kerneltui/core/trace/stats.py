@@ -10,11 +10,50 @@ issued while the previous tile computes it is high, in a load-then-compute kerne
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from statistics import median
-from typing import Any
+from typing import TypedDict
 
 from kerneltui.core.trace.buffer import RegionRecord, TraceBuffer
+
+
+class RegionStatsData(TypedDict):
+    """A region's stats in ``TraceReport.to_dict()``, with its ``spread``."""
+
+    name: str
+    ctas: int
+    occurrences: float
+    median_ns: float
+    p10_ns: float
+    p90_ns: float
+    min_ns: float
+    max_ns: float
+    share: float
+    span_median_ns: float
+    median_cycles: float | None
+    spread: float
+
+
+class OverlapData(TypedDict):
+    first: str
+    second: str
+    fraction: float
+    ctas: int
+
+
+class TraceReportData(TypedDict):
+    """``TraceReport.to_dict()``: one kernel's regions as the trace rung's metrics carry them."""
+
+    kernel: str
+    ctas: int
+    ctas_traced: int
+    sms: int
+    kernel_ns: float
+    cta_span_median_ns: float
+    regions: list[RegionStatsData]
+    overlaps: list[OverlapData]
+    has_cycles: bool
+    source: str
 
 
 @dataclass(frozen=True)
@@ -64,11 +103,16 @@ class TraceReport:
                 return r
         raise KeyError(f"{self.kernel} has no traced region {name!r}; regions: {', '.join(r.name for r in self.regions)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        for entry, stats in zip(data["regions"], self.regions, strict=True):
-            entry["spread"] = stats.spread
-        return data
+    def to_dict(self) -> TraceReportData:
+        return {"kernel": self.kernel, "ctas": self.ctas, "ctas_traced": self.ctas_traced, "sms": self.sms,
+                "kernel_ns": self.kernel_ns, "cta_span_median_ns": self.cta_span_median_ns,
+                "regions": [{"name": r.name, "ctas": r.ctas, "occurrences": r.occurrences, "median_ns": r.median_ns,
+                             "p10_ns": r.p10_ns, "p90_ns": r.p90_ns, "min_ns": r.min_ns, "max_ns": r.max_ns,
+                             "share": r.share, "span_median_ns": r.span_median_ns, "median_cycles": r.median_cycles,
+                             "spread": r.spread} for r in self.regions],
+                "overlaps": [{"first": o.first, "second": o.second, "fraction": o.fraction, "ctas": o.ctas}
+                             for o in self.overlaps],
+                "has_cycles": self.has_cycles, "source": self.source}
 
 
 def percentile(values: list[float], q: float) -> float:

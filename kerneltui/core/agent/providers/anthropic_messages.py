@@ -16,7 +16,9 @@ that closes) is a cut-off reply, never a shorter one: its tool calls may be half
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
 
 from kerneltui.core.agent.conversation import (
     Message,
@@ -38,19 +40,68 @@ ANTHROPIC_URL = "https://api.anthropic.com"
 CACHE_MARK = {"type": "ephemeral"}
 
 
-def anthropic_messages(messages: list[Message], cache_last: bool = False) -> list[dict[str, Any]]:
+class ContentBlock(TypedDict, total=False):
+    """One block of a message's content, as kerneltui sends them: ``text``, ``tool_use`` (the
+    assistant's call: ``id``, ``name``, ``input``) or ``tool_result`` (``tool_use_id``, ``content``,
+    ``is_error``); any of them may carry ``cache_control``."""
+
+    type: Literal["text", "tool_use", "tool_result"]
+    text: str
+    id: str
+    name: str
+    input: Mapping[str, object]  # the call's arguments as the model wrote them
+    tool_use_id: str
+    content: str
+    is_error: bool
+    cache_control: dict[str, str]
+
+
+class AnthropicMessage(TypedDict):
+    role: Literal["user", "assistant"]
+    content: list[ContentBlock]
+
+
+class AnthropicTool(TypedDict):
+    name: str
+    description: str
+    input_schema: Mapping[str, object]  # the tool's JSON schema, as written
+
+
+class AnthropicRequest(TypedDict):
+    """The keyword arguments of ``messages.create``."""
+
+    model: str
+    max_tokens: int
+    messages: list[AnthropicMessage]
+    stream: bool
+    system: NotRequired[list[ContentBlock]]
+    tools: NotRequired[list[AnthropicTool]]
+    temperature: NotRequired[float]
+
+
+@dataclass
+class _StreamedCall:
+    """A tool_use block as its events arrive: the id and name first, the input's JSON in pieces."""
+
+    id: str
+    name: str
+    json: list[str] = field(default_factory=list)
+
+
+def anthropic_messages(messages: list[Message], cache_last: bool = False) -> list[AnthropicMessage]:
     """The conversation in Anthropic's form; ``cache_last`` marks its last block as a cache breakpoint."""
     out = _messages(messages)
     if cache_last and out and out[-1]["content"]:
-        out[-1]["content"][-1] = dict(out[-1]["content"][-1], cache_control=CACHE_MARK)
+        marked: ContentBlock = {**out[-1]["content"][-1], "cache_control": CACHE_MARK}
+        out[-1]["content"][-1] = marked
     return out
 
 
-def _messages(messages: list[Message]) -> list[dict[str, Any]]:
+def _messages(messages: list[Message]) -> list[AnthropicMessage]:
     kept = [m for m in messages if not (m.role == "assistant" and not m.text and not m.tool_calls)]
-    out: list[dict[str, Any]] = []
+    out: list[AnthropicMessage] = []
     for group in merged_user_turns(kept):
-        content: list[dict[str, Any]] = []
+        content: list[ContentBlock] = []
         if group[0].role == "assistant":
             for m in group:
                 if m.text:
@@ -107,7 +158,7 @@ class AnthropicProvider:
 
     async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
-        kwargs: dict[str, Any] = {
+        kwargs: AnthropicRequest = {
             "model": self.model,
             "max_tokens": request.max_tokens,
             "messages": anthropic_messages(request.messages, cache_last=True),
@@ -121,7 +172,7 @@ class AnthropicProvider:
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         text: list[str] = []
-        blocks: dict[int, dict[str, Any]] = {}
+        blocks: dict[int, _StreamedCall] = {}
         usage = Usage(reported=False)
         stop = ""
         finished = False
@@ -144,14 +195,14 @@ class AnthropicProvider:
                 elif kind == "content_block_start":
                     block = event.content_block
                     if block.type == "tool_use":
-                        blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
+                        blocks[event.index] = _StreamedCall(block.id, block.name)
                 elif kind == "content_block_delta":
                     delta = event.delta
                     if delta.type == "text_delta":
                         text.append(delta.text)
                         on_text(delta.text)
                     elif delta.type == "input_json_delta" and event.index in blocks:
-                        blocks[event.index]["json"].append(delta.partial_json)
+                        blocks[event.index].json.append(delta.partial_json)
                 elif kind == "message_delta":
                     if event.delta.stop_reason:
                         stop = event.delta.stop_reason
@@ -173,9 +224,9 @@ class AnthropicProvider:
         tool_calls = []
         for index in sorted(blocks):
             entry = blocks[index]
-            raw = "".join(entry["json"])
+            raw = "".join(entry.json)
             arguments, error = parse_arguments(raw)
-            tool_calls.append(ToolCall(id=entry["id"], name=entry["name"], arguments=arguments, raw_arguments=raw,
+            tool_calls.append(ToolCall(id=entry.id, name=entry.name, arguments=arguments, raw_arguments=raw,
                                        argument_error=error))
         return ModelReply(text="".join(text), tool_calls=tool_calls, usage=usage, stop_reason=stop, model=model)
 

@@ -13,7 +13,9 @@ Cached tokens are read from ``usage.prompt_tokens_details.cached_tokens``.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
 
 from kerneltui.core.agent.conversation import (
     Message,
@@ -32,13 +34,67 @@ from kerneltui.core.agent.providers.sdk_errors import provider_error
 OPENAI_URL = "https://api.openai.com/v1"
 
 
-def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+class ChatFunctionCall(TypedDict):
+    name: str
+    arguments: str  # the JSON text of the arguments object
+
+
+class ChatToolCall(TypedDict):
+    id: str
+    type: Literal["function"]
+    function: ChatFunctionCall
+
+
+class ChatMessage(TypedDict):
+    """One message of Chat Completions' ``messages``, as kerneltui sends them."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None  # None: an assistant message that only calls tools
+    tool_calls: NotRequired[list[ChatToolCall]]  # assistant
+    tool_call_id: NotRequired[str]  # tool: the call it answers
+
+
+class ChatFunction(TypedDict):
+    name: str
+    description: str
+    parameters: Mapping[str, object]  # the tool's JSON schema, as written
+
+
+class ChatTool(TypedDict):
+    type: Literal["function"]
+    function: ChatFunction
+
+
+class ChatRequest(TypedDict):
+    """The keyword arguments of ``chat.completions.create``."""
+
+    model: str
+    messages: list[ChatMessage]
+    stream: bool
+    stream_options: dict[str, bool]
+    tools: NotRequired[list[ChatTool]]
+    max_tokens: NotRequired[int]  # OpenAI-compatible servers
+    max_completion_tokens: NotRequired[int]  # OpenAI (its reasoning models take only this one)
+    temperature: NotRequired[float]
+    prompt_cache_key: NotRequired[str]
+
+
+@dataclass
+class _StreamedCall:
+    """A tool call as its chunks arrive: the id and name once, the arguments' text in pieces."""
+
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+def chat_messages(system: str, messages: list[Message]) -> list[ChatMessage]:
+    out: list[ChatMessage] = [{"role": "system", "content": system}] if system else []
     for m in messages:
         if m.role == "user":
             out.append({"role": "user", "content": m.text})
         elif m.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": m.text or (None if m.tool_calls else "")}
+            entry: ChatMessage = {"role": "assistant", "content": m.text or (None if m.tool_calls else "")}
             if m.tool_calls:
                 entry["tool_calls"] = [
                     {"id": c.id, "type": "function",
@@ -52,7 +108,7 @@ def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+def chat_tools(tools: list[ToolSpec]) -> list[ChatTool]:
     return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in tools]
 
@@ -94,7 +150,7 @@ class OpenAIChatProvider:
 
     async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
-        kwargs: dict[str, Any] = {
+        kwargs: ChatRequest = {
             "model": self.model,
             "messages": chat_messages(request.system, request.messages),
             "stream": True,
@@ -103,7 +159,10 @@ class OpenAIChatProvider:
         if request.tools:
             kwargs["tools"] = chat_tools(request.tools)
         # OpenAI's reasoning models take only max_completion_tokens; older servers only max_tokens.
-        kwargs["max_tokens" if self.compatible else "max_completion_tokens"] = request.max_tokens
+        if self.compatible:
+            kwargs["max_tokens"] = request.max_tokens
+        else:
+            kwargs["max_completion_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         if not self.compatible and request.cache_key:
@@ -111,7 +170,7 @@ class OpenAIChatProvider:
             kwargs["prompt_cache_key"] = request.cache_key
         text: list[str] = []
         refusal: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
+        calls: dict[int, _StreamedCall] = {}
         usage = Usage(reported=False)
         stop = ""
         model = self.model
@@ -133,14 +192,14 @@ class OpenAIChatProvider:
                             refusal.append(delta.refusal)
                         for position, tc in enumerate(delta.tool_calls or []):
                             index = tc.index if tc.index is not None else position
-                            entry = calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+                            entry = calls.setdefault(index, _StreamedCall())
                             if tc.id:
-                                entry["id"] = tc.id
+                                entry.id = tc.id
                             if tc.function is not None:
                                 if tc.function.name:
-                                    entry["name"] += tc.function.name
+                                    entry.name += tc.function.name
                                 if tc.function.arguments:
-                                    entry["arguments"].append(tc.function.arguments)
+                                    entry.arguments.append(tc.function.arguments)
                     if choice.finish_reason:
                         stop = choice.finish_reason
         except ProviderError:
@@ -159,9 +218,9 @@ class OpenAIChatProvider:
         tool_calls = []
         for n, index in enumerate(sorted(calls)):
             entry = calls[index]
-            raw = "".join(entry["arguments"])
+            raw = "".join(entry.arguments)
             arguments, error = parse_arguments(raw)
-            tool_calls.append(ToolCall(id=entry["id"] or f"call_{n}", name=entry["name"], arguments=arguments,
+            tool_calls.append(ToolCall(id=entry.id or f"call_{n}", name=entry.name, arguments=arguments,
                                        raw_arguments=raw, argument_error=error))
         return ModelReply(text="".join(text), tool_calls=tool_calls, usage=usage, stop_reason=stop, model=model)
 

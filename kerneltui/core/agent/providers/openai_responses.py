@@ -7,7 +7,8 @@ the other providers, so a session can move between providers and be resumed from
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
 from kerneltui.core.agent.conversation import (
     Message,
@@ -24,8 +25,43 @@ from kerneltui.core.agent.providers.retries import WaitSink, with_retries
 from kerneltui.core.agent.providers.sdk_errors import provider_error
 
 
-def response_input(messages: list[Message]) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+class InputItem(TypedDict, total=False):
+    """One item of the Responses API's ``input``: a message (``role``, ``content``), the model's
+    ``function_call`` (``call_id``, ``name``, ``arguments``) or its ``function_call_output``."""
+
+    role: Literal["user", "assistant"]
+    content: str
+    type: Literal["function_call", "function_call_output"]
+    call_id: str
+    name: str
+    arguments: str  # the JSON text of the arguments object
+    output: str
+
+
+class ResponsesTool(TypedDict):
+    type: Literal["function"]
+    name: str
+    description: str
+    parameters: Mapping[str, object]  # the tool's JSON schema, as written
+    strict: bool
+
+
+class ResponsesRequest(TypedDict):
+    """The keyword arguments of ``responses.create``."""
+
+    model: str
+    input: list[InputItem]
+    stream: bool
+    store: bool
+    max_output_tokens: int
+    instructions: NotRequired[str]
+    tools: NotRequired[list[ResponsesTool]]
+    temperature: NotRequired[float]
+    prompt_cache_key: NotRequired[str]
+
+
+def response_input(messages: list[Message]) -> list[InputItem]:
+    items: list[InputItem] = []
     for m in messages:
         if m.role == "user":
             items.append({"role": "user", "content": m.text})
@@ -77,7 +113,7 @@ class OpenAIResponsesProvider:
 
     async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
         client = self._get_client()
-        kwargs: dict[str, Any] = {
+        kwargs: ResponsesRequest = {
             "model": self.model,
             "input": response_input(request.messages),
             "stream": True,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kerneltui.core.agent.conversation import ModelReply, ModelRequest, ToolCall, Usage
+from kerneltui.core.agent.conversation import ModelReply, ModelRequest, ToolArguments, ToolCall, Usage
 from kerneltui.core.agent.errors import CONFIG, SCRIPT, ProviderError
 from kerneltui.core.agent.providers.base import TextSink, WaitSink
 
@@ -36,7 +36,7 @@ PREFIX = "(scripted) "
 @dataclass
 class ScriptTurn:
     text: list[str]
-    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    tool_calls: list[tuple[str, ToolArguments]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     expect: str | None = None
 
@@ -70,7 +70,7 @@ class Script:
                 raise ProviderError(CONFIG, f"{where} must be a table")
             text = item.get("text", "")
             pieces = [text[j:j + 24] for j in range(0, len(text), 24)] if isinstance(text, str) else [str(t) for t in text]
-            calls = []
+            calls: list[tuple[str, ToolArguments]] = []
             for call in item.get("tool_calls", []):
                 if not isinstance(call, dict) or not isinstance(call.get("name"), str):
                     raise ProviderError(CONFIG, f"{where}: every tool call needs a name")

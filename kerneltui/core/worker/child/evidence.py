@@ -43,6 +43,7 @@ from kerneltui.core.worker.child.gpu_trace import (
     read_events,
 )
 from kerneltui.core.worker.child.known_code import KnownCode
+from kerneltui.core.worker.contract.replies import CallEvidence, OutputEvidence
 
 # Operators that create memory or fill it with constants or random numbers: no data flows in.
 FACTORY_OPS = frozenset({
@@ -678,9 +679,9 @@ def _moved(sources: list[StorageFact | None]) -> StorageFact:
     return known[0]
 
 
-def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> dict[str, Any]:
+def describe(recorder: Recorder, outputs: list[tuple[str, Any]]) -> CallEvidence:
     """The evidence of the last call, as plain data: every output's writer and taints."""
-    out: dict[str, Any] = {}
+    out: dict[str, OutputEvidence] = {}
     for name, t in outputs:
         if t.numel() == 0:
             continue

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import Callable, Mapping
 
-# Each module exposes OPS: dict[str, callable(state, args, progress) -> dict].
+# Each module exposes OPS: op name → op(state, args, progress) -> its reply. Each op declares its own
+# args and reply (``core.worker.contract.requests`` / ``replies``); the table is where a request's
+# JSON is taken to be that op's args, hence ``...``.
 OP_MODULES = (
     "kerneltui.core.worker.child.ops_candidate",
     "kerneltui.core.worker.child.ops_judge",
@@ -18,6 +20,6 @@ OP_MODULES = (
     "kerneltui.core.worker.child.ops_work",
 )
 
-OPS: dict[str, Any] = {}
+OPS: dict[str, Callable[..., Mapping[str, object]]] = {}
 for _name in OP_MODULES:
     OPS.update(importlib.import_module(_name).OPS)

@@ -28,6 +28,13 @@ from kerneltui.core.worker.contract.replies import (
     BenchCallsReply,
     BenchEndReply,
     BenchGraphReply,
+    PeaksReply,
+)
+from kerneltui.core.worker.contract.requests import (
+    BenchBeginArgs,
+    BenchCallsArgs,
+    BenchEndArgs,
+    DevicePeaksArgs,
 )
 from kerneltui.settings.bench import BenchSettings
 
@@ -91,7 +98,7 @@ def _check_guarded(state: WorkerState, when: str) -> None:
         )
 
 
-def _remap(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
+def _remap(bench: KernelBench, ex: Any, args: BenchCallsArgs) -> None:
     """Slots the judge had to give new memory (inputs whose layout changes with the seed)."""
     for slot, wire in (args.get("remap") or {}).items():
         # The slot's old mapping goes first: kept, it would pin the judge's old buffers too.
@@ -128,7 +135,7 @@ def require_gpu(state: WorkerState, what: str) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def op_device_peaks(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_device_peaks(state: WorkerState, args: DevicePeaksArgs, progress: Progress) -> PeaksReply:
     """Measure memory bandwidth and matmul rates (``core.worker.child.peaks``)."""
     require_gpu(state, "measuring the device's peaks")
     from kerneltui.core.worker.child.peaks import measure_peaks
@@ -161,7 +168,7 @@ class KernelBench:
     graph: Any = None
 
 
-def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchBeginReply:
+def op_bench_begin(state: WorkerState, args: BenchBeginArgs, progress: Progress) -> BenchBeginReply:
     """Map one case's input slots (made by the judge) and calibrate the side-work check."""
     require_gpu(state, "benchmarking")
     ex = state.exchange
@@ -187,7 +194,7 @@ def op_bench_begin(state: WorkerState, args: dict[str, Any], progress: Progress)
             "persisting_l2": persisting.status}
 
 
-def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchCallsReply:
+def op_bench_calls(state: WorkerState, args: BenchCallsArgs, progress: Progress) -> BenchCallsReply:
     """Time one call per slot in ``order``; each output goes back for the judge's recheck.
 
     ``controls_every``: after every that many calls of the batch (0: none), an honest spin kernel as
@@ -220,7 +227,7 @@ def op_bench_calls(state: WorkerState, args: dict[str, Any], progress: Progress)
             "stream_changes": bench.timer.stream_changes, "spent_s": spent.seconds()}
 
 
-def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchEndReply:
+def op_bench_end(state: WorkerState, args: BenchEndArgs, progress: Progress) -> BenchEndReply:
     """The busy calibration at the series' median, and the guards after the timed calls."""
     bench, ex = _bench(state)
     _release(bench, ex, args)
@@ -234,7 +241,7 @@ def op_bench_end(state: WorkerState, args: dict[str, Any], progress: Progress) -
             "threads_started_by_kernel": new_threads}
 
 
-def op_bench_graph(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchGraphReply:
+def op_bench_graph(state: WorkerState, args: BenchCallsArgs, progress: Progress) -> BenchGraphReply:
     """CUDA-graph mode (step 6 of ``core.worker.child.timing``): capture once, then time replays, one per slot in
     ``order``; each replay's output goes back for the recheck (copied: the graph reuses it)."""
     bench, ex = _bench(state)
@@ -310,7 +317,7 @@ def _bench(state: WorkerState) -> tuple[KernelBench, Any]:
     return bench, state.exchange
 
 
-def _release(bench: KernelBench, ex: Any, args: dict[str, Any]) -> None:
+def _release(bench: KernelBench, ex: Any, args: BenchCallsArgs | BenchEndArgs) -> None:
     lots = [str(x) for x in args.get("release") or []]
     ex.release(lots)
     for lot in lots:

@@ -26,6 +26,8 @@ from kerneltui.core.worker.child.evidence import Recorder, describe, gpu_kernel_
 from kerneltui.core.worker.child.integrity import IdentitySnapshot, check_identities
 from kerneltui.core.worker.child.runtime import CandidateError, candidate_runtime_for, module_name
 from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import CallReply, LoadReply, Released
+from kerneltui.core.worker.contract.requests import CallArgs, LoadArgs, ReleaseArgs
 from kerneltui.core.worker.contract.wire import Exchange
 
 Progress = Any
@@ -62,7 +64,7 @@ class AbsentReference(types.ModuleType):
             "answer in your kernel")
 
 
-def exchange_for(state: WorkerState, args: dict[str, Any], prefix: str) -> Exchange:
+def exchange_for(state: WorkerState, args: LoadArgs, prefix: str) -> Exchange:
     folder = args.get("exchange")
     return Exchange(state.torch, Path(folder) if folder else None, prefix)
 
@@ -72,7 +74,7 @@ def exchange_for(state: WorkerState, args: dict[str, Any], prefix: str) -> Excha
 # ----------------------------------------------------------------------------------------------
 
 
-def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_load(state: WorkerState, args: LoadArgs, progress: Progress) -> LoadReply:
     """Install the task copy (no reference in it), import the kernel, compile it on the first test
     case's inputs (made by the judge)."""
     t0 = time.perf_counter()
@@ -111,7 +113,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
     import_s = time.perf_counter() - t_import
     check_identities(state, "while the kernel module was imported")
 
-    result: dict[str, Any] = {"import_s": round(import_s, 4), "notes": list(state.notes)}
+    result: LoadReply = {"import_s": round(import_s, 4), "notes": list(state.notes)}
     can_run, why = state.backend.can_run(state)
     result["can_run"] = can_run
     if not can_run:
@@ -144,7 +146,7 @@ def op_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dic
 # ----------------------------------------------------------------------------------------------
 
 
-def op_call(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_call(state: WorkerState, args: CallArgs, progress: Progress) -> CallReply:
     """Call the kernel once on the inputs in ``args["inputs"]``; outputs back as lot ``args["lot"]``.
 
     ``fill``: fresh allocations hold NaN (``poison``, the checked call) or seeded finite garbage
@@ -233,7 +235,7 @@ def _take_off_interpreter_hooks(before: tuple[Any, Any]) -> list[str]:
     return found
 
 
-def op_release(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_release(state: WorkerState, args: ReleaseArgs, progress: Progress) -> Released:
     if state.exchange is not None:
         state.exchange.release([str(x) for x in args.get("lots") or []] or None)
     return {}

@@ -26,7 +26,8 @@ from kerneltui.core.worker.child.ops_bench import _bench, _release, _remap
 from kerneltui.core.worker.child.ops_candidate import CheckFailure, candidate_code, op_load
 from kerneltui.core.worker.child.runtime import candidate_runtime_for, module_name
 from kerneltui.core.worker.child.state import WorkerState
-from kerneltui.core.worker.contract.replies import BenchCallsReply
+from kerneltui.core.worker.contract.replies import BenchCallsReply, CompareLoadReply
+from kerneltui.core.worker.contract.requests import BenchCallsArgs, LoadArgs
 
 Progress = Any
 KERNELS = ("a", "b")
@@ -38,7 +39,7 @@ def second_file(entry_file: str) -> str:
     return str(path.with_name(f"kerneltui_compare_b_{path.stem}{path.suffix or '.py'}"))
 
 
-def op_compare_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_compare_load(state: WorkerState, args: LoadArgs, progress: Progress) -> CompareLoadReply:
     """``load`` for A, then B (``args["second"]``: its kernel text) as a module of its own."""
     task = args["task"]
     if task.get("entry_file") != task.get("kernel_file"):
@@ -47,7 +48,7 @@ def op_compare_load(state: WorkerState, args: dict[str, Any], progress: Progress
             f"a launcher of {task.get('kernel_file')}, so both would run the same kernel. Compare the two "
             "versions with `kerneltui check` on each instead"
         )
-    result = op_load(state, args, progress)
+    result: CompareLoadReply = {**op_load(state, args, progress)}
     rel = second_file(str(task["entry_file"]))
     target = state.task_dir / rel
     target.write_text(str(args["second"]), encoding="utf-8")
@@ -76,7 +77,7 @@ def _names(module: Any) -> dict[str, Identity]:
     return {name: identity(value) for name, value in vars(module).items()}
 
 
-def op_compare_calls(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchCallsReply:
+def op_compare_calls(state: WorkerState, args: BenchCallsArgs, progress: Progress) -> BenchCallsReply:
     """Time one call per slot in ``order``, each of the kernel named at the same place in ``kernels``;
     each output goes back for the judge's recheck (the reply of ``bench_calls``)."""
     bench, ex = _bench(state)

@@ -11,9 +11,10 @@ from typing import Any
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
 from kerneltui.core.worker.child.state import WorkerState
 from kerneltui.core.worker.contract.replies import DumpReply
+from kerneltui.core.worker.contract.requests import DumpArgs
 
 
-def op_dump(state: WorkerState, args: dict[str, Any], progress: Any) -> DumpReply:
+def op_dump(state: WorkerState, args: DumpArgs, progress: Any) -> DumpReply:
     if state.runtime is None or state.runtime.candidate is None:
         raise CheckFailure("the kernel is not loaded in this worker: the compile rung must pass before the dump")
     arch = str(args.get("arch") or state.info.get("arch") or state.arch)

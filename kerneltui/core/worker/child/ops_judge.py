@@ -24,6 +24,13 @@ from kerneltui.core.worker.child import tree, verdicts
 from kerneltui.core.worker.child.ops_candidate import CheckFailure, exchange_for, poisoned_allocations
 from kerneltui.core.worker.child.runtime import reference_runtime_for
 from kerneltui.core.worker.child.state import WorkerState
+from kerneltui.core.worker.contract.replies import JudgeInputsReply, JudgeLoadReply, Released, VerdictReply
+from kerneltui.core.worker.contract.requests import (
+    JudgeInputsArgs,
+    JudgeReleaseArgs,
+    JudgeVerdictArgs,
+    LoadArgs,
+)
 from kerneltui.core.worker.contract.wire import Exchange
 
 Progress = Any
@@ -62,7 +69,7 @@ def _judge(state: WorkerState) -> Judge:
     return judge
 
 
-def op_judge_load(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_load(state: WorkerState, args: LoadArgs, progress: Progress) -> JudgeLoadReply:
     """Install the task copy (no kernel in it) and import the reference."""
     if state.role != "judge":
         raise CheckFailure("judge ops run only in a judge process")
@@ -93,7 +100,7 @@ def use_own_caches() -> None:
         os.environ[cache.variable] = cache.path
 
 
-def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_inputs(state: WorkerState, args: JudgeInputsArgs, progress: Progress) -> JudgeInputsReply:
     """Make one case's inputs; for a check, run the reference first on a clone. The candidate's copy
     goes back as a wire value."""
     judge = _judge(state)
@@ -125,7 +132,7 @@ def op_judge_inputs(state: WorkerState, args: dict[str, Any], progress: Progress
     return {"inputs": wire}
 
 
-def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_verdict(state: WorkerState, args: JudgeVerdictArgs, progress: Progress) -> VerdictReply:
     """Judge the kernel's output for check ``key``.
 
     ``mode``: ``check`` (correctness), ``run`` (structure too), ``again`` (the determinism call: the
@@ -151,8 +158,8 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     state.sync()
     judge.exchange.release([lot])
     check.out = out
-    result: dict[str, Any] = {"key": key, "problems": []}
-    problems: list[str] = result["problems"]
+    problems: list[str] = []
+    result: VerdictReply = {"key": key, "problems": problems}
     problems.extend(verdicts.late_writes(out, args.get("returned"), check.label, torch))
 
     subclasses = [str(x) for x in args.get("subclasses") or []]
@@ -203,7 +210,7 @@ def op_judge_verdict(state: WorkerState, args: dict[str, Any], progress: Progres
     return result
 
 
-def op_judge_release(state: WorkerState, args: dict[str, Any], progress: Progress) -> dict[str, Any]:
+def op_judge_release(state: WorkerState, args: JudgeReleaseArgs, progress: Progress) -> Released:
     judge = _judge(state)
     keys = [str(x) for x in args.get("keys") or []]
     for key in keys:

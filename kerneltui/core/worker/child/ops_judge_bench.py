@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core.bench.part_times import PartTimes
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child import timing
 from kerneltui.core.worker.child.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
@@ -34,13 +35,14 @@ from kerneltui.core.worker.contract.replies import (
     RecheckReply,
     SeriesReply,
 )
+from kerneltui.core.worker.contract.requests import BenchmarkArgs, NoArgs, PoolArgs, RecheckArgs
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Any
 BASELINES = ("reference", "torch_compile")
 
 
-def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Progress) -> BenchSetupReply:
+def op_judge_bench_setup(state: WorkerState, args: NoArgs, progress: Progress) -> BenchSetupReply:
     """flops()/bytes_moved() of the reference module per benchmark case."""
     judge = _judge(state)
     ref = judge.rt.reference
@@ -64,7 +66,7 @@ def op_judge_bench_setup(state: WorkerState, args: dict[str, Any], progress: Pro
 
 
 def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
-           params: dict[str, Any]) -> tuple[float | None, str]:
+           params: CaseParams) -> tuple[float | None, str]:
     """The reference's ``flops()`` or ``bytes_moved()`` for one case, or why there is none."""
     if fn is None:
         return None, ""
@@ -78,7 +80,7 @@ def _count(state: WorkerState, fn: Callable[..., Any] | None, name: str,
     return value, ""
 
 
-def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progress) -> SeriesReply:
+def op_judge_benchmark(state: WorkerState, args: BenchmarkArgs, progress: Progress) -> SeriesReply:
     """Time a baseline (the reference or torch.compile of it) on every benchmark case."""
     require_gpu(state, "benchmarking")
     judge = _judge(state)
@@ -108,7 +110,7 @@ def op_judge_benchmark(state: WorkerState, args: dict[str, Any], progress: Progr
             "persisting_l2": persisting.status, "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) -> PoolReply:
+def op_judge_pool(state: WorkerState, args: PoolArgs, progress: Progress) -> PoolReply:
     """Make the kernel's input slots for one case (and the reference's output for each); the slots go
     to the candidate's worker as shared memory (no copy: renewals in place are seen there)."""
     require_gpu(state, "benchmarking")
@@ -139,7 +141,7 @@ def op_judge_pool(state: WorkerState, args: dict[str, Any], progress: Progress) 
             "dtype": timing.main_dtype(params, pool.dtypes), "in_place": pool.in_place}
 
 
-def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progress) -> RecheckReply:
+def op_judge_recheck(state: WorkerState, args: RecheckArgs, progress: Progress) -> RecheckReply:
     """Recheck a batch of the kernel's outputs (one per slot used), then renew those slots."""
     judge = _judge(state)
     held = state.bench_pool
@@ -166,7 +168,7 @@ def op_judge_recheck(state: WorkerState, args: dict[str, Any], progress: Progres
             break
     judge.exchange.release([lot])
     renewed = 0
-    moved: dict[str, Any] = {}
+    moved: dict[str, object] = {}
     generate_ms = 0.0
     if failure is None and args.get("renew", True):
         t0 = time.perf_counter()
@@ -189,7 +191,7 @@ def _l2_bytes(torch: Any) -> int:
     return int(getattr(props, "L2_cache_size", 0) or 0)
 
 
-def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
+def _call_with_params(fn: Any, params: CaseParams) -> Any:
     """Call ``fn`` with the case parameters it accepts (all of them if it takes ``**kwargs``)."""
     try:
         sig = inspect.signature(fn)
@@ -200,7 +202,7 @@ def _call_with_params(fn: Any, params: dict[str, Any]) -> Any:
     return fn(**{k: v for k, v in params.items() if k in sig.parameters})
 
 
-def _describe(params: dict[str, Any]) -> str:
+def _describe(params: CaseParams) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items())
 
 

@@ -9,19 +9,22 @@ benchmark's number); the parent computes the medians and reads the buffers.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
+from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.buffer import TraceBufferData
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.ops_candidate import CheckFailure
 from kerneltui.core.worker.child.state import WorkerState
 from kerneltui.core.worker.contract.replies import TraceReply
+from kerneltui.core.worker.contract.requests import TraceArgs
 
 Progress = Any
 DEFAULT_REPS = 30
 WARMUP = 3
 
 
-def _case(state: WorkerState, index: int | None) -> tuple[int, dict[str, Any], str]:
+def _case(state: WorkerState, index: int | None) -> tuple[int, CaseParams, str]:
     benches = state.task.get("benchmarks") or []
     cases = benches or state.task["tests"]
     i = int(index or 0)
@@ -47,7 +50,7 @@ def _time_calls(state: WorkerState, fn: Any, inputs: Any, reps: int, before: Any
     return out
 
 
-def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> TraceReply:
+def op_trace(state: WorkerState, args: TraceArgs, progress: Progress) -> TraceReply:
     if not state.has_gpu:
         raise CheckFailure("tracing needs a CUDA GPU: the markers read %globaltimer on the device")
     rt = state.runtime
@@ -80,8 +83,9 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> Tr
             progress(f"traced by Proton: {reps} calls")
             traced_run = proton_run.trace(call, inputs, lambda: _time_calls(state, call, inputs, reps, lambda: None),
                                           state.workdir, torch.cuda.synchronize)
-            matches = _same_output(state, traced_run.pop("out"), plain_out)
-            return cast(TraceReply, {**reply, **traced_run, "traced_output_matches": matches})
+            matches = _same_output(state, traced_run["out"], plain_out)
+            return {**reply, "traced_ms": traced_run["traced_ms"], "buffers": traced_run["buffers"],
+                    "source": traced_run["source"], "traced_output_matches": matches}
     # -- end of the DSL tracers --
 
     progress(f"traced: {reps} calls")
@@ -95,7 +99,7 @@ def op_trace(state: WorkerState, args: dict[str, Any], progress: Progress) -> Tr
         out = call(inputs)
         torch.cuda.synchronize()
         buffers = ktrace.used()
-        dumps = [{"kernel": b.kernel, "regions": list(b.regions), "grid": list(b.grid),
+        dumps: list[TraceBufferData] = [{"kernel": b.kernel, "regions": list(b.regions), "grid": list(b.grid),
                   "words": b.tensor.tolist()} for b in buffers]
     finally:
         ktrace.stop()

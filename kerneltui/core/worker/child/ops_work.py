@@ -14,12 +14,13 @@ from kerneltui.core.worker.child.ops_judge import _judge
 from kerneltui.core.worker.child.state import WorkerState
 from kerneltui.core.worker.child.work_estimate import estimate_work
 from kerneltui.core.worker.contract.replies import WorkEstimateCase, WorkEstimateReply
+from kerneltui.core.worker.contract.requests import NoArgs
 
 Progress = Any
 ESTIMATE_SEED = 20250
 
 
-def op_estimate_work(state: WorkerState, args: dict[str, Any], progress: Progress) -> WorkEstimateReply:
+def op_estimate_work(state: WorkerState, args: NoArgs, progress: Progress) -> WorkEstimateReply:
     rt = _judge(state).rt
     model = getattr(rt, "model", None)  # KernelBench: the model's weights are read too
     reads = [*model.parameters(), *model.buffers()] if model is not None else []

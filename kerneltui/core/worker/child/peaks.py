@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
+
+from kerneltui.core.worker.contract.replies import PeaksReply
 
 Progress = Callable[..., None]
 
@@ -24,6 +26,24 @@ COPY_MIN_BYTES = 1 << 30
 MATMUL_N_TENSOR = 8192  # tensor-core dtypes: large enough that cuBLAS runs near its best
 MATMUL_N_SIMT = 4096  # fp32 / fp64: slower per call, 4096 already saturates
 MIN_REPS, MAX_REPS, REP_BUDGET_S = 5, 20, 0.25
+
+
+
+class Bandwidth(TypedDict):
+    """``measure_bandwidth``: the best copy, read and write rates, and how each was measured."""
+
+    copy_gbps: float
+    read_gbps: float
+    write_gbps: float
+    methods: dict[str, str]
+
+
+class MatmulRates(TypedDict):
+    """``measure_matmul``: the rate of each dtype measured, why the others were not, and how."""
+
+    matmul_tflops: dict[str, float]
+    unsupported: dict[str, str]
+    methods: dict[str, str]
 
 
 def time_calls(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> list[float]:
@@ -44,7 +64,7 @@ def time_calls(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> list[float
     return times
 
 
-def measure_bandwidth(torch: Any, l2_bytes: int) -> dict[str, Any]:
+def measure_bandwidth(torch: Any, l2_bytes: int) -> Bandwidth:
     free, _total = torch.cuda.mem_get_info()
     nbytes = max(COPY_MIN_BYTES, 8 * l2_bytes)
     nbytes = min(nbytes, free // 4)
@@ -107,7 +127,7 @@ def _matmul_case(torch: Any, name: str, capability: tuple[int, int]) -> tuple[Ca
     return f"unknown dtype {name}"
 
 
-def measure_matmul(torch: Any, dtypes: tuple[str, ...], progress: Progress) -> dict[str, Any]:
+def measure_matmul(torch: Any, dtypes: tuple[str, ...], progress: Progress) -> MatmulRates:
     props = torch.cuda.get_device_properties(0)
     capability = (props.major, props.minor)
     rates: dict[str, float] = {}
@@ -133,7 +153,7 @@ def measure_matmul(torch: Any, dtypes: tuple[str, ...], progress: Progress) -> d
     return {"matmul_tflops": rates, "unsupported": unsupported, "methods": methods}
 
 
-def measure_peaks(torch: Any, progress: Progress, dtypes: tuple[str, ...] | None = None) -> dict[str, Any]:
+def measure_peaks(torch: Any, progress: Progress, dtypes: tuple[str, ...] | None = None) -> PeaksReply:
     from kerneltui.core.bench.device_peaks import MATMUL_DTYPES
 
     props = torch.cuda.get_device_properties(0)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
+from kerneltui.core.task import CaseParams
 from kerneltui.core.task_remedies import missing_module, other_sizes, smaller_sizes
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.errors import TaskProblem
@@ -154,7 +155,7 @@ class ReferenceRuntime:
         with self.reference_code(self.loading, at_run_sizes=self.load_uses_sizes):
             self._load()
 
-    def make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def make_inputs(self, params: CaseParams, seed: int) -> Any:
         with self.reference_code("generating inputs"):
             return self._make_inputs(params, seed)
 
@@ -184,7 +185,7 @@ class ReferenceRuntime:
         init inputs and the reference's weights); None for formats that need nothing."""
         return None
 
-    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: CaseParams, seed: int) -> Any:
         kwargs = dict(params)
         if self._gen_takes_device:
             kwargs["device"] = self.state.device
@@ -261,7 +262,7 @@ class GpuModeReference(ReferenceRuntime):
     """GPU MODE: ``generate_input(**test)`` returns one ``data`` object passed whole; the task's
     ``check_implementation(data, output)`` judges with the original data (the candidate had a copy)."""
 
-    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: CaseParams, seed: int) -> Any:
         return tree.to_device(self.reference.generate_input(**params, seed=seed), self.state.device, self.torch)
 
     def _call(self, data: Any) -> Any:
@@ -296,7 +297,7 @@ class KernelBenchReference(ReferenceRuntime):
         weights = {k: v.detach() for k, v in self.model.state_dict().items()}
         return {"init_inputs": list(self.init_inputs), "weights": weights}
 
-    def _make_inputs(self, params: dict[str, Any], seed: int) -> Any:
+    def _make_inputs(self, params: CaseParams, seed: int) -> Any:
         # A case's parameters are module constants that get_inputs reads (the loader allows no
         # others); the file's own values return for cases that do not set them.
         for name, value in self.base_constants.items():

@@ -20,6 +20,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported lazily at run time: the start-up order above decides what loads when
@@ -52,7 +53,7 @@ class Channel:
         self._out = out
         self._signer = Signer(key)
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, object]) -> None:
         self._out.write(self._signer.seal(message))
         self._out.flush()
 

@@ -56,8 +56,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench.stats import CONTROL_EVERY, RunningStats, median, stop_reason
+from kerneltui.core.task import CaseParams
 from kerneltui.core.worker.child.fresh_inputs import BASE_SETS, FreshInputs
-from kerneltui.core.worker.contract.replies import SeriesFailure
+from kerneltui.core.worker.contract.replies import CaseSeries, PoolFacts, SeriesData, SeriesFailure
 from kerneltui.settings.bench import BenchSettings
 
 Progress = Callable[..., None]
@@ -319,7 +320,7 @@ class InputPool:
     """
 
     rt: Any
-    params: dict[str, Any]
+    params: CaseParams
     seeds: Iterator[int]
     with_reference: bool  # also compute the reference output for the recheck
     budget_bytes: int
@@ -435,7 +436,7 @@ def input_dtypes(rt: Any, inputs: Any) -> list[str]:
     return [str(t.dtype).replace("torch.", "") for _, t in rt.tensors(inputs)]
 
 
-def main_dtype(params: dict[str, Any], dtypes: list[str]) -> str | None:
+def main_dtype(params: CaseParams, dtypes: list[str]) -> str | None:
     """The dtype the roofline's math roof is chosen by: the case's own ``dtype`` parameter, else the
     first floating-point input."""
     if isinstance(params.get("dtype"), str):
@@ -464,7 +465,7 @@ class Series:
     failure: SeriesFailure | None = None
     threads_left: int = 0  # threads alive after a timed call that were not there after warm-up
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SeriesData:
         return {
             "times_ms": self.times_ms, "host_us": self.host_us, "straggle_us": self.straggle_us,
             "control_straggle_us": self.control_straggle_us,
@@ -597,7 +598,7 @@ class CaseContext:
     progress: Progress
 
 
-def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> dict[str, Any]:
+def benchmark_case(cx: CaseContext, case_index: int, case: CaseParams) -> CaseSeries:
     """Time one baseline (the reference or torch.compile of it) on one case, in the judge; raw
     samples and facts only (the parent decides). The kernel is timed by the candidate's worker on
     the judge's inputs (``core.worker.child.ops_bench``), the same way."""
@@ -610,7 +611,7 @@ def benchmark_case(cx: CaseContext, case_index: int, case: dict[str, Any]) -> di
                      budget_bytes=int(free * settings.pool_fraction), max_sets=settings.max_pool,
                      fresh=settings.fresh_inputs)
     timer = CallTimer(torch, cx.flusher, cx.persisting, InputTrap(rt))
-    result: dict[str, Any] = {"index": case_index, "label": label, "params": params, "target": cx.target}
+    result: CaseSeries = {"index": case_index, "label": label, "params": params, "target": cx.target}
     if cx.target == "torch_compile":
         # Each case compiles afresh: with the earlier case's graphs cached, torch would take this
         # case's new shapes for dynamic ones and time a shape-generic kernel.
@@ -703,12 +704,12 @@ def release_compiled(torch: Any) -> None:
     torch.cuda.empty_cache()
 
 
-def pool_facts(pool: InputPool) -> dict[str, Any]:
+def pool_facts(pool: InputPool) -> PoolFacts:
     return {"sets": pool.sets, "set_bytes": pool.set_bytes, "generated": pool.generated, "in_place": pool.in_place,
             "generate_ms": round(pool.generate_s / max(pool.generated, 1) * 1e3, 3), **pool.source.facts()}
 
 
-def _first_compiled_call(cx: CaseContext, pool: InputPool, params: dict[str, Any]) -> str | None:
+def _first_compiled_call(cx: CaseContext, pool: InputPool, params: CaseParams) -> str | None:
     """Compile torch.compile's version of the reference for this case and check it once."""
     rt, torch = cx.rt, cx.state.torch
     item = pool.make(bench_seed(cx.secret ^ 0x5EED, 0, 0))

@@ -19,7 +19,7 @@ from kerneltui.core.backends import torch_is_the_kernel
 from kerneltui.core.metrics import ToleranceData
 from kerneltui.core.task import TaskData, allow_ops_advice
 from kerneltui.core.worker.child import tree
-from kerneltui.core.worker.contract.replies import OutputJudgement, OutputVerdict, SanityReport
+from kerneltui.core.worker.contract.replies import CallEvidence, OutputJudgement, OutputVerdict, SanityReport
 
 # GPU kernels of torch and its libraries that only move or fill memory (allocation, copies, casts).
 DATA_MOVEMENT_KERNEL = re.compile(r"copy|Copy|fill|Fill|memset|Memset|memcpy|Memcpy|CatArray|zero", re.ASCII)
@@ -120,7 +120,7 @@ def structure_problems(rt: Any, out: Any, ref_out: Any) -> tuple[list[str], list
     return problems, described
 
 
-def evidence_problems(evidence: dict[str, Any], task: TaskData, backend_label: str,
+def evidence_problems(evidence: CallEvidence, task: TaskData, backend_label: str,
                       kernel_names: set[str]) -> list[str]:
     """Whether the task's backend did the work: torch compute on the output path, data from the
     host, memory made outside the record, the record switched off, library GPU kernels."""

@@ -27,6 +27,7 @@ import hmac
 import json
 import secrets
 import struct
+from collections.abc import Mapping
 from typing import IO, Any
 
 HEADER = struct.Struct(">I")
@@ -54,7 +55,7 @@ class Signer:
         self._mac = hmac.new(key, digestmod=hashlib.sha256)  # holds the key; copies sign each frame
         self._count = 0
 
-    def seal(self, message: dict[str, Any]) -> bytes:
+    def seal(self, message: Mapping[str, object]) -> bytes:
         body = _body(message)
         mac = self._mac.copy()
         mac.update(COUNTER.pack(self._count))
@@ -82,11 +83,11 @@ class Verifier:
         return decode_body(body)
 
 
-def _body(message: dict[str, Any]) -> bytes:
+def _body(message: Mapping[str, object]) -> bytes:
     return json.dumps(message, separators=(",", ":"), default=_default).encode("utf-8")
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Mapping[str, object]) -> bytes:
     body = _body(message)
     return HEADER.pack(len(body)) + body
 

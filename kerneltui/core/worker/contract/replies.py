@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 from kerneltui.core.metrics import ErrorMetrics
+from kerneltui.core.task import CaseParams
+from kerneltui.core.trace.buffer import TraceBufferData
 
 
 class DeviceInfo(TypedDict, total=False):
@@ -41,6 +43,13 @@ class DeviceInfo(TypedDict, total=False):
     warm_up_s: float
 
 
+class PingReply(TypedDict):
+    """``ping`` (``ops_device.op_ping``): the worker's process and what it said of its device."""
+
+    pid: int
+    info: DeviceInfo
+
+
 class WorkerError(TypedDict, total=False):
     """An exception in the worker (``core.worker.child.errors.describe_exception``)."""
 
@@ -68,11 +77,57 @@ class LoadReply(TypedDict, total=False):
     first_call_error: WorkerError  # the first call raised: the run rung fails with it
 
 
+class CompareLoadReply(LoadReply, total=False):
+    """``compare_load`` (``ops_compare.op_compare_load``): ``load`` for kernel A, then B imported beside it."""
+
+    second_module: str  # the module name kernel B was imported as
+
+
+class JudgeLoadReply(TypedDict):
+    """``judge_load`` (``ops_judge.op_judge_load``): the reference imported in the judge."""
+
+    setup: Any  # what the candidate's build needs from the reference (a wire value), or None
+    has_check: bool  # the task has its own check_implementation
+    input_names: list[str] | None  # None: the reference does not name them
+    load_s: float
+
+
+class JudgeInputsReply(TypedDict):
+    """``judge_inputs`` (``ops_judge.op_judge_inputs``): the candidate's copy of one case's inputs."""
+
+    inputs: Any  # a wire value (``core.worker.contract.wire``)
+
+
+class Released(TypedDict):
+    """``release`` and ``judge_release``: nothing to say once the memory is let go."""
+
+
+class OutputEvidence(TypedDict):
+    """What wrote one output of a call (``core.worker.child.evidence.describe``)."""
+
+    copy: bool  # a copy of an input that no kernel wrote
+    writer: str  # the op or kernel that wrote it last, "input" or "unknown"
+    taints: list[list[str | int]]  # each [writer, elements, serial] its data came through
+    numel: int
+
+
+class CallEvidence(TypedDict):
+    """The evidence of one call (``core.worker.child.evidence.describe``), which the judge reads
+    (``core.worker.child.verdicts.evidence_problems``)."""
+
+    outputs: dict[str, OutputEvidence]
+    ops: dict[str, int]  # torch op → calls on the output path
+    launches: dict[str, int]  # kernel name → launches
+    left_mode: list[str]  # the recording switched off or replaced: by what
+    gpu_kernels: list[str]  # the kernels the GPU ran (its trace)
+    gpu_trace_note: str | None  # why the GPU trace did not run
+
+
 class CallReply(TypedDict, total=False):
     """``call`` (``ops_candidate.op_call``): one call of the kernel; its outputs stay in shared memory."""
 
     outputs: Any  # the outputs' descriptors (``core.worker.contract.wire``), for the judge
-    evidence: dict[str, Any]  # what wrote each output (``core.worker.child.evidence``)
+    evidence: CallEvidence  # what wrote each output
     launches: dict[str, int]  # kernel name → launches during the call
     aliases: list[list[Any]]  # [output name, index of the input it shares memory with]
     subclasses: list[str]  # outputs that are tensor subclasses
@@ -143,11 +198,11 @@ class TraceReply(TypedDict, total=False):
 
     case: int
     case_kind: str  # "benchmark" or "test"
-    params: dict[str, Any]
+    params: CaseParams
     device: str | None
     untraced_ms: list[float] | None  # None: the tracer times nothing untraced (IKET)
     traced_ms: list[float] | None
-    buffers: list[dict[str, Any]]  # per kernel: ``TraceBuffer.to_dict()``
+    buffers: list[TraceBufferData]  # per kernel
     source: str  # which tracer (``core.trace.sources``)
     source_note: str | None  # why the DSL's own tracer could not run (the markers traced instead)
     source_files: list[str]  # the tracer's own files, kept in the version folder
@@ -163,13 +218,114 @@ class BenchSetupCase(TypedDict, total=False):
 
     index: int
     label: str
-    params: dict[str, Any]
+    params: CaseParams
     flops: float | None
     bytes: float | None
     flops_error: str  # the reference's flops() raised or returned nonsense: the message names the file
     bytes_error: str
     work_estimated: str  # added by the parent: the work is judge_estimate_work's (its method)
     work_note: str  # added by the parent: why there is no estimate either
+
+
+class InputFacts(TypedDict):
+    """Where a timed call's inputs came from (``core.worker.child.fresh_inputs.FreshInputs.facts``)."""
+
+    fresh_inputs: str  # "derive" or "generate"
+    base_sets: int
+    derived: int
+    task_generated: int
+    note: str  # why sets are generated although deriving was asked for
+    generate_ms: float
+
+
+class PoolFacts(TypedDict):
+    """An input pool's facts (``core.worker.child.timing.pool_facts``), with its inputs' source's."""
+
+    sets: int
+    set_bytes: int
+    generated: int
+    in_place: bool
+    generate_ms: float
+    fresh_inputs: str
+    base_sets: int
+    derived: int
+    task_generated: int
+    note: str
+
+
+class SeriesData(TypedDict):
+    """One target's calls on one case (``timing.Series.to_dict``, ``bench_series.KernelSeries.to_dict``)."""
+
+    times_ms: list[float]
+    host_us: list[float]
+    straggle_us: list[float]
+    control_straggle_us: list[float]
+    warmup_ms: list[float]
+    stopped: str
+    warmup_s: float
+    wall_s: float
+    failure: SeriesFailure | None
+    threads_left: int
+    confirm_straggle_us: NotRequired[list[float] | None]  # the kernel's: measured again after a side-work flag
+    confirm_control_us: NotRequired[list[float] | None]
+
+
+class GraphSeries(TypedDict, total=False):
+    """The kernel's CUDA-graph replays on one case (``bench_series._graph_series``); only ``error``
+    when the call cannot be captured."""
+
+    total_ms: list[float]
+    flush_ms: list[float]
+    warmup_runs: int
+    stopped: str
+    failure: SeriesFailure | None
+    wall_s: float
+    error: str
+
+
+class RecheckCounts(TypedDict, total=False):
+    """How many of the timed calls' outputs the judge rechecked, and how (none for a baseline)."""
+
+    checked: int
+    quick: int
+    full: int
+    one_pass: int
+
+
+class CaseSeries(TypedDict, total=False):
+    """One case of a ``SeriesReply``: a baseline's (``timing.benchmark_case``) or the kernel's
+    (``bench_series.time_kernel``); read by ``core.bench.report.build``. A failed baseline has
+    ``error`` and its case's names alone."""
+
+    index: int
+    label: str
+    params: CaseParams
+    target: str
+    error: str
+    idle_straggle_us: list[float]
+    busy_straggle_us: list[float]
+    stream_changes: int
+    pool: PoolFacts
+    dtypes: list[str]
+    dtype: str | None
+    out_bytes: int
+    # the series (SeriesData):
+    times_ms: list[float]
+    host_us: list[float]
+    straggle_us: list[float]
+    control_straggle_us: list[float]
+    warmup_ms: list[float]
+    stopped: str
+    warmup_s: float
+    wall_s: float
+    failure: SeriesFailure | None
+    threads_left: int
+    confirm_straggle_us: list[float] | None
+    confirm_control_us: list[float] | None
+    # the kernel's alone:
+    graph: GraphSeries
+    spent_s: dict[str, float]  # where the case's wall time went, by part (``core.bench.part_times``)
+    recheck: RecheckCounts
 
 
 class SeriesReply(TypedDict, total=False):
@@ -179,7 +335,7 @@ class SeriesReply(TypedDict, total=False):
     these as it was stored."""
 
     target: str  # "reference", "torch_compile" or "candidate"
-    cases: list[dict[str, Any]]  # per case: its series as ``core.worker.child.timing`` / ``KernelSeries`` write it
+    cases: list[CaseSeries]
     flush_bytes: int
     l2_bytes: int
     persisting_l2: str
@@ -215,7 +371,7 @@ class PoolReply(TypedDict):
 
     case: int
     label: str
-    params: dict[str, Any]
+    params: CaseParams
     slots: list[Any]  # shared-memory descriptors (``core.worker.contract.wire``)
     sets: int
     set_bytes: int
@@ -223,6 +379,22 @@ class PoolReply(TypedDict):
     dtypes: list[str]
     dtype: str | None
     in_place: bool
+
+
+class PeaksReply(TypedDict):
+    """``device_peaks`` (``ops_bench.op_device_peaks``, ``core.worker.child.peaks.measure_peaks``):
+    the device's measured bandwidth and matmul rates, read by ``core.bench.device_peaks.from_measurement``."""
+
+    name: str
+    l2_bytes: int
+    sm_count: int
+    copy_gbps: float
+    read_gbps: float
+    write_gbps: float
+    matmul_tflops: dict[str, float]  # dtype → rate
+    unsupported: dict[str, str]  # dtype → why it was not measured
+    methods: dict[str, str]  # what each number is: the method, for the report
+    seconds: float
 
 
 class BenchBeginReply(TypedDict):
@@ -286,8 +458,8 @@ class RecheckReply(TypedDict, total=False):
     one_pass: int  # output tensors the one-pass kernel compared (the rest: torch, several passes)
     full: int
     renewed: int
-    moved: dict[str, Any]  # slot → the renewed inputs' descriptor, when a slot moved
+    moved: dict[str, object]  # slot → the renewed inputs as a wire value, when a slot moved
     generate_ms: float
     in_place: bool
-    pool: dict[str, Any]  # the pool's facts (``core.worker.child.timing.pool_facts``)
+    pool: PoolFacts
     spent_s: dict[str, float]  # the judge's time on the batch by part: "load", "verify", "renew"

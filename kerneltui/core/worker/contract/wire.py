@@ -30,7 +30,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 MAX_STORAGE_BYTES = 1 << 40
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
@@ -39,6 +39,20 @@ DTYPES = (
     "uint8", "uint16", "uint32", "uint64", "bool", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
     "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
 )
+
+
+class TensorDescriptor(TypedDict):
+    """A tensor's memory as the other side maps it (``{"$tensor": …}`` in a wire value)."""
+
+    dtype: str  # one of DTYPES
+    shape: list[int]
+    stride: list[int]
+    offset: int  # the view's storage offset, in elements
+    nbytes: int  # the storage's size
+    device: str  # "cuda" or "cpu"
+    copied: NotRequired[bool]  # CUDA: mapped from a third process, so copied before it was shared
+    ipc: NotRequired[list[int | str | bool]]  # CUDA: ``_share_cuda_``'s handle, its bytes in base64
+    file: NotRequired[str]  # CPU: the file's name in the exchange folder
 
 
 class WireError(ValueError):
@@ -120,11 +134,11 @@ class Exchange:
             "kernel: inputs and outputs must be tensors, numbers, strings, dtypes and tuples, lists or dicts of them"
         )
 
-    def _export_tensor(self, t: Any, lot: str, share: bool) -> tuple[dict[str, Any], Any]:
+    def _export_tensor(self, t: Any, lot: str, share: bool) -> tuple[TensorDescriptor, Any]:
         torch = self.torch
         t = t.detach()
         storage = t.untyped_storage()
-        desc: dict[str, Any] = {
+        desc: TensorDescriptor = {
             "dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape), "stride": list(t.stride()),
             "offset": int(t.storage_offset()), "nbytes": int(storage.nbytes()), "device": t.device.type,
         }
