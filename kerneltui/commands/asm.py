@@ -81,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _run_dump(task: Any, args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished, RungProgress
-    from kerneltui.core.loop import check_once
+    from kerneltui.core.loop_factory import check_once
     from kerneltui.core.rungs.context import RunOptions
 
     def emit(event: Event) -> None:

@@ -63,7 +63,7 @@ def _print(traces: list, args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished
-    from kerneltui.core.loop import check_once
+    from kerneltui.core.loop_factory import check_once
     from kerneltui.core.rungs.context import RunOptions, TraceOptions
     from kerneltui.core.trace import buffer as trace_buffer
     from kerneltui.core.trace import summary
