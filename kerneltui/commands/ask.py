@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, print_json
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, add_format_options, load_or_report, print_json
 
 EXIT_AGENT = 3
 # Auto mode's outcome (core.agent.auto.OUTCOMES) → exit status; a script reads what happened from it.

@@ -11,8 +11,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
+from kerneltui.commands.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    load_or_report,
+    print_json,
+    rung_line,
+)
 from kerneltui.core.rungs.rung_metrics import trace_metrics
 
 

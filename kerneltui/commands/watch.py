@@ -10,10 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import (
+    add_format_options,
     close_session_log,
     device_line,
+    load_or_report,
     open_session_log,
     parse_rungs,
     rung_line,
