@@ -22,6 +22,7 @@ from kerneltui.commands.common import (
     parse_rungs,
     print_json,
     rung_line,
+    task_error,
     tee,
     usage_error,
 )
@@ -107,11 +108,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         report = asyncio.run(engine_use.run_once(task, args, options, emit=tee(emit, log),
                                                  observers=[observer_for(task)] if options.record else []))
-    except TaskError as exc:
-        print(f"kerneltui: task error: {exc}", file=sys.stderr)
-        if args.json:
-            print_json(error_json("task", exc.message, exc.file, exc.line))
-        return EXIT_USAGE
+    except TaskError as exc:  # the engine loads the task again, and may find it broken
+        return task_error(args, exc)
     finally:
         close_session_log(log)
     broken = task_error_rung(report)

@@ -100,10 +100,15 @@ def load_or_report(args: argparse.Namespace, path: str, kernel: str | None) -> T
     try:
         return load_task(path, kernel, options)
     except TaskError as exc:
-        print(f"kerneltui: task error: {exc}", file=sys.stderr)
-        if getattr(args, "json", False):
-            print_json(error_json("task", exc.message, exc.file, exc.line))
-        return EXIT_USAGE
+        return task_error(args, exc)
+
+
+def task_error(args: argparse.Namespace, exc: TaskError) -> int:
+    """The exit status after saying, at its file:line, why the task cannot be used (with --json, on stdout too)."""
+    print(f"kerneltui: task error: {exc}", file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json(error_json("task", exc.message, exc.file, exc.line))
+    return EXIT_USAGE
 
 
 def colour(text: str, code: str, stream: Any = None) -> str:
