@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kerneltui.config import benchmark_settings  # noqa: E402
-from kerneltui.core.loop import check_once  # noqa: E402
+from kerneltui.core.loop_factory import check_once  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
 from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 

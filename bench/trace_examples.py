@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from kerneltui.config import benchmark_settings  # noqa: E402
 from kerneltui.core import override  # noqa: E402
 from kerneltui.core.asm.store import Dump  # noqa: E402
-from kerneltui.core.loop import check_once  # noqa: E402
+from kerneltui.core.loop_factory import check_once  # noqa: E402
 from kerneltui.core.rungs.context import RunOptions  # noqa: E402
 from kerneltui.core.task_loaders.load import load_task  # noqa: E402
 

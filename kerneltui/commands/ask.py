@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, print_json
+from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, add_format_options, load_or_report, print_json
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.proposals import ProposalData
@@ -165,7 +164,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     from kerneltui.core.agent import AutoLimits, ProviderError, open_chat
     from kerneltui.core.agent.checkpoints import KernelInMemory
     from kerneltui.core.agent.diffs import unified_diff
-    from kerneltui.core.worker.parent.pool import WorkerPool
+    from kerneltui.core.loop_factory import PoolKind, new_pool
 
     printer = Printer(args.json)
     log = open_session_log(task, "ask", getattr(args, "no_session", False), config)
@@ -173,7 +172,7 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
     target = None if args.apply or args.auto is None else KernelInMemory(original, f"{task.kernel_file} (in memory)")
     engine = engine_use.engine_client(args)
     # With the engine, trials run there; this pool only serves a fallback (it starts nothing until then).
-    own_pool = WorkerPool(task.backend, arch=task.arch) if engine is not None else None
+    own_pool = new_pool(PoolKind.STANDING, task.backend, task.arch) if engine is not None else None
     try:
         chat = open_chat(
             task, tee(printer, log), config, target=target, context_root=Path(args.context).resolve() if args.context else None,

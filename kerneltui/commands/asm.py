@@ -13,8 +13,14 @@ import asyncio
 import sys
 from typing import Any
 
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json
+from kerneltui.commands.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    load_or_report,
+    print_json,
+)
 
 STAGES = ("sass", "ptx", "ttgir", "ttir", "llir", "mlir", "cuda")
 
@@ -81,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _run_dump(task: Any, args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished, RungProgress
-    from kerneltui.core.loop import check_once
+    from kerneltui.core.loop_factory import check_once
     from kerneltui.core.rungs.context import RunOptions
 
     def emit(event: Event) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
@@ -14,102 +13,21 @@ from kerneltui.commands.common import (
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
+    add_format_options,
     close_session_log,
     device_line,
+    error_json,
+    load_or_report,
     open_session_log,
     parse_rungs,
     print_json,
     rung_line,
+    task_error,
     tee,
+    usage_error,
 )
 from kerneltui.core.rungs.rung_metrics import failure_of
-from kerneltui.core.task import BACKENDS, LoadOptions, Task, TaskError, operator_name
-from kerneltui.core.task_loaders.load import load_task
-
-SET_ARG = re.compile(r"^([A-Za-z_]\w*)=(.+)$")
-
-if TYPE_CHECKING:
-    from kerneltui.core.loop import ReportError
-
-
-def add_format_options(p: argparse.ArgumentParser, per_problem: bool = False) -> None:
-    """--backend, --set and --scale: what the command line adds to a task's own settings.
-    ``per_problem`` (the suite): --set and --scale may also name the one problem they apply to."""
-    p.add_argument("--backend", choices=BACKENDS,
-                   help="the DSL the kernel must be written in (KernelBench: default triton or the file's "
-                        "`# kerneltui: backend = …` line; GPU MODE: detected from the submission)")
-    p.add_argument("--allow-ops", metavar="OP[,OP…]",
-                   help="torch operators the kernel may leave to torch (e.g. conv2d: the convolution stays in "
-                        "cuDNN, the rest is the kernel's), added to the task's own allow_ops; every other torch "
-                        "compute op on the output's path still fails")
-    scale_help = ("KernelBench: multiply every size constant (integers ≥ 16) by F, keeping their power-of-two "
-                  "factors up to 16 (e.g. --scale 0.01 for GB-scale problems on a small machine)")
-    if per_problem:
-        p.add_argument("--set", dest="constants", action="append", default=[], metavar="[PROBLEM:]NAME=VALUE",
-                       help="KernelBench: rewrite module constant NAME (a size) in every problem that defines it, "
-                            "or in PROBLEM alone (its file's stem, e.g. 30_SoftsignWide:dim=4096); repeatable")
-        p.add_argument("--scale", dest="scales", action="append", default=[], metavar="[PROBLEM:]F",
-                       help=scale_help.replace("by F,", "by F (in PROBLEM alone with PROBLEM:F, which wins over "
-                                                        "the suite's F; repeatable),"))
-        return
-    p.add_argument("--set", dest="constants", action="append", default=[], metavar="NAME=VALUE",
-                   help="KernelBench: rewrite the problem's module constant NAME (a size) for this run; repeatable")
-    p.add_argument("--scale", type=float, metavar="F", help=scale_help)
-
-
-def load_options(args: argparse.Namespace) -> LoadOptions:
-    """The command line's LoadOptions; a malformed --set or --scale raises ValueError."""
-    pairs = []
-    for text in args.constants or []:
-        m = SET_ARG.match(text)
-        if not m:
-            raise ValueError(f"--set {text}: write NAME=VALUE, e.g. --set batch_size=16")
-        pairs.append((m.group(1), m.group(2)))
-    if args.scale is not None and not args.scale > 0:
-        raise ValueError(f"--scale must be a positive factor, not {args.scale}")
-    ops = [op.strip() for op in (getattr(args, "allow_ops", None) or "").split(",") if op.strip()]
-    bad = [op for op in ops if not operator_name(op)]
-    if bad:
-        raise ValueError(f"--allow-ops {bad[0]!r}: name torch operators, comma-separated, e.g. --allow-ops conv2d,linear")
-    return LoadOptions(backend=args.backend, constants=tuple(pairs), scale=args.scale,
-                       allow_ops=tuple(operator_name(op) for op in ops))
-
-
-class ErrorJson(TypedDict):
-    """What --json prints when the task, the machine or the command line stopped a check."""
-
-    ok: bool
-    exit_code: int
-    error: ReportError
-
-
-def error_json(kind: str, message: str, file: str | None = None, line: int | None = None,
-               exit_code: int = EXIT_USAGE) -> ErrorJson:
-    """What --json prints when there is no report: the error, where to fix it, and the exit status."""
-    return {"ok": False, "exit_code": exit_code,
-            "error": {"kind": kind, "message": message, "file": file, "line": line}}
-
-
-def usage_error(args: argparse.Namespace, message: str) -> int:
-    print(f"kerneltui: {message}", file=sys.stderr)
-    if getattr(args, "json", False):
-        print_json(error_json("usage", message))
-    return EXIT_USAGE
-
-
-def load_or_report(args: argparse.Namespace, path: str, kernel: str | None) -> Task | int:
-    """The task, or the exit status after saying why it cannot be loaded (with --json, on stdout too)."""
-    try:
-        options = load_options(args)
-    except ValueError as exc:
-        return usage_error(args, str(exc))
-    try:
-        return load_task(path, kernel, options)
-    except TaskError as exc:
-        print(f"kerneltui: task error: {exc}", file=sys.stderr)
-        if getattr(args, "json", False):
-            print_json(error_json("task", exc.message, exc.file, exc.line))
-        return EXIT_USAGE
+from kerneltui.core.task import Task, TaskError
 
 
 def task_error_rung(report: Any) -> Any:
@@ -190,11 +108,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         report = asyncio.run(engine_use.run_once(task, args, options, emit=tee(emit, log),
                                                  observers=[observer_for(task)] if options.record else []))
-    except TaskError as exc:
-        print(f"kerneltui: task error: {exc}", file=sys.stderr)
-        if args.json:
-            print_json(error_json("task", exc.message, exc.file, exc.line))
-        return EXIT_USAGE
+    except TaskError as exc:  # the engine loads the task again, and may find it broken
+        return task_error(args, exc)
     finally:
         close_session_log(log)
     broken = task_error_rung(report)

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_or_report, print_json
 
 EXIT_NO_GPU = 3
 
@@ -49,7 +49,9 @@ def main(args: argparse.Namespace) -> int:
     from kerneltui.core.history import HistoryError, HistoryStore
     from kerneltui.core.rungs.compare_series import CompareSettings
 
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     try:
         settings = CompareSettings(target=args.target / 100, max_seconds=args.max_seconds, bench=benchmark_settings(),
                                    level=args.level / 100)

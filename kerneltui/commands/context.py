@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_or_report, print_json
 
 SKIPPED_SHOWN = 12  # files named per folder (the counts cover all of them)
 
@@ -57,7 +57,12 @@ def main(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"kerneltui context: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    task_root = load_task_or_exit(args.task).root if args.task else None
+    task_root: Path | None = None
+    if args.task:
+        task = load_or_report(args, args.task, None)
+        if isinstance(task, int):
+            return task
+        task_root = task.root
     configured = Path(args.context).expanduser().resolve() if args.context else context_dir(settings)
     if args.context and not configured.is_dir():
         print(f"kerneltui context: --context {args.context} is not a folder", file=sys.stderr)

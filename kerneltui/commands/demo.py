@@ -37,9 +37,10 @@ def main(args: argparse.Namespace) -> int:
 
         if not args.check:
             print("(not a terminal: running the loop once instead of opening the app)")
-        ns = argparse.Namespace(task=str(target), kernel=None, json=False, rungs=None, timeout=None, seeds=None,
-                                arch=None, no_history=False)
-        return check.main(ns)
+        # Check's own parser gives every option its default (a namespace written here fell behind them).
+        parser = argparse.ArgumentParser(prog="kerneltui")
+        check.register(parser.add_subparsers())
+        return check.main(parser.parse_args(["check", str(target)]))
     from kerneltui.commands import tui
 
     return tui.main(argparse.Namespace(task=str(target), kernel=None, theme=None, timeout=None, no_watch=False,

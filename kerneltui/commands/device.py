@@ -26,11 +26,11 @@ def main(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace) -> int:
     from kerneltui.core.bench import device_peaks as device
+    from kerneltui.core.loop_factory import PoolKind, new_pool
     from kerneltui.core.sandbox.policy import sandbox_note
-    from kerneltui.core.worker.parent.pool import WorkerPool
     from kerneltui.core.worker.parent.process import WorkerFailure
 
-    pool = WorkerPool("torch", replenish=False)
+    pool = new_pool(PoolKind.ONE_RUN, "torch")
     try:
         worker = await pool.acquire()
         info = worker.info.copy()

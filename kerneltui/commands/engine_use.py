@@ -66,17 +66,15 @@ def loop_for(task: Any, args: argparse.Namespace, emit: Emit, local: Callable[[]
 
 async def run_once(task: Any, args: argparse.Namespace, options: Any, emit: Emit,
                    observers: list[Any] | None = None) -> Any:
-    """One run, as ``core.loop.check_once`` does it, through the engine when it may.
+    """One run, as ``core.loop_factory.check_once`` does it, through the engine when it may.
 
     The engine records the run in the task's history itself; ``observers`` serve the run in this
     process only (``--no-engine`` or a fallback)."""
     from kerneltui.core.loop import Loop
-    from kerneltui.core.worker.parent.pool import WorkerPool
+    from kerneltui.core.loop_factory import PoolKind, open_loop
 
     def local() -> Loop:
-        # One-shot: no spare workers (core.loop.check_once).
-        pool = WorkerPool(task.backend, arch=options.arch or task.arch, replenish=False)
-        return Loop(task, pool=pool, emit=emit, observers=observers)
+        return open_loop(PoolKind.ONE_RUN, task, options.arch, emit, observers)
 
     loop = loop_for(task, args, emit, local)
     try:

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_task_or_exit, print_json
+from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, load_or_report, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from kerneltui.core.history import HistoryError, HistoryStore
 
-    task = load_task_or_exit(args.task, args.kernel)
+    task = load_or_report(args, args.task, args.kernel)
+    if isinstance(task, int):
+        return task
     store = HistoryStore.for_task(task)
     if args.limit is not None and args.limit < 1:
         print("kerneltui history: --limit must be at least 1", file=sys.stderr)

@@ -9,8 +9,15 @@ import sys
 from typing import Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
+from kerneltui.commands.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    load_or_report,
+    print_json,
+    rung_line,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -30,8 +30,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_options, usage_error
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+from kerneltui.commands.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    colour,
+    load_options,
+    parse_rungs,
+    print_json,
+    usage_error,
+)
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 

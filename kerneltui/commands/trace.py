@@ -11,8 +11,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from kerneltui.commands.check import add_format_options, load_or_report
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, print_json, rung_line
+from kerneltui.commands.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    load_or_report,
+    print_json,
+    rung_line,
+)
 from kerneltui.core.rungs.rung_metrics import trace_metrics
 
 
@@ -63,7 +70,7 @@ def _print(traces: list, args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from kerneltui.core.events import Event, RungFinished
-    from kerneltui.core.loop import check_once
+    from kerneltui.core.loop_factory import check_once
     from kerneltui.core.rungs.context import RunOptions, TraceOptions
     from kerneltui.core.trace import buffer as trace_buffer
     from kerneltui.core.trace import summary

@@ -10,10 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.check import add_format_options, load_or_report
 from kerneltui.commands.common import (
+    add_format_options,
     close_session_log,
     device_line,
+    load_or_report,
     open_session_log,
     parse_rungs,
     rung_line,
@@ -71,10 +72,10 @@ async def _watch(task, args) -> None:
     )
     from kerneltui.core.history import observer_for
     from kerneltui.core.loop import Loop
+    from kerneltui.core.loop_factory import PoolKind, new_loop, new_pool
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.scheduler import OVERTAKEN, RunScheduler
     from kerneltui.core.watcher import watch_task
-    from kerneltui.core.worker.parent.pool import WorkerPool, few_cores
 
     options = RunOptions(rungs=parse_rungs(args.rungs), seeds=args.seeds, timeout_s=args.timeout,
                          arch=args.arch, origin="save")
@@ -102,9 +103,9 @@ async def _watch(task, args) -> None:
 
     log = open_session_log(task, "watch", getattr(args, "no_session", False))
     def local() -> Loop:
-        pool = WorkerPool(task.backend, arch=args.arch or task.arch, spares=1, hold_during_runs=few_cores())
+        pool = new_pool(PoolKind.INTERACTIVE, task.backend, args.arch or task.arch)
         pool.prestart()
-        return Loop(task, pool=pool, emit=tee(emit, log), observers=[observer_for(task)])
+        return new_loop(task, pool, tee(emit, log), [observer_for(task)])
 
     loop = engine_use.loop_for(task, args, tee(emit, log), local)
     scheduler = RunScheduler(loop)

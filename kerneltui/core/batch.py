@@ -23,11 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict
 
-from kerneltui.core.loop import RunObserver, RunReport, check_once
+from kerneltui.core.loop import RunObserver, RunReport
+from kerneltui.core.loop_factory import PoolKind, check_once, new_pool
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics
 from kerneltui.core.task import Task
-from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.core.worker.parent.runner import LocalRunner, Runner
 
 KERNEL_SUFFIXES = (".py", ".cu")
@@ -229,7 +229,8 @@ async def verify_one(task: Task, candidate: Candidate, runner: Runner, options: 
 
     # A second worker only when a rung must not share the check worker (the benchmark).
     needs_own = any(rung_registry.spec(n).own_worker for n in rung_registry.resolve(options.rungs))
-    pool = WorkerPool(task.backend, arch=options.arch or task.arch, runner=runner, spares=1, replenish=needs_own)
+    kind = PoolKind.STANDING if needs_own else PoolKind.ONE_RUN
+    pool = new_pool(kind, task.backend, options.arch or task.arch, runner)
     opts = replace(options, kernel_source=candidate.source, origin="batch")
     started_at = time.time()
     try:

@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from kerneltui.core.bench import compare
 from kerneltui.core.events import Emit
-from kerneltui.core.loop import Loop, gpu_likely
+from kerneltui.core.loop import gpu_likely
+from kerneltui.core.loop_factory import PoolKind, new_loop, new_pool
 from kerneltui.core.rungs.compare_series import CaseTimes, CompareSettings, compare_case, judge_case
 from kerneltui.core.rungs.context import RunContext, RunOptions
 from kerneltui.core.task import Task, source_hash
@@ -96,14 +97,14 @@ async def run_compare(task: Task, a: KernelVersion, b: KernelVersion, settings: 
     """
     say = progress or (lambda message, fraction=None: None)
     own_pool = pool is None
-    pool = pool or WorkerPool(task.backend, arch=task.arch, replenish=False)
+    pool = pool or new_pool(PoolKind.ONE_RUN, task.backend, task.arch)
     try:
         if not task.benchmarks:
             raise CompareError("wrong", f"{task.name} has no [[benchmarks]] cases: add one to task.toml to compare "
                                "kernels on it")
         if getattr(pool.runner, "name", "local") == "local" and not gpu_likely(pool):
             raise CompareError("no_gpu", NO_GPU)
-        loop = Loop(task, pool=pool, emit=emit)
+        loop = new_loop(task, pool, emit)
         for side, version in (("A", a), ("B", b)):
             if side in checked:
                 continue

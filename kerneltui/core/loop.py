@@ -147,13 +147,13 @@ RunObserver = Callable[[Task, str, RunReport, RunOptions], Any]
 
 
 class Loop:
-    def __init__(self, task: Task, pool: WorkerPool | None = None, emit: Emit | None = None,
+    def __init__(self, task: Task, pool: WorkerPool, emit: Emit | None = None,
                  observers: list[RunObserver] | None = None,
                  benchmark_settings: Callable[[], BenchSettings] | None = None) -> None:
         self.task = task
         # Read per run, so an edited [benchmark] applies to the next run (a run may bring its own).
         self.benchmark_settings = benchmark_settings or config.benchmark_settings
-        self.pool = pool or WorkerPool(task.backend, arch=task.arch)
+        self.pool = pool  # built by core.loop_factory, as every pool is
         self.emit: Emit = emit or (lambda event: None)
         self.observers: list[RunObserver] = list(observers or [])
 
@@ -375,20 +375,3 @@ def _notice(level: str, message: str) -> Event:
     from kerneltui.core.events import Notice
 
     return Notice(level=level, message=message, source="loop")
-
-
-async def check_once(task: Task, options: RunOptions | None = None, emit: Emit | None = None,
-                     observers: list[RunObserver] | None = None, pool: WorkerPool | None = None) -> RunReport:
-    """Run the loop once with a private pool (headless commands)."""
-    own_pool = pool is None
-    if pool is None:
-        # One-shot: no spare workers; Loop.run starts the benchmark's worker once it knows a GPU
-        # is there (on a CPU-only machine that rung is skipped and the worker never needed).
-        pool = WorkerPool(task.backend, arch=(options.arch if options else None) or task.arch, replenish=False)
-    loop = Loop(task, pool=pool, emit=emit, observers=observers)
-    try:
-        return await loop.run(options)
-    finally:
-        if own_pool:
-            await loop.close()
-

@@ -18,10 +18,11 @@ from kerneltui import config as config_mod
 from kerneltui.core.events import Emit
 from kerneltui.core.history import observer_for
 from kerneltui.core.loop import Loop
+from kerneltui.core.loop_factory import PoolKind, new_loop, new_pool
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.scheduler import RunScheduler
 from kerneltui.core.task import Task
-from kerneltui.core.worker.parent.pool import WorkerPool, few_cores
+from kerneltui.core.worker.parent.pool import WorkerPool
 from kerneltui.ui.adapters.asm import DumpFolderAsm
 from kerneltui.ui.adapters.history import StoreHistory
 from kerneltui.ui.adapters.profile import RungMetricsProfile
@@ -92,7 +93,7 @@ class Workbench:
 
 def open_workbench(task: Task, parts: Parts, emit: Emit) -> Workbench:
     """Every part for ``task``; the loop's events and the agent's go to ``emit``."""
-    pool = WorkerPool(task.backend, arch=task.arch, spares=1, hold_during_runs=few_cores())
-    loop = Loop(task, pool=pool, emit=emit, observers=[observer_for(task)])
+    pool = new_pool(PoolKind.INTERACTIVE, task.backend, task.arch)
+    loop = new_loop(task, pool, emit, [observer_for(task)])
     return Workbench(task=task, pool=pool, loop=loop, scheduler=RunScheduler(loop), agent=parts.agent(task, pool),
                      history=parts.history(task), asm=parts.asm(task), profile=parts.profile(task))

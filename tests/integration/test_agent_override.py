@@ -17,7 +17,7 @@ import pytest
 
 from kerneltui.core.asm.store import Dump
 from kerneltui.core.history import HistoryStore
-from kerneltui.core.loop import check_once
+from kerneltui.core.loop_factory import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import source_hash
 from kerneltui.core.task_loaders.load import load_task

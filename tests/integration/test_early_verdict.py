@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from kerneltui.core import events as ev
-from kerneltui.core.loop import check_once
+from kerneltui.core.loop_factory import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 from tests.conftest import run_cli

@@ -11,7 +11,7 @@ import pytest
 
 from kerneltui.core import override
 from kerneltui.core.asm.store import Dump
-from kerneltui.core.loop import check_once
+from kerneltui.core.loop_factory import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.cuda.nvcc import CudaCompileError, build_from_ptx, find_nvcc

@@ -72,7 +72,7 @@ def test_a_passing_run_leaves_no_process_folder_or_cgroup(example_task, tmp_path
 
 PARENT = """
 import asyncio, sys
-from kerneltui.core.loop import check_once
+from kerneltui.core.loop_factory import check_once
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task
 

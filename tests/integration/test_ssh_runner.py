@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kerneltui.core.events import Notice, RungProgress
-from kerneltui.core.loop import check_once
+from kerneltui.core.loop_factory import check_once
 from kerneltui.core.remote.ssh import SSHRunner, SSHTarget
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task_loaders.load import load_task

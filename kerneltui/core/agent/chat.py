@@ -76,7 +76,8 @@ from kerneltui.core.events import (
     ToolCallStarted,
     UserMessage,
 )
-from kerneltui.core.loop import Loop, RunReport
+from kerneltui.core.loop import RunReport
+from kerneltui.core.loop_factory import PoolKind, new_loop, new_pool
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.task import Task, source_hash
 from kerneltui.core.worker.parent.pool import WorkerPool
@@ -98,12 +99,12 @@ class AgentChat:
         self.meter = CostMeter(prices or PriceTable.from_config(None))
         self._emit = emit or (lambda event: None)
         self._own_pool = pool is None
-        self.pool = pool or WorkerPool(task.backend, arch=task.arch)
+        self.pool = pool or new_pool(PoolKind.STANDING, task.backend, task.arch)
         from kerneltui.core.history import observer_for
 
         # The loop that verifies a version records it (here, or the engine's when the front end
         # routes trials there): one history row per run, never a second write from the chat.
-        self.loop = Loop(task, pool=self.pool, emit=self._loop_event, observers=[observer_for(task)])
+        self.loop = new_loop(task, self.pool, self._loop_event, [observer_for(task)])
         self.target: KernelTarget = target or KernelFile(task.kernel_path)
         self.checkpoints = checkpoints or CheckpointStore(task.state_dir / "agent",
                                                           persist=isinstance(self.target, KernelFile))

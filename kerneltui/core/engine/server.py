@@ -32,7 +32,8 @@ from kerneltui.core.engine.pools import EnginePools
 from kerneltui.core.engine.reaper import Reaper, ReapingRunner
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings, fingerprint, load_settings
 from kerneltui.core.events import Event, Notice, event_to_dict
-from kerneltui.core.loop import Loop, RunReport
+from kerneltui.core.loop import RunReport
+from kerneltui.core.loop_factory import new_loop
 from kerneltui.core.task import TaskError
 from kerneltui.core.task_loaders.load import load_task
 from kerneltui.core.worker.contract.protocol import ProtocolError
@@ -215,7 +216,7 @@ class Engine:
                         emit(Notice(level="info", source="engine", message="waited for the GPU to be free"))
                     self._runs[run_key]["state"] = "running"
                     ready = pool.spares_ready()  # workers already warm when the run began
-                    loop = Loop(task, pool=pool, emit=emit, observers=_observers(task, options))
+                    loop = new_loop(task, pool, emit, _observers(task, options))
                     report = await loop.run(options)
                     self._served += 1
                     report.data["engine"] = {"pid": os.getpid(), "run_number": self._served, "ready_at_start": ready,

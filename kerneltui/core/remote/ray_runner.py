@@ -118,7 +118,7 @@ def verify_on_node(bundle: TaskBundle, source: str, options: dict[str, Any]) -> 
     environment allow-list as on a workstation: nothing of the Ray worker's environment but the
     allowed names reaches them.
     """
-    from kerneltui.core.loop import check_once
+    from kerneltui.core.loop_factory import check_once
     from kerneltui.core.task import LoadOptions
     from kerneltui.core.task_loaders.load import load_task
     from kerneltui.core.worker.parent.runner import LocalRunner, set_default_runner

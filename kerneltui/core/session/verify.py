@@ -1,6 +1,6 @@
 """Re-verify a session: rerun its versions through the harness here and compare then with now.
 
-Each version's saved text runs through the real loop (``check_once``, fresh workers) against the
+Each version's saved text runs through the real loop (a standing pool of its own, fresh workers) against the
 task as the session recorded it (the copy in ``task/``, copied to a scratch folder so nothing is
 written into the session). A version is flagged when it passed then and fails now, or when its
 median moved by more than the noise: 3x the combined relative standard error of both measurements,
@@ -92,11 +92,10 @@ def compare(then: Version, now_results: list[Any], now_ok: bool) -> VerifiedVers
 
 async def verify_session(session: LoadedSession, *, accepted_only: bool = True, timeout_s: float | None = None,
                          progress: Callable[[str], None] | None = None) -> VerifyReport:
-    from kerneltui.core.loop import Loop
+    from kerneltui.core.loop_factory import PoolKind, open_loop
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task import TaskError
     from kerneltui.core.task_loaders.load import load_task
-    from kerneltui.core.worker.parent.pool import WorkerPool
 
     timeline = Timeline(session)
     versions = [v for v in timeline.versions if v.accepted or not accepted_only]
@@ -116,8 +115,7 @@ async def verify_session(session: LoadedSession, *, accepted_only: bool = True, 
             task = load_task(str(root), str(root / kernel_file) if kernel_file else None)
         except TaskError as exc:
             raise SessionError(f"{session.folder}: the saved task does not load here: {exc}") from exc
-        pool = WorkerPool(task.backend, arch=task.arch, spares=1)
-        loop = Loop(task, pool=pool)
+        loop = open_loop(PoolKind.STANDING, task)
         try:
             for version in versions:
                 text = session.source(version.source_hash)
