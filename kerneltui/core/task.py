@@ -21,6 +21,7 @@ from typing import Any, Literal, TypedDict, cast
 from kerneltui.core.backends import NAMES as BACKENDS
 from kerneltui.core.backends import spec_of
 from kerneltui.core.backends.spec import BackendSpec
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.metrics import ToleranceData
 from kerneltui.core.task_error import TaskError, task_text, task_utf8
 from kerneltui.core.task_loaders.constants import follow_in_candidate, rewrite
@@ -60,9 +61,6 @@ MAX_SOURCE_BYTES = 2 * 1024 * 1024
 CONTEXT_DIR = "context"
 
 
-# A case's keyword parameters for the input generator, as the task wrote them (task.toml, a
-# KernelBench header): TOML or JSON values the task's own code reads, never kerneltui.
-CaseParams = dict[str, object]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 import kerneltui
-from kerneltui.core.task import CaseParams, Task, TaskData
+from kerneltui.core.case_params import CaseParams
+from kerneltui.core.task import Task, TaskData
 
 
 class CaseChoiceError(ValueError):

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.profile.command import NVTX_RANGE
 from kerneltui.core.profile.spec import ProfileSpec
-from kerneltui.core.task import CaseParams
 
 EXIT_OK, EXIT_ERROR = 0, 3
 

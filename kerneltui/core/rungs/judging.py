@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from kerneltui.core.task import CaseParams, TaskData
+from kerneltui.core.case_params import CaseParams
+from kerneltui.core.task import TaskData
 from kerneltui.core.worker.contract import wire
 from kerneltui.core.worker.contract.replies import CallReply, VerdictReply
 from kerneltui.core.worker.contract.requests import CallArgs, JudgeInputsArgs, JudgeVerdictArgs

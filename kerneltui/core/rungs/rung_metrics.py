@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict, cast
 
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.metrics import ErrorMetrics
 from kerneltui.core.rungs.result import RungResult
-from kerneltui.core.task import CaseParams
 from kerneltui.core.trace.stats import TraceReportData
 from kerneltui.core.worker.contract.replies import (
     OutputVerdict,

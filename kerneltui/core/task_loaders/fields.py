@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kerneltui.core.task import Case, CaseParams, TaskError, operator_name
+from kerneltui.core.case_params import CaseParams
+from kerneltui.core.task import Case, TaskError, operator_name
 
 KeyPath = tuple[str | int, ...]
 

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kerneltui.core.task import CaseParams
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.contract.replies import InputFacts
 from kerneltui.settings.bench import FRESH_MODES

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kerneltui.core.bench.part_times import PartTimes
-from kerneltui.core.task import CaseParams
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.worker.child import timing
 from kerneltui.core.worker.child.ops_bench import require_gpu, slot_lot, slot_lots
 from kerneltui.core.worker.child.ops_candidate import CheckFailure

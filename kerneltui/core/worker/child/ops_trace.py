@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kerneltui.core.task import CaseParams
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.trace.buffer import TraceBufferData
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.ops_candidate import CheckFailure

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from kerneltui.core.task import CaseParams
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.task_remedies import missing_module, other_sizes, smaller_sizes
 from kerneltui.core.worker.child import tree
 from kerneltui.core.worker.child.errors import TaskProblem

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kerneltui.core.bench.stats import CONTROL_EVERY, RunningStats, median, stop_reason
-from kerneltui.core.task import CaseParams
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.worker.child.fresh_inputs import BASE_SETS, FreshInputs
 from kerneltui.core.worker.contract.replies import CaseSeries, PoolFacts, SeriesData, SeriesFailure
 from kerneltui.settings.bench import BenchSettings

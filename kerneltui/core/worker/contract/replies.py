@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from kerneltui.core.case_params import CaseParams
 from kerneltui.core.metrics import ErrorMetrics
-from kerneltui.core.task import CaseParams
 from kerneltui.core.trace.buffer import TraceBufferData
 
 

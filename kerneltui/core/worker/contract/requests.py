@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from kerneltui.core.task import CaseParams, TaskData
+from kerneltui.core.case_params import CaseParams
+from kerneltui.core.task import TaskData
 from kerneltui.core.worker.contract.replies import CallEvidence
 
 
