@@ -77,6 +77,8 @@ def perf_of(report: RunReport) -> Perf:
     failed = next((r for r in report.results if r.status == "fail"), None)
     if report.cancelled:
         return Perf(correct=False, reason="the run was cancelled")
+    if report.environment:  # the machine stopped the run: nothing is known of the kernel
+        return Perf(correct=False, reason=f"the machine stopped the trial, not the kernel: {report.environment}")
     if failed is not None:
         what = ((failed.error or failed.summary).strip().splitlines() or [""])[0][:300]
         return Perf(correct=False, failed_rung=failed.name, reason=f"{failed.name} failed: {what}")
@@ -118,6 +120,8 @@ class TrialSummary:
     running: bool = False
     cancelled: bool = False
     error: str | None = None  # the trial could not run: why
+    # A fault of the machine stopped the trial (core.environment_fault): what to do. No verdict.
+    environment: str | None = None
     run_id: str | None = None
     source_hash: str | None = None
     duration_s: float | None = None
@@ -145,7 +149,7 @@ class TrialSummary:
     def of(cls, report: RunReport, comparison: TrialComparison | None = None) -> TrialSummary:
         perf = perf_of(report)
         return cls(headline=perf.describe(), ok=report.ok, correct=perf.correct, cancelled=report.cancelled,
-                   run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
+                   environment=report.environment or None, run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
                    median_s=perf.median_s, pct_roofline=perf.pct_roofline, device=device_line(report.device),
                    rungs=tuple(TrialRung.of(r) for r in report.results), comparison=comparison)
 
@@ -154,7 +158,7 @@ class TrialSummary:
             "run_id": self.run_id, "ok": self.ok, "correct": self.correct, "source_hash": self.source_hash,
             "duration_s": self.duration_s, "cancelled": self.cancelled or None, "running": self.running or None,
             "median_s": self.median_s, "pct_roofline": self.pct_roofline, "headline": self.headline,
-            "device": self.device, "error": self.error,
+            "device": self.device, "error": self.error, "environment": self.environment,
             "comparison": self.comparison.to_dict() if self.comparison else None,
         }
         out = {k: v for k, v in data.items() if v is not None}
