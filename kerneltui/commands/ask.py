@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
-from kerneltui.commands.common import EXIT_OK, EXIT_USAGE, add_format_options, load_or_report, print_json
+from kerneltui.commands.common import (
+    EXIT_ENVIRONMENT,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_format_options,
+    load_or_report,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from kerneltui.core.agent.proposals import ProposalData
@@ -36,7 +43,9 @@ exit status:
   5 kept nothing (auto mode: the iterations ran out or the agent stopped proposing)
   6 a token or money budget stopped it before anything was kept (auto mode)
   3 the provider failed (no key, 401, 429, no network, a reply cut off twice) or a budget has no price;
-    what was kept before is in the output
+    or a fault of the machine (no space left, a folder kerneltui may not write, a bad setting) stopped a
+    trial: "ERROR (environment)" with what to do, and that proposal has no verdict; what was kept before
+    is in the output
   2 usage: a bad option, or auto mode could keep nothing here (a correct kernel and no benchmark)
 """
 
@@ -227,6 +236,11 @@ async def _ask(task: Any, args: argparse.Namespace, config: Any) -> int:
         printer.out(f"tokens: {chat.meter.describe()}")
     if error is not None:
         return _fail(args, printer, error.kind, error.message, result)
+    # A trial the machine stopped says nothing of its proposal: the turn did not come to an answer.
+    fault = next(((p.get("trial") or {}).get("environment") for p in proposals
+                  if (p.get("trial") or {}).get("environment")), None)
+    if fault:
+        return _fail(args, printer, "environment", fault, result, EXIT_ENVIRONMENT)
     if result["auto"] is not None:
         outcome = result["auto"]["outcome"]
         result["outcome"] = outcome
@@ -270,5 +284,6 @@ def _fail(args: argparse.Namespace, printer: Printer, kind: str, message: str,
             data["outcome"] = data["auto"]["outcome"]
         data.update(ok=False, error={"kind": kind, "message": message})
         print_json(data)
-    print(f"kerneltui ask: {kind}: {message}", file=sys.stderr)
+    said = "ERROR (environment)" if kind == "environment" else kind  # as `check` and `watch` say it
+    print(f"kerneltui ask: {said}: {message}", file=sys.stderr)
     return status

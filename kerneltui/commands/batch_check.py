@@ -3,7 +3,10 @@
 Here (default): one candidate at a time per visible GPU, or ``-j`` at once without a GPU. With
 ``--gpu-host``: on that machine over SSH (``-j N`` pins N candidates to its GPUs 0..N-1). With
 ``--ray ADDRESS``: one Ray task per candidate, each holding a GPU of the cluster.
-Exit status: 0 when at least one candidate is correct, 1 when none is, 2 for usage errors.
+Exit status: 3 when a fault of the machine (a full disk, a folder kerneltui may not write, a bad
+setting) stopped any candidate's run: those candidates have no verdict, so the ranking is not whole
+(the table marks them ``ERROR (environment)`` and says what to do); else 0 when at least one candidate
+is correct, 1 when none is; 2 for usage errors.
 """
 
 from __future__ import annotations
@@ -15,7 +18,15 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from kerneltui.commands.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, colour, parse_rungs, print_json
+from kerneltui.commands.common import (
+    EXIT_ENVIRONMENT,
+    EXIT_FAIL,
+    EXIT_OK,
+    EXIT_USAGE,
+    colour,
+    parse_rungs,
+    print_json,
+)
 from kerneltui.core.task import Task
 
 
@@ -49,7 +60,8 @@ def run_batch(args: argparse.Namespace, task: Task) -> int:
 
     def progress(result: CandidateResult) -> None:
         if not args.json:
-            mark = colour("ok  ", "32") if result.correct else colour("FAIL", "31")
+            mark = (colour("ok  ", "32") if result.correct else colour("ERROR (environment)", "33")
+                    if result.environment else colour("FAIL", "31"))
             print(f"  {mark} {result.name}  ({result.where}, {result.duration_s:.1f} s)"
                   + (f"  {result.failure}" if result.failure else ""), flush=True)
 
@@ -83,7 +95,13 @@ def run_batch(args: argparse.Namespace, task: Task) -> int:
         print()
         print(format_table(results))
         correct = sum(r.correct for r in results)
-        print(f"\n{correct}/{len(results)} correct · {wall:.1f} s wall")
+        stopped = sum(r.environment is not None for r in results)
+        print(f"\n{correct}/{len(results)} correct" + (f" · {stopped} stopped by the machine, no verdict"
+                                                       if stopped else "") + f" · {wall:.1f} s wall")
+    fault = next((r.environment for r in results if r.environment), None)
+    if fault is not None:
+        print(f"kerneltui: ERROR (environment): {fault}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     return EXIT_OK if any(r.correct for r in results) else EXIT_FAIL
 
 

@@ -61,7 +61,8 @@ def table(name: str, path: str, entries: list[Any], series: Any) -> list[str]:
     from kerneltui.core.bench.stats import format_ms
 
     lines = [f"history of {name}: {len(entries)} checked version{'s' if len(entries) != 1 else ''} ({path})"]
-    header = f"{'#':>4}  {'when':<16}  {'version':<16}  {'result':<6}  {'median':>10}  {'IQR':>6}  {'vs ref':>7}  {'vs compile':>10}  {'roofline':>8}  device"
+    by = max([len("by"), *(len(e.author) for e in entries)])  # who made the text (core.history)
+    header = f"{'#':>4}  {'when':<16}  {'version':<16}  {'result':<6}  {'by':<{by}}  {'median':>10}  {'IQR':>6}  {'vs ref':>7}  {'vs compile':>10}  {'roofline':>8}  device"
     lines.append(header)
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.created_at))
@@ -74,10 +75,12 @@ def table(name: str, path: str, entries: list[Any], series: Any) -> list[str]:
             comp = f"{e.speedup_vs_compile:.2f}×" if e.speedup_vs_compile else "—"
             roof = f"{e.pct_roofline:.0f}%" if e.pct_roofline is not None else "—"
             tail = device + (f" · {e.note}" if e.note else "")
-            lines.append(f"{e.number:>4}  {when:<16}  {e.source_hash:<16}  {result:<6}  {format_ms(e.median_ms):>10}  "
+            lines.append(f"{e.number:>4}  {when:<16}  {e.source_hash:<16}  {result:<6}  {e.author:<{by}}  "
+                         f"{format_ms(e.median_ms):>10}  "
                          f"{iqr:>6}  {ref:>7}  {comp:>10}  {roof:>8}  {tail}")
         else:
-            lines.append(f"{e.number:>4}  {when:<16}  {e.source_hash:<16}  {result:<6}  {'—':>10}  {'':>6}  {'':>7}  "
+            lines.append(f"{e.number:>4}  {when:<16}  {e.source_hash:<16}  {result:<6}  {e.author:<{by}}  {'—':>10}  "
+                         f"{'':>6}  {'':>7}  "
                          f"{'':>10}  {'':>8}  {device} · {e.note}")
     valid = [p for p in series.points if p.valid]
     if valid:

@@ -14,8 +14,11 @@ versions, takes those verdicts instead of running again, so an interrupted suite
 which items it verifies again and why (``--restart`` runs everything again).
 
 Exit status: 0 every candidate correct, 1 some failed or are missing, 2 a usage error or a task
-error in some problem (with ``--json``, a JSON error object when the suite cannot start), 130
-interrupted (Ctrl-C: the table of the verdicts so far is printed; the same command resumes).
+error in some problem (with ``--json``, a JSON error object when the suite cannot start), 3 a fault of
+the machine (no space left, a folder kerneltui may not write, a bad setting) stopped some item's run
+(whatever the others came to: those items have no verdict, are marked ``ERROR (environment)`` with
+what to do, are left out of fast_p and are verified again by the next run), 130 interrupted (Ctrl-C:
+the table of the verdicts so far is printed; the same command resumes).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from kerneltui.commands import engine_use
 from kerneltui.commands.common import (
+    EXIT_ENVIRONMENT,
     EXIT_FAIL,
     EXIT_OK,
     EXIT_USAGE,
@@ -263,6 +267,10 @@ def main(args: argparse.Namespace) -> int:
         print(format_table(final))
         print()
         print(format_summary(summary, wall))
+    fault = next((r.failure for r in final if r.status == "environment"), None)
+    if fault is not None:
+        print(f"kerneltui suite: ERROR (environment): {fault}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     if summary.task_errors:
         return EXIT_USAGE
     return EXIT_OK if summary.correct == summary.items else EXIT_FAIL

@@ -8,6 +8,10 @@ The Ray executor (``core.remote.ray_runner``) runs the same runs as Ray tasks in
 
 Ranking: correct candidates first, then by benchmark median (fastest first; no number last), then
 by name, so the table reads the same on every run.
+
+A candidate whose run a fault of the machine stopped (a full disk, a folder kerneltui may not write,
+a bad setting: ``core.environment_fault``) has no verdict: it is marked ``ERROR (environment)`` with
+what to do, never counted as incorrect, and ranked after the candidates that have one.
 """
 
 from __future__ import annotations
@@ -86,11 +90,13 @@ class CandidateResult:
     # the task could not be loaded where the run went (the engine loads it again by path): the problem's
     # error, not the candidate's
     task_error: bool = False
+    # A fault of the machine stopped the run (core.environment_fault): what to do. No verdict.
+    environment: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "correct": self.correct, "median_ms": self.median_ms, "speedup": self.speedup,
-                "failure": self.failure, "where": self.where, "duration_s": round(self.duration_s, 3),
-                "placement": self.placement, "report": self.report}
+                "failure": self.failure, "environment": self.environment, "where": self.where,
+                "duration_s": round(self.duration_s, 3), "placement": self.placement, "report": self.report}
 
 
 def find_candidates(spec: str, task: Task) -> list[Candidate]:
@@ -158,10 +164,12 @@ def result_from_report(name: str, report: Mapping[str, Any], where: str,
     failure = None
     if failed is not None:
         failure = f"{failed.get('name')}: {failed.get('error') or failed.get('summary')}".splitlines()[0][:200]
+    environment = report.get("environment") or None
     return CandidateResult(
-        name=name, correct=bool(report.get("ok")) and failed is None, median_ms=_num(metrics.get("median_ms")),
-        speedup=_num(metrics.get("speedup_vs_reference")), failure=failure, where=where,
-        duration_s=float(report.get("duration_s") or 0.0), report=report, placement=(placement or Placement()).copy())
+        name=name, correct=bool(report.get("ok")) and failed is None and environment is None,
+        median_ms=_num(metrics.get("median_ms")), speedup=_num(metrics.get("speedup_vs_reference")),
+        failure=environment or failure, where=where, duration_s=float(report.get("duration_s") or 0.0), report=report,
+        placement=(placement or Placement()).copy(), environment=environment)
 
 
 def failed_result(name: str, message: str, where: str, duration_s: float = 0.0,
@@ -177,7 +185,7 @@ def _num(value: Any) -> float | None:
 
 
 def rank(results: list[CandidateResult]) -> list[CandidateResult]:
-    return sorted(results, key=lambda r: (not r.correct, r.median_ms is None,
+    return sorted(results, key=lambda r: (not r.correct, r.environment is not None, r.median_ms is None,
                                           r.median_ms if r.median_ms is not None else 0.0, r.name))
 
 
@@ -247,7 +255,7 @@ def format_table(results: list[CandidateResult]) -> str:
     """The ranked table: rank, verdict, median, speedup, where it ran, and the failure if any."""
     rows = [("#", "kernel", "verdict", "median", "speedup", "where", "note")]
     for i, r in enumerate(results, 1):
-        verdict = "correct" if r.correct else "FAILED"
+        verdict = "correct" if r.correct else "ERROR (environment)" if r.environment else "FAILED"
         median = f"{r.median_ms * 1000:.1f} µs" if r.median_ms is not None else "—"
         speed = f"{r.speedup:.2f}×" if r.speedup is not None else "—"
         rows.append((str(i), r.name, verdict, median, speed, r.where, r.failure or ""))

@@ -6,7 +6,8 @@ worker produced (summaries, errors, details, metrics) is stored through ``core.r
 
 Tables:
   sources    the text of every kernel version, by its hash
-  runs       one row per verification run: when, origin, verdict, device and software versions
+  runs       one row per verification run: when, origin, who made the text (``author``), verdict,
+             device and software versions
   rungs      every rung's status, summary, error, metrics (JSON) and details of each run
   bench      the benchmark numbers per run, case, measured function and mode, with the roofline
              floor and percentage: what the chart draws
@@ -14,6 +15,9 @@ Tables:
 
 The query side returns dataclasses: :meth:`HistoryStore.entries` (the listing),
 :meth:`HistoryStore.series` (one benchmark case over versions, with the baselines and the floor).
+Schema 2 added ``runs.author``: "agent p4", "agent p4, edited by you", "agent p4, 1 of 2 hunks"
+(``core.agent.written``) or "you"; a file of schema 1 gets the column on its first write, its old rows
+saying "unknown", and is read as it is until then (every row "unknown").
 Writes use WAL mode and a busy timeout, so the TUI and a ``kerneltui check`` in another terminal can
 record into the same file.
 """
@@ -45,7 +49,9 @@ if TYPE_CHECKING:
     from kerneltui.core.rungs.context import RunOptions
     from kerneltui.core.task import Task
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+UNKNOWN_AUTHOR = "unknown"  # rows recorded before the history kept who made the text
+PERSON = "you"  # text the person wrote or handed to kerneltui, not an agent's proposal
 DETAILS_KEEP = 20_000  # characters of a rung's details kept (worker output can be long)
 
 SCHEMA = """
@@ -56,7 +62,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     source_hash TEXT NOT NULL REFERENCES sources(hash),
     run_id TEXT NOT NULL, task TEXT NOT NULL, created_at REAL NOT NULL, origin TEXT NOT NULL,
-    ok INTEGER NOT NULL, duration_s REAL NOT NULL,
+    author TEXT NOT NULL DEFAULT 'unknown', ok INTEGER NOT NULL, duration_s REAL NOT NULL,
     gpu INTEGER NOT NULL, device_name TEXT, device_key TEXT NOT NULL,
     torch TEXT, triton TEXT, driver TEXT, cuda TEXT, device_json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_by_hash ON runs(source_hash);
@@ -110,6 +116,7 @@ class HistoryEntry:
     speedup_vs_compile: float | None = None
     pct_roofline: float | None = None
     note: str = ""  # why there is no number, or the first failure
+    author: str = UNKNOWN_AUTHOR  # who made the text (see the module's docstring)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -193,6 +200,7 @@ class HistoryStore:
             if write:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.executescript(SCHEMA)
+                _migrate(conn)
                 conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() if _has_table(conn, "meta") else None
             if row is not None and int(row["value"]) > SCHEMA_VERSION:
@@ -222,10 +230,12 @@ class HistoryStore:
                 return int(known["id"])
             conn.execute("INSERT OR IGNORE INTO sources(hash, text, kernel_file, first_seen) VALUES (?, ?, ?, ?)",
                          (report.source_hash, source, task.kernel_file, now))
+            author = (options.author if options else "") or _earlier_author(conn, report.source_hash)
             cur = conn.execute(
-                "INSERT INTO runs(source_hash, run_id, task, created_at, origin, ok, duration_s, gpu, device_name, "
-                "device_key, torch, triton, driver, cuda, device_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (report.source_hash, report.run_id, report.task, now, options.origin if options else "manual",
+                "INSERT INTO runs(source_hash, run_id, task, created_at, origin, author, ok, duration_s, gpu, "
+                "device_name, device_key, torch, triton, driver, cuda, device_json) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (report.source_hash, report.run_id, report.task, now, options.origin if options else "manual", author,
                  int(report.ok), float(report.duration_s), int(bool(device.get("gpu"))), device.get("name"),
                  device_key(device), device.get("torch"), device.get("triton"), device.get("driver"),
                  device.get("cuda_runtime"), redact(json.dumps(device, default=str))),
@@ -392,8 +402,30 @@ class HistoryStore:
             origin=run["origin"], ok=bool(run["ok"]), duration_s=float(run["duration_s"]), gpu=bool(run["gpu"]),
             device_name=run["device_name"], device_key=run["device_key"],
             versions={"torch": run["torch"], "triton": run["triton"], "driver": run["driver"], "cuda": run["cuda"]},
-            statuses=statuses, note=note, **values,
+            statuses=statuses, note=note, author=run["author"] if "author" in run.keys() else UNKNOWN_AUTHOR,
+            **values,
         )
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a file of an earlier schema up to this one (in the write's transaction)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    if "author" not in columns:  # schema 1: who made the text was not kept
+        try:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN author TEXT NOT NULL DEFAULT '{UNKNOWN_AUTHOR}'")
+        except sqlite3.OperationalError as exc:  # another process migrated it since we looked
+            if "duplicate column" not in str(exc):
+                raise
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema' AND CAST(value AS INTEGER) < ?",
+                     (str(SCHEMA_VERSION), SCHEMA_VERSION))
+
+
+def _earlier_author(conn: sqlite3.Connection, source_hash: str) -> str:
+    """Who made this text, for a run whose caller does not say (a `check` of the file an accepted
+    proposal wrote): the newest known author of the same text, else the person."""
+    row = conn.execute("SELECT author FROM runs WHERE source_hash = ? AND author != ? ORDER BY id DESC LIMIT 1",
+                       (source_hash, UNKNOWN_AUTHOR)).fetchone()
+    return str(row["author"]) if row is not None else PERSON
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:

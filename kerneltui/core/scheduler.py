@@ -14,7 +14,9 @@ moment later) joins that run instead of cancelling it: a run is cancelled only b
 something else.
 
 Every request is answered by a future: the report of the run that served it, or None when that run
-was cancelled (overtaken by a newer request, or ``cancel``).
+was cancelled (overtaken by a newer request, or ``cancel``). A run the engine had finished before the
+cancel reached it returns its report (``core.engine.client``): it is a completed run, answered and
+remembered as the last one like any other, as the front end showed its verdict.
 """
 
 from __future__ import annotations

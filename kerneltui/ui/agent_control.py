@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from kerneltui.core import events as ev
+from kerneltui.core.agent.written import written_of
 from kerneltui.core.task import TaskError, source_hash
 from kerneltui.ui.agent_activity import AgentActivity
 from kerneltui.ui.messages import EditProposal, ProposalDecision
@@ -99,10 +100,12 @@ class AgentControl:
     def proposal_changed(self, event: ev.ProposalEvent) -> None:
         origin = WRITING_STATES.get(event.state)
         if origin is not None and not event.proposal.get("override"):
-            self.show_disk(origin)
+            written = written_of(event.proposal, event.proposal_id) if event.state == "accepted" else None
+            self.show_disk(origin, written.author if written is not None else "")
 
-    def show_disk(self, origin: str) -> None:
-        """The kernel file changed under the editor (an accept, an undo): show it and check it."""
+    def show_disk(self, origin: str, author: str = "") -> None:
+        """The kernel file changed under the editor (an accept, an undo): show it and check it
+        (``author``: who made the text written, for its history row)."""
         app = self.app
         if app.replay is not None or app.replaying or not app.ready:
             return  # a replay or a resume shows what was, and writes or runs nothing
@@ -115,14 +118,14 @@ class AgentControl:
         editor = app.editor
         if editor.editing_proposal and editor.text == text:  # the person's edit of a proposal, now accepted
             editor.stop_proposal_edit(text)
-            app.runs.request(origin)
+            app.runs.request(origin, author=author)
             return
         if source_hash(text) == source_hash(editor.disk_text) and not editor.dirty:
             if not app.runs.started_for(path.resolve(), text):
-                app.runs.request(origin)
+                app.runs.request(origin, author=author)
             return
         if editor.dirty:
             saved = app.task_files.backup(path.name, editor.text)
             app.notify(f"your unsaved edits of {path.name} are kept in {saved}", timeout=10)
         editor.replace_from_disk(text)
-        app.runs.request(origin)
+        app.runs.request(origin, author=author)

@@ -94,7 +94,8 @@ class RunRequests(Protocol):
 
     current_run: str | None
 
-    def request(self, origin: str, rungs: list[str] | None = ..., override_folder: str | None = ...) -> None: ...
+    def request(self, origin: str, rungs: list[str] | None = ..., override_folder: str | None = ...,
+                author: str = ...) -> None: ...
 
     def expect(self, path: Path, text: str) -> None: ...
 

@@ -39,8 +39,10 @@ class RunView:
         self.requested.clear()
         self.accepted_dirs.clear()
 
-    def request(self, origin: str, rungs: list[str] | None = None, override_folder: str | None = None) -> None:
-        """Start a run of the file on disk now; a run in flight is cancelled (its workers killed)."""
+    def request(self, origin: str, rungs: list[str] | None = None, override_folder: str | None = None,
+                author: str = "") -> None:
+        """Start a run of the file on disk now; a run in flight is cancelled (its workers killed).
+        ``author``: who made the text, when the caller knows (an accepted proposal; core.history)."""
         app = self.app
         if app.replay is not None:
             app.notify("a replay is read-only: nothing runs (resume the session to continue it)", timeout=4)
@@ -54,7 +56,8 @@ class RunView:
         self.requested[str(task.kernel_path.resolve())] = source_hash(text)
         options = app.options
         app.bench.request_run(RunOptions(rungs=rungs if rungs is not None else options.rungs, origin=origin,
-                                         timeout_s=options.run_timeout_s, seeds=options.seeds, override_folder=override_folder))
+                                         timeout_s=options.run_timeout_s, seeds=options.seeds, override_folder=override_folder,
+                                         author=author))
 
     def expect(self, path: Path, text: str) -> None:
         """``text`` was written to ``path`` by the app itself: the watcher's echo is not a new run."""

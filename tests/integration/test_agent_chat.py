@@ -364,3 +364,30 @@ async def test_a_decided_proposals_text_leaves_the_conversation_for_its_hash_and
     digest = session.book.get("p1").new_hash[:12]
     assert sent_now[0]["rationale"] == "bigger block" and "# a whole-file rewrite" not in sent_now[0]["source"]
     assert f"version {digest}, rejected" in sent_now[0]["source"] and "read_version" in sent_now[0]["source"]
+
+
+async def test_an_edited_accept_is_recorded_as_the_agent_and_the_person(example_task, tmp_path):
+    """The history row of an edited accept says who made the text written: the agent's proposal,
+    edited by the person; a whole accept's row says the agent's."""
+    task_dir = example_task("vector_add")
+    kernel = task_dir / "kernel.py"
+    turns = [{"tool_calls": [propose("BLOCK 2048", diff=BLOCK_2048)]}, {"text": "Your call."},
+             {"tool_calls": [propose("BLOCK 4096", diff="@@ -19,1 +19,1 @@\n-    BLOCK = 512\n+    BLOCK = 4096\n")]},
+             {"text": "Your call."}]
+    session, _, _ = make_chat(task_dir, turns, tmp_path, trial_rungs="prechecks,compile,run,correctness")
+    try:
+        await session.send("make it faster")
+        p1 = session.book.get("p1")
+        edited = p1.new_source.replace("BLOCK = 2048", "BLOCK = 512")
+        assert edited != p1.new_source
+        await session.decide("p1", "edit", edited_source=edited)
+        assert kernel.read_text() == edited
+        await session.send("more")
+        await session.decide("p2", "accept")
+    finally:
+        await session.close()
+    rows = HistoryStore.for_task(session.task).entries()
+    by_hash = {e.source_hash: e for e in rows}
+    assert by_hash[source_hash(edited)].author == "agent p1, edited by you", [(e.origin, e.author) for e in rows]
+    assert by_hash[source_hash(edited)].origin == "proposal"
+    assert by_hash[source_hash(kernel.read_text())].author == "agent p2", [(e.origin, e.author) for e in rows]

@@ -412,3 +412,26 @@ def test_a_hung_server_is_retried_where_the_person_sees_it_and_the_setting_is_na
     line = proc.stderr.strip()
     assert line.startswith("kerneltui ask: network: openai at ") and "did not answer in 1 s (2 tries)" in line
     assert "[agent] timeout_s" in line and "KERNELTUI_AGENT_TIMEOUT_S" in line
+
+
+@pytest.mark.slow
+def test_a_trial_stopped_by_a_full_disk_is_an_environment_error(example_task, env):
+    """A proposal's trial that the full disk stopped is no verdict on the proposal: ``ERROR
+    (environment)`` with what to do, exit 3, and nothing applied."""
+    from tests.conftest import fill_disk, small_tmpfs
+
+    task = example_task("vector_add")
+    before = (task / "kernel.py").read_text()
+    with small_tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
+        fill_disk(versions)
+        proc = run_cli("ask", str(task), "make it faster", "--provider", "scripted", "--script", str(DEMO),
+                       "--apply", "--json", env={**env, "KERNELTUI_AGENT_TRIAL_RUNGS": "compile,dump"})
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "kerneltui ask: ERROR (environment): no space left on device" in proc.stderr, proc.stderr
+    assert "free space" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False and data["error"]["kind"] == "environment", data["error"]
+    trial = data["proposals"][0]["trial"]
+    assert "no space left on device" in trial["environment"] and trial["correct"] is False, trial
+    assert "the machine stopped the trial" in trial["headline"], trial
+    assert data["applied"] == [] and (task / "kernel.py").read_text() == before

@@ -143,3 +143,66 @@ def test_an_immutable_task_folder_is_an_environment_error(example_task):
     assert "ERROR (environment): operation not permitted" in proc.stderr, proc.stderr
     assert str(task / ".kerneltui") in proc.stderr and "chattr -i" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (task / ".kerneltui").exists(), proc.stderr
+
+
+@pytest.mark.slow
+def test_a_full_disk_in_a_batch_is_an_environment_error_not_a_failed_candidate(example_task, tmp_path):
+    """``check --kernels``: a candidate whose run the full disk stopped has no verdict (exit 3), while
+    a candidate that fails on its own still reads FAILED."""
+    import json
+
+    task = example_task("vector_add")
+    kernels = tmp_path / "candidates"
+    kernels.mkdir()
+    (kernels / "a_good.py").write_text((task / "kernel.py").read_text())
+    (kernels / "b_broken.py").write_text("def custom_kernel(x, y):\n    return (\n")
+    with small_tmpfs(task / ".kerneltui" / "versions", "64k") as versions:
+        _fill(versions)
+        text = run_cli("check", str(task), "--kernels", str(kernels), "--rungs", "dump", "-j", "1", timeout=300)
+        proc = run_cli("check", str(task), "--kernels", str(kernels), "--rungs", "dump", "-j", "1", "--json",
+                       timeout=300)
+    assert text.returncode == EXIT_ENVIRONMENT, text.stdout + text.stderr
+    rows = {line.split()[1]: line for line in text.stdout.splitlines() if line[:1].isdigit()}
+    assert "ERROR (environment)" in rows[str(kernels / "a_good.py")], text.stdout
+    assert "no space left on device" in rows[str(kernels / "a_good.py")], text.stdout
+    assert "FAILED" in rows[str(kernels / "b_broken.py")], text.stdout
+    assert "0/2 correct · 1 stopped by the machine" in text.stdout, text.stdout
+    assert "ERROR (environment): no space left on device" in text.stderr and "free space" in text.stderr
+    assert "Traceback" not in text.stderr, text.stderr
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    results = {Path(r["name"]).name: r for r in json.loads(proc.stdout)["results"]}
+    assert results["a_good.py"]["correct"] is False and "no space left" in results["a_good.py"]["environment"]
+    assert results["b_broken.py"]["environment"] is None
+    assert _history_rows(task) == 2  # the broken candidate's verdict, once per command; none for the stopped one
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("commands_share_an_engine")
+def test_a_full_disk_in_a_suite_is_an_environment_error_not_a_failed_item(example_task, tmp_path):
+    """``suite``: the item the full disk stopped is ``ERROR (environment)``, out of the verdicts'
+    counts, verified again on the next run, and the suite exits 3."""
+    import json
+
+    root = tmp_path / "tasks"
+    root.mkdir()
+    source = example_task("vector_add")
+    for name in ("full", "roomy"):
+        shutil.copytree(source, root / name)
+    with small_tmpfs(root / "full" / ".kerneltui" / "versions", "64k") as versions:
+        _fill(versions)
+        proc = run_cli("suite", str(root), "--rungs", "dump", "--seeds", "1", "--json", timeout=600)
+        again = run_cli("suite", str(root), "--rungs", "dump", "--seeds", "1", timeout=600)
+    assert proc.returncode == EXIT_ENVIRONMENT, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    status = {r["problem"]: r for r in report["results"]}
+    assert status["full"]["status"] == "environment" and "no space left on device" in status["full"]["failure"]
+    assert status["roomy"]["status"] == "correct"
+    summary = report["summary"]
+    assert (summary["correct"], summary["failed"], summary["environment_errors"]) == (1, 0, 1), summary
+    assert summary["correct_rate"] == 1.0, summary
+    assert "ERROR (environment): no space left on device" in proc.stderr and "Traceback" not in proc.stderr
+    assert again.returncode == EXIT_ENVIRONMENT, again.stdout + again.stderr
+    assert "verifying 1 again: the machine stopped its run last time" in again.stdout, again.stdout
+    row = next(line for line in again.stdout.splitlines() if line.startswith("full "))
+    assert "ERROR (environment)" in row, again.stdout
+    assert "1 stopped by the machine (no verdict; not counted in fast_p)" in again.stdout, again.stdout

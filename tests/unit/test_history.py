@@ -11,6 +11,7 @@ import pytest
 
 from kerneltui.core.bench import report as benchreport
 from kerneltui.core.bench.device_peaks import DevicePeaks
+from kerneltui.core.history import SCHEMA as history_schema
 from kerneltui.core.history import HistoryError, HistoryStore, bench_rows, observer_for
 from kerneltui.core.loop import RunReport
 from kerneltui.core.rungs import roofline as roofline_rung
@@ -276,3 +277,54 @@ def test_a_file_that_is_no_database_is_called_damaged(task, tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(HistoryError, match="damaged: move it away"):
         HistoryStore(path).entries()
+
+
+# ----------------------------------------------------------------------------------------------
+# who made the text (schema 2)
+# ----------------------------------------------------------------------------------------------
+
+# A file kerneltui wrote before schema 2: today's tables without runs.author, and one run.
+SCHEMA_1 = history_schema.replace("author TEXT NOT NULL DEFAULT 'unknown', ", "") + """
+INSERT INTO meta VALUES ('schema', '1');
+INSERT INTO sources VALUES ('oldhash', 'old\n', 'kernel.py', 1.0);
+INSERT INTO runs(source_hash, run_id, task, created_at, origin, ok, duration_s, gpu, device_name, device_key,
+                 device_json) VALUES ('oldhash', 'oldrun', 'vector_add', 1.0, 'check', 1, 2.0, 0, 'CPU', 'cpu', '{}');
+"""
+
+
+def test_a_history_of_schema_1_reads_as_unknown_authors_then_migrates_on_write(task):
+    path = task.state_dir / "history.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as conn:
+        conn.executescript(SCHEMA_1)
+        assert "author" not in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    store = HistoryStore(path)
+    (old,) = store.entries()  # read as it is: no write, no migration
+    assert old.author == "unknown" and old.origin == "check"
+
+    store.record(task, "mine\n", _report(CHECKS, CPU, "mine\n"), RunOptions(origin="save"))
+    store.record(task, "agent's\n", _report(CHECKS, CPU, "agent's\n"),
+                 RunOptions(origin="proposal", author="agent p4, edited by you"))
+    # The same text checked again by a command that does not know who wrote it: its earlier author.
+    again = _report(CHECKS, CPU, "agent's\n")
+    again.run_id = "again"
+    store.record(task, "agent's\n", again, RunOptions(origin="check"))
+    assert [(e.origin, e.author) for e in store.entries()] == [
+        ("check", "unknown"), ("save", "you"), ("proposal", "agent p4, edited by you"),
+        ("check", "agent p4, edited by you")]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == "2"
+
+
+def test_history_command_says_who_made_each_version(task):
+    store = HistoryStore.for_task(task)
+    store.record(task, "first\n", _report(CHECKS, CPU, "first\n"), RunOptions(origin="check"))
+    store.record(task, "second\n", _report(CHECKS, CPU, "second\n"),
+                 RunOptions(origin="proposal", author="agent p2, edited by you"))
+    proc = run_cli("history", str(task.root))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].split()[:5] == ["#", "when", "version", "result", "by"]
+    assert " you " in lines[2] and "agent p2, edited by you" in lines[3]
+    data = json.loads(run_cli("history", str(task.root), "--json").stdout)
+    assert [e["author"] for e in data["entries"]] == ["you", "agent p2, edited by you"]

@@ -60,6 +60,7 @@ from kerneltui.core.agent.trials import TrialSummary
 from kerneltui.core.agent.turn_result import TurnResult
 from kerneltui.core.agent.versions import record_in_history
 from kerneltui.core.agent.workspace import Workspace
+from kerneltui.core.agent.written import written_of
 from kerneltui.core.events import (
     AgentError,
     AgentMessage,
@@ -536,9 +537,11 @@ class AgentChat:
         return report, True
 
     async def verify_source(self, source: str, origin: str, record: bool, rungs: list[str] | None = None,
-                            override_folder: str | None = None) -> RunReport:
+                            override_folder: str | None = None, author: str = "") -> RunReport:
+        """Run the loop on ``source``; ``author`` (who made the text) goes into its history row."""
         options = RunOptions(kernel_source=source, origin=origin, record=record, rungs=rungs or self.settings.rungs(),
-                             seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder)
+                             seeds=int(self.settings.trial_seeds) or None, override_folder=override_folder,
+                             author=author)
         return await self.loop.run(options)  # its observer records the run when ``record``
 
     async def _record(self, source: str, report: RunReport, options: RunOptions) -> None:
@@ -759,16 +762,19 @@ class AgentChat:
         """Put the applied version in the history: the trial's results when it checked this exact text."""
         report = self.trial_reports.get(p.id)
         source, folder = self._checked_input(p) if p.override else (new, None)
+        written = written_of(p.to_dict(), p.id)
+        author = written.author if written is not None else f"agent {p.id}"
         if report is not None and new == p.new_source and not report.cancelled:
             if not p.override:  # a hand-edited build is a version of its own, not the kernel file's
                 self.latest = report
             if not self.record_trials:  # auto mode recorded it already
                 await self._record(source, report, RunOptions(kernel_source=source, origin="proposal", record=True,
-                                                              override_folder=folder))
+                                                              override_folder=folder, author=author))
             return None
         if not self.verify_applied:
             return None
-        report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder)
+        report = await self.verify_source(source, origin="proposal", record=True, override_folder=folder,
+                                          author=author)
         if not p.override:
             self.latest = report
         summary = TrialSummary.of(report)

@@ -131,7 +131,8 @@ async def checked_then_compared(chat: TrialHost, p: Proposal, source: str, origi
                                 override_folder: str | None, on_comparing: Callable[[TrialSummary], None]) -> TrialOutcome:
     """A proposal's whole trial: the loop on ``source`` in fresh workers, then, when it passed on a GPU,
     the interleaved comparison with the file on disk (``on_comparing`` gets the card's interim state)."""
-    report = await chat.verify_source(source, origin=origin, record=chat.record_trials, override_folder=override_folder)
+    report = await chat.verify_source(source, origin=origin, record=chat.record_trials, override_folder=override_folder,
+                                      author=f"agent {p.id}")
 
     def announce() -> None:
         on_comparing(replace(TrialSummary.of(report), running=True,

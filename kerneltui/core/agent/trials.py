@@ -78,6 +78,8 @@ def perf_of(report: RunReport) -> Perf:
     failed = next((r for r in report.results if r.status == "fail"), None)
     if report.cancelled:
         return Perf(correct=False, reason="the run was cancelled")
+    if report.environment:  # the machine stopped the run: nothing is known of the kernel
+        return Perf(correct=False, reason=f"the machine stopped the trial, not the kernel: {report.environment}")
     if failed is not None:
         what = ((failed.error or failed.summary).strip().splitlines() or [""])[0][:300]
         return Perf(correct=False, failed_rung=failed.name, reason=f"{failed.name} failed: {what}")
@@ -137,6 +139,7 @@ class TrialData(TypedDict, total=False):
     headline: str
     device: str
     error: str
+    environment: str  # the machine stopped the trial (core.environment_fault): what to do
     comparison: ComparisonData
     rungs: list[TrialRungData]
 
@@ -154,6 +157,8 @@ class TrialSummary:
     running: bool = False
     cancelled: bool = False
     error: str | None = None  # the trial could not run: why
+    # A fault of the machine stopped the trial (core.environment_fault): what to do. No verdict.
+    environment: str | None = None
     run_id: str | None = None
     source_hash: str | None = None
     duration_s: float | None = None
@@ -181,7 +186,7 @@ class TrialSummary:
     def of(cls, report: RunReport, comparison: TrialComparison | None = None) -> TrialSummary:
         perf = perf_of(report)
         return cls(headline=perf.describe(), ok=report.ok, correct=perf.correct, cancelled=report.cancelled,
-                   run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
+                   environment=report.environment or None, run_id=report.run_id, source_hash=report.source_hash, duration_s=round(report.duration_s, 3),
                    median_s=perf.median_s, pct_roofline=perf.pct_roofline, device=device_line(report.device),
                    rungs=tuple(TrialRung.of(r) for r in report.results), comparison=comparison)
 
@@ -212,6 +217,8 @@ class TrialSummary:
             out["device"] = self.device
         if self.error is not None:
             out["error"] = self.error
+        if self.environment is not None:
+            out["environment"] = self.environment
         if self.comparison:
             out["comparison"] = self.comparison.to_dict()
         if self.run_id is not None:

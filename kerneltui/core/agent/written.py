@@ -10,6 +10,7 @@ Pure functions of the dict; nothing here imports Textual or a GPU stack.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ class Written:
         return bool(self.verified.get("ok"))
 
 
-def written_of(proposal: dict[str, Any], proposal_id: str = "") -> Written | None:
+def written_of(proposal: Mapping[str, Any], proposal_id: str = "") -> Written | None:
     """The write an accepted (or later undone) proposal made; None when it wrote nothing."""
     decision = proposal.get("decision") or {}
     if not isinstance(decision, dict) or decision.get("decision") not in (

@@ -23,7 +23,7 @@ from kerneltui.core.engine.channel import AuthError, Channel, KeyFileError, read
 from kerneltui.core.engine.messages import RunRequest, report_from_dict
 from kerneltui.core.engine.server import prepare_dir
 from kerneltui.core.engine.settings import EngineFiles, EngineSettings
-from kerneltui.core.events import Emit, Notice, event_from_dict
+from kerneltui.core.events import Emit, Event, Notice, RunFinished, RunStarted, event_from_dict
 from kerneltui.core.loop import Loop, RunReport
 from kerneltui.core.rungs.context import RunOptions
 from kerneltui.core.sandbox.reaper import pid_alive
@@ -172,6 +172,7 @@ class EngineClient:
         assert opened is not None
         channel, hello = opened
         pid = int(hello.get("pid") or 0)
+        run = _RunSeen(emit)
         try:
             channel.send({"op": "run", "run": request.to_dict()})
             await channel.drain()
@@ -183,9 +184,9 @@ class EngineClient:
                 if message is None:
                     raise EngineLost(await self._lost(pid))
                 if "event" in message:
-                    emit(event_from_dict(message["event"]))
+                    run.emit(event_from_dict(message["event"]))
                 elif "report" in message:
-                    return report_from_dict(message["report"])
+                    return await _finished_despite_a_late_cancel(report_from_dict(message["report"]))
                 elif "error" in message:
                     error = message["error"]
                     if error.get("kind") == "task":
@@ -197,21 +198,34 @@ class EngineClient:
                     raise EngineLost(f"the engine (pid {pid}) stopped during the run (`kerneltui engine stop`, "
                                      "or it was told to end); it stopped the run's workers")
         except asyncio.CancelledError as exc:
-            await self._cancel(channel, emit, str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else "")
+            reason = str(exc.args[0]) if exc.args and isinstance(exc.args[0], str) else ""
+            finished = await self._cancel(channel, run, reason)
+            if finished is not None:
+                # The engine had finished the run before the cancel reached it: the run's end is its
+                # verdict (the front end has shown it, the engine recorded it), not a cancellation.
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                return finished
+            run.end_unconfirmed(reason)
             raise
         finally:
             await channel.close()
 
-    async def _cancel(self, channel: Channel, emit: Emit, reason: str) -> None:
+    async def _cancel(self, channel: Channel, run: _RunSeen, reason: str) -> RunReport | None:
         """Tell the engine to stop the run (it kills the run's workers) and why (its ``RunFinished`` says
-        so), and pass on its last events."""
+        so), and pass on its last events. The run's report when the engine had finished it before the
+        cancel reached it, else None."""
         with contextlib.suppress(Exception):
             channel.send({"cancel": True, "reason": reason})
             await channel.drain()
             async with asyncio.timeout(CANCEL_GRACE_S):
                 while (message := await channel.receive()) is not None and "cancelled" not in message:
                     if "event" in message:
-                        emit(event_from_dict(message["event"]))
+                        run.emit(event_from_dict(message["event"]))
+                    elif "report" in message:
+                        return report_from_dict(message["report"])
+        return None
 
     async def _lost(self, pid: int) -> str:
         # The connection ends as the dying engine's files are closed, a moment before the process is
@@ -220,6 +234,50 @@ class EngineClient:
         how = "was killed or crashed" if pid and not pid_alive(pid) else "closed the connection"
         return (f"the engine (pid {pid}) {how} during the run; the run's workers were stopped with it. "
                 f"Its log: {self.files.log} (last lines: {self.log_tail(3)})")
+
+
+class _RunSeen:
+    """The events of one run passed on to the front end, and whether its end was among them: a run a
+    front end saw start always ends there, even when the engine never says how (``end_unconfirmed``)."""
+
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self.started: RunStarted | None = None
+        self.ended = False  # the started run's RunFinished was passed on
+        self.given_up = False  # the run was ended here (end_unconfirmed)
+        self._since = time.monotonic()
+
+    def emit(self, event: Event) -> None:
+        if self.given_up:
+            return  # the run was ended here already: nothing later is its
+        if isinstance(event, RunStarted):  # the first, or a retry's on a fresh connection (core.loop)
+            self.started, self.ended, self._since = event, False, time.monotonic()
+        elif isinstance(event, RunFinished) and self.started is not None and event.run_id == self.started.run_id:
+            self.ended = True
+        self._emit(event)
+
+    def end_unconfirmed(self, reason: str) -> None:
+        """The cancel was not confirmed in time (the connection is closed next): end the started run as
+        cancelled, saying so, so that no front end shows a run that never ends."""
+        if self.started is None or self.ended:
+            return
+        why = f"the engine did not confirm the cancel within {CANCEL_GRACE_S:g} s"
+        self._emit(RunFinished(run_id=self.started.run_id, ok=False, results=[],
+                               duration_s=time.monotonic() - self._since, cancelled=True,
+                               cancel_reason=f"{reason} ({why})" if reason else why))
+        self.ended = self.given_up = True
+
+
+async def _finished_despite_a_late_cancel(report: RunReport) -> RunReport:
+    """The report of a run the engine finished; a cancel asked for while its last message was being
+    read (not yet delivered to this task) is taken back: the run finished, and its caller gets it."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        try:
+            await asyncio.sleep(0)  # where the pending cancel lands
+        except asyncio.CancelledError:
+            task.uncancel()
+    return report
 
 
 class EngineLoop:

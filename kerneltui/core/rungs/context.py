@@ -61,6 +61,9 @@ class RunOptions:
     kernel_source: str | None = None  # check this text instead of the kernel file (proposals)
     origin: str = "manual"
     record: bool = True  # store the version in the task's history
+    # Who made the text, for the history: "agent p4", "agent p4, edited by you" (core.agent.written);
+    # "": the caller does not know (core.history takes this text's earlier author, else "you").
+    author: str = ""
     # A hand-edited compiler stage (core.override): its folder, relative to the task. Its files go
     # with the task and into the version hash; the judge never gets them.
     override_folder: str | None = None
@@ -104,6 +107,7 @@ class RunOptions:
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {
     "rungs": (list, type(None)), "seeds": (int, type(None)), "timeout_s": (int, float, type(None)),
     "arch": (str, type(None)), "kernel_source": (str, type(None)), "origin": (str,), "record": (bool,),
+    "author": (str,),
     "override_folder": (str, type(None)),
 }
 _PROFILE_TYPES: dict[str, tuple[type, ...]] = {

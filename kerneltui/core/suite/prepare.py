@@ -133,6 +133,9 @@ def reuse(prepared: list[Prepared], results: ResultsFile, environment: Environme
         old = earlier.get(p.item.key)
         if p.done is not None or old is None:
             continue
+        if old.status == "environment":  # the machine stopped it: no verdict to take
+            out.reverify.append((p.item.key, "the machine stopped its run last time"))
+            continue
         if old.fingerprint != p.fingerprint:
             out.reverify.append((p.item.key, "its sources or options changed"))
             continue

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 if TYPE_CHECKING:
     from kerneltui.core.rungs.rung_metrics import BenchmarkMetrics, FailureMetrics
 
-Status = Literal["correct", "failed", "task error", "no candidate"]
+# "environment": a fault of the machine stopped the item's run (core.environment_fault): no verdict.
+Status = Literal["correct", "failed", "task error", "no candidate", "environment"]
 SCHEMA = 1
 RESULTS_NAME = "suite-results.jsonl"
 
@@ -92,7 +93,9 @@ def from_report(key: str, problem: str, candidate: str, report: Mapping[str, Any
     if failed and failed.get("metrics"):
         failed_metrics = failed["metrics"]
     task_error = task_error or (failed is not None and failed_metrics.get("failure") == "task")
-    status: Status = "task error" if task_error else ("correct" if report.get("ok") and failed is None else "failed")
+    environment = report.get("environment") or None
+    status: Status = ("environment" if environment else "task error" if task_error
+                      else "correct" if report.get("ok") and failed is None else "failed")
     bench = next((r for r in rungs if r.get("name") == "benchmark" and r.get("status") in ("ok", "warn")), None)
     metrics: BenchmarkMetrics = {}
     if bench and bench.get("metrics"):
@@ -101,7 +104,7 @@ def from_report(key: str, problem: str, candidate: str, report: Mapping[str, Any
     means = [float((c.get("candidate") or {}).get("mean_ms") or 0.0) for c in cases]
     refs = [float((c.get("reference") or {}).get("median_ms") or 0.0) for c in cases]
     result = ItemResult(
-        key=key, problem=problem, candidate=candidate, status=status, failure=failure,
+        key=key, problem=problem, candidate=candidate, status=status, failure=environment or failure,
         speedup=_num(metrics.get("speedup_vs_reference")), candidate_ms=_num(metrics.get("median_ms")),
         reference_ms=_geomean(refs), case_means_ms=means if cases else [], ranking_by=ranking_by, backend=backend,
         where=where, duration_s=duration_s,

@@ -6,6 +6,9 @@
   task cannot load, counts as a failure. Which sample counts is stated and chosen (``--sample``):
   ``first`` (the lowest sample, KernelBench's single-sample fast_p; the default) or ``best`` (the
   correct sample with the largest speedup, as a best-of-k count). fast_0 is the correctness rate.
+  A problem whose counted sample a fault of the machine stopped (a full disk, a folder kerneltui may
+  not write, a bad setting: status ``environment``) has no verdict: it is left out of fast_p's
+  problems (neither correct nor a failure) and counted apart, and ``kerneltui suite`` exits 3.
   The **geometric-mean speedup** is over the counted samples of the correct problems. kerneltui's
   times are medians over fresh inputs with L2 flushed (``core.worker.child.timing``), not KernelBench's means.
 * GPU MODE's **ranking**: per problem, candidates ordered correct first, then by score
@@ -45,7 +48,7 @@ def counted(results: list[ItemResult], sample: str = "first") -> list[ItemResult
 
 
 def fast_p(results: list[ItemResult], p: float, sample: str = "first") -> float | None:
-    problems = counted(results, sample)
+    problems = [r for r in counted(results, sample) if r.status != "environment"]
     if not problems:
         return None
     fast = sum(1 for r in problems if r.correct and r.speedup is not None and r.speedup > p)
@@ -84,6 +87,7 @@ class SuiteSummary:
     failed: int
     task_errors: int
     missing: int
+    environment: int  # items a fault of the machine stopped: no verdict, not in correct_rate or fast_p
     timed: bool  # benchmark numbers exist (a GPU ran the suite)
     sample: str = "first"  # which of a problem's samples counts for it
     correct_problems: int = 0  # problems whose counted sample is correct
@@ -91,10 +95,11 @@ class SuiteSummary:
     geomean_speedup: float | None = None
 
     def to_json(self) -> dict[str, Any]:
+        judged = self.items - self.environment  # the items with a verdict
         return {
             "items": self.items, "problems": self.problems, "correct": self.correct, "failed": self.failed,
-            "task_errors": self.task_errors, "no_candidate": self.missing,
-            "correct_rate": self.correct / self.items if self.items else None,
+            "task_errors": self.task_errors, "no_candidate": self.missing, "environment_errors": self.environment,
+            "correct_rate": self.correct / judged if judged else None,
             "sample": self.sample, "correct_problems": self.correct_problems, "fast_p_over": "problems",
             "timed": self.timed, "fast_p": self.fast_p, "geomean_speedup": self.geomean_speedup,
         }
@@ -105,7 +110,8 @@ def summarise(results: list[ItemResult], timed: bool, sample: str = "first") -> 
         items=len(results), problems=len({r.problem for r in results}),
         correct=sum(r.correct for r in results), failed=sum(r.status == "failed" for r in results),
         task_errors=sum(r.status == "task error" for r in results),
-        missing=sum(r.status == "no candidate" for r in results), timed=timed, sample=sample,
+        missing=sum(r.status == "no candidate" for r in results),
+        environment=sum(r.status == "environment" for r in results), timed=timed, sample=sample,
         correct_problems=sum(r.correct for r in counted(results, sample)),
     )
     if timed:

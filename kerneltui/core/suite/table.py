@@ -9,7 +9,8 @@ from kerneltui.core.suite.score import SuiteSummary, ranked, ranks
 
 NOTE_WIDTH = 90
 # The verdict words of the table, and of the progress line as each item lands.
-VERDICTS = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing"}
+VERDICTS = {"correct": "correct", "failed": "FAILED", "task error": "TASK ERROR", "no candidate": "missing",
+            "environment": "ERROR (environment)"}
 
 
 def progress_line(result: ItemResult, colour: Callable[[str, str], str] = lambda text, code: text) -> str:
@@ -55,6 +56,8 @@ def format_summary(summary: SuiteSummary, wall_s: float) -> str:
         parts.append(f"{summary.task_errors} task error{'s' if summary.task_errors != 1 else ''}")
     if summary.missing:
         parts.append(f"{summary.missing} without a candidate")
+    if summary.environment:
+        parts.append(f"{summary.environment} stopped by the machine (no verdict; not counted in fast_p)")
     lines = [" · ".join(parts) + f" · {summary.problems} problems · {wall_s:.1f} s wall"]
     if not summary.timed:
         lines.append("correctness only: no GPU ran this suite, so there are no times, speedups or fast_p")
