@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.unit.test_import_cycles import _modules  # every kerneltui module by dotted name
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "kerneltui"
 WORKER = "kerneltui.core.worker"
 PARENT, CHILD, CONTRACT = f"{WORKER}.parent", f"{WORKER}.child", f"{WORKER}.contract"
 GPU_STACK = ("torch", "triton")
@@ -26,16 +27,6 @@ CHILD_SIDE_ELSEWHERE = {
     "kerneltui.core.profile.target": "ncu's target: loads the task in its box as a worker does",
     "kerneltui.core.backends.base": "each DSL's hooks, loaded by the worker's state (core.backends)",
 }
-
-
-def _modules() -> dict[str, Path]:
-    found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
 
 
 def _imports(name: str, path: Path) -> set[str]:
