@@ -128,28 +128,10 @@ def watches_refused_here() -> bool:
     return ctypes.get_errno() == errno.EPERM
 
 
-def probe() -> str:
-    """Measure in a forked child (a filter cannot be removed): "" where the filter denies the watch
-    calls, else why it cannot."""
-    why = unsupported_why()
-    if why:
-        return why
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child
-        os.close(read)
-        message = ""
-        try:
-            linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
-            deny_watches()
-            if not watches_refused_here():
-                message = "inotify_init1 still works under the filter"
-        except OSError as exc:
-            message = str(exc)
-        os.write(write, message.encode()[:400])
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as fh:
-        message = fh.read().decode(errors="replace")
-    os.waitpid(pid, 0)
-    return message
+def refuse_watches_here() -> None:
+    """Install the filter in this process and confirm it refuses a watch; raises :class:`OSError` where
+    it cannot or does not. For a forked child (``support``'s probe): a filter cannot be removed."""
+    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+    deny_watches()
+    if not watches_refused_here():
+        raise OSError("inotify_init1 still works under the filter")

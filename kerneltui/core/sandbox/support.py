@@ -49,18 +49,16 @@ class SandboxSupport:
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
-def _in_child(action: str) -> str:
-    """Run ``action`` ("net" or "usernet") in a forked child; "" if it worked, else the error."""
+def _in_child(action: Callable[[], object]) -> str:
+    """Run ``action`` in a forked child (what it changes stays there); "" if it worked, else the
+    :class:`OSError` it raised."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         os.close(read)
         code = 0
         try:
-            if action == "net":
-                linux.unshare(linux.CLONE_NEWNET)
-            else:
-                enter_user_network_namespace()
+            action()
         except OSError as exc:
             os.write(write, (exc.strerror or str(exc)).encode()[:400])
             code = 1
@@ -179,13 +177,13 @@ def probe_here() -> SandboxSupport:
     caps = linux.effective_capabilities()
     network, network_why = "", ""
     if caps & (1 << CAP_SYS_ADMIN):
-        error = _in_child("net")
+        error = _in_child(lambda: linux.unshare(linux.CLONE_NEWNET))
         if not error:
             network = "namespace"
         else:
             network_why = f"unshare(CLONE_NEWNET) failed: {error}"
     if not network:
-        error = _in_child("usernet")
+        error = _in_child(enter_user_network_namespace)
         if not error:
             network, network_why = "user-namespace", ""
         else:
@@ -194,7 +192,12 @@ def probe_here() -> SandboxSupport:
                 "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)")
     base, cgroup_why, pids = _probe_cgroup()
     return SandboxSupport(abi, landlock_why, network, network_why, base, cgroup_why, pids,
-                          bool(caps & (1 << CAP_SETPCAP)), root, gpu_driver_here(), seccomp.probe())
+                          bool(caps & (1 << CAP_SETPCAP)), root, gpu_driver_here(), watches_why())
+
+
+def watches_why() -> str:
+    """"" where the seccomp filter denies folder watches (tried in a forked child), else why not."""
+    return seccomp.unsupported_why() or _in_child(seccomp.refuse_watches_here)
 
 
 @cache
